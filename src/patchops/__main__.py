@@ -1,0 +1,3 @@
+from patchops.cli import main
+
+main()

@@ -1,0 +1,92 @@
+"""What a lint rule is: a class carrying its code, docs, vLLM versions and its own examples."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+if TYPE_CHECKING:
+    from patchops.lint.config import ServeConfig
+    from patchops.lint.facts import Facts
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding, positioned at the setting that causes it."""
+
+    file: str
+    line: int
+    column: int
+    code: str
+    name: str
+    severity: str
+    message: str
+    fields: Tuple[str, ...] = ()
+    fix: Optional[str] = None
+    vllm_message: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Example:
+    """A rule example run as a test.
+
+    `text` is a serve input: a serve spec by default; `kind="config"` for a plain vLLM
+    `--config` YAML, `kind="command"` for a launch command. `vllm` is the vLLM version
+    the example is linted against (shipped facts). `at` is the (line, column) of the
+    expected finding for INVALID examples.
+    """
+
+    text: str
+    vllm: str = "0.8.5"
+    kind: str = "spec"
+    at: Optional[Tuple[int, int]] = None
+    facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+
+
+class Rule:
+    """Base class: subclasses set the class attributes and implement check()."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str] = "error"
+    versions: ClassVar[str] = ""          # PEP 440 specifier of vLLM versions where the rule holds
+    vllm_message: ClassVar[Optional[str]] = None  # the exact vLLM text it prevents, if any
+    VALID: ClassVar[Sequence[Example]] = ()
+    INVALID: ClassVar[Sequence[Example]] = ()
+
+    def check(self, cfg: "ServeConfig", facts: "Facts") -> Iterator[Diagnostic]:
+        raise NotImplementedError
+
+    @classmethod
+    def applies_to(cls, version: str) -> bool:
+        """Return whether `version` is inside the rule's vLLM range (pre-releases included)."""
+        return SpecifierSet(cls.versions).contains(Version(version).base_version, prereleases=True)
+
+    @classmethod
+    def summary(cls) -> str:
+        """Return the first line of the docs ("## What it does" body)."""
+        doc = cls.docs()
+        for part in doc.split("\n## "):
+            if part.startswith("## What it does") or part.startswith("What it does"):
+                return part.split("\n", 1)[1].strip().splitlines()[0]
+        return doc.strip().splitlines()[0] if doc.strip() else cls.name
+
+    @classmethod
+    def docs(cls) -> str:
+        return textwrap.dedent(cls.__doc__ or "").strip()
+
+    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, fields: Sequence[str] = (),
+                   fix: Optional[str] = None, severity: Optional[str] = None,
+                   vllm_message: Optional[str] = None) -> Diagnostic:
+        """Build a Diagnostic for this rule positioned at `at` (a Setting, a (line, col) or None)."""
+        line, column = cfg.position_of(at)
+        return Diagnostic(file=cfg.path, line=line, column=column, code=self.code, name=self.name,
+                          severity=severity or self.severity, message=message,
+                          fields=tuple(fields), fix=fix,
+                          vllm_message=vllm_message if vllm_message is not None else self.vllm_message)

@@ -1,0 +1,91 @@
+"""Fetch official vLLM wheels from PyPI and unpack their Python sources into a cache.
+
+Tests, the benchmark and the shipped-facts generator all need real vLLM files, and none may
+commit vLLM's code; they unpack it here on first use instead. Only the `.py` files, the
+dist-info and the flash-attention extension (whose presence the linter checks) are unpacked:
+the rest of a wheel is compiled kernels nobody here reads.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from patchops.errors import PatchopsError
+
+FLASH_ATTN_DIR = "vllm/vllm_flash_attn/"
+
+
+def cache_root() -> Path:
+    """Return the cache folder: $PATCHOPS_CACHE, else ~/.cache/patchops."""
+    return Path(os.environ.get("PATCHOPS_CACHE") or Path.home() / ".cache" / "patchops")
+
+
+def wheel_path(version: str) -> Path:
+    """Download the vLLM wheel for `version` (once) and return its path."""
+    folder = cache_root() / "wheels"
+    folder.mkdir(parents=True, exist_ok=True)
+    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
+    if found:
+        return found[0]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--quiet", "--dest", str(folder), f"vllm=={version}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
+    if done.returncode != 0 or not found:
+        raise PatchopsError(f"could not download vllm=={version} from PyPI: {done.stderr.strip()}")
+    return found[0]
+
+
+def _wanted(name: str, with_flash_attn: bool) -> bool:
+    if name.endswith(".py") or ".dist-info/" in name:
+        return True
+    return with_flash_attn and name.startswith(FLASH_ATTN_DIR) and name.endswith(".so")
+
+
+def site_packages(version: str, *, with_flash_attn: bool = True) -> Path:
+    """Return a read-only cached folder laid out like site-packages holding vLLM `version`.
+
+    Callers that modify files must copy it first (see `copy_site_packages`).
+    """
+    flavour = "" if with_flash_attn else "-no-fa"
+    target = cache_root() / "trees" / f"vllm-{version}{flavour}"
+    if (target / ".complete").exists():
+        return target
+    wheel = wheel_path(version)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.infolist():
+            if _wanted(member.filename, with_flash_attn):
+                archive.extract(member, staging)
+    (staging / ".complete").write_text(wheel.name + "\n")
+    try:
+        staging.rename(target)
+    except OSError:  # another process finished first
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def copy_site_packages(version: str, dest: Path, *, with_flash_attn: bool = True) -> Path:
+    """Copy the cached tree for `version` to `dest` (a writable site-packages) and return it."""
+    source = site_packages(version, with_flash_attn=with_flash_attn)
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".complete"),
+                    copy_function=_copy_or_link, dirs_exist_ok=True)
+    return dest
+
+
+def _copy_or_link(src: str, dst: str) -> None:
+    """Copy sources; link the multi-hundred-MB extension files, which nothing modifies."""
+    if src.endswith(".so"):
+        try:
+            os.link(src, dst)
+            return
+        except OSError:
+            pass
+    shutil.copy2(src, dst)
