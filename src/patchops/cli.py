@@ -1,0 +1,173 @@
+"""The `patchops` command: parse arguments, call patchops.api, render, exit. Nothing else."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from patchops import api, render
+from patchops.errors import PatchopsError
+
+OK = 0
+PROBLEMS_FOUND = 1
+USAGE_OR_INPUT_ERROR = 2
+DRIFTED = 3
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Locate, patch, roll back and lint vLLM installs without importing vLLM.")
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def command(*args, **kwargs):
+    """Register a command whose PatchopsError becomes `error: <message>` and its exit code."""
+
+    def register(function):
+        @functools.wraps(function)
+        def run(*a, **kw):
+            try:
+                return function(*a, **kw)
+            except PatchopsError as error:
+                Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {error.message}",
+                                                            soft_wrap=True, markup=True)
+                raise typer.Exit(error.exit_code)
+            except OSError as error:
+                name = f" {error.filename}" if error.filename else ""
+                Console(stderr=True, highlight=False).print(
+                    f"[bold red]error:[/]{name}: {error.strerror or error}", soft_wrap=True)
+                raise typer.Exit(USAGE_OR_INPUT_ERROR)
+
+        return app.command(*args, **kwargs)(run)
+
+    return register
+
+
+PythonOption = typer.Option(None, "--python", help="Interpreter that will run vLLM (default: this one).")
+RootOption = typer.Option([], "--root", help="Extra vendor root holding a vLLM copy (repeatable).")
+SiteOption = typer.Option([], "--site", help="Only these site-packages folders (repeatable).")
+PatchsetDirOption = typer.Option([], "--patchsets", help="Extra folder of patchset YAML files.")
+JsonOption = typer.Option(False, "--json", help="Machine-readable output.")
+
+
+@command("locate")
+def locate_command(python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                   json_out: bool = JsonOption) -> None:
+    """List every vLLM copy on the Python path and vendor roots, its version, and which one wins."""
+    location = api.locate(python=python, roots=root)
+    console = _console()
+    if json_out:
+        render.print_json(console, render.location_dict(location))
+    else:
+        render.location_text(console, location)
+    raise typer.Exit(OK if location.copies else PROBLEMS_FOUND)
+
+
+@command("apply")
+def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e.g. corex-eager-allreduce."),
+                  dry_run: bool = typer.Option(False, "--dry-run", help="Show the diff, write nothing."),
+                  yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+                  python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                  site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
+    """Apply named patchsets to every vLLM copy as one transaction, backing up originals."""
+    console = _console()
+    plan = api.plan_apply(names, python=python, roots=root, sites=site, patchset_dirs=patchsets)
+    render.plan_text(console, plan)
+    if dry_run or not plan.changes:
+        raise typer.Exit(OK)
+    if not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):
+        raise typer.Exit(PROBLEMS_FOUND)
+    report = api.commit_apply(plan)
+    render.apply_report_text(console, report)
+
+
+@command("status")
+def status_command(names: List[str] = typer.Argument(None, help="Patchsets to report (default: all)."),
+                   python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                   site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption,
+                   json_out: bool = JsonOption) -> None:
+    """Show, per copy and patchset: applied, not applied, satisfied, not applicable or drifted."""
+    rows = api.status(names or None, python=python, roots=root, sites=site, patchset_dirs=patchsets)
+    console = _console()
+    if json_out:
+        render.print_json(console, render.status_dicts(rows))
+    else:
+        render.status_text(console, rows)
+    raise typer.Exit(DRIFTED if api.any_drift(rows) else OK)
+
+
+@command("rollback")
+def rollback_command(names: List[str] = typer.Argument(None, help="Patchsets to roll back."),
+                     all_: bool = typer.Option(False, "--all", help="Roll back every patchset."),
+                     force: bool = typer.Option(False, "--force",
+                                                help="Restore originals even over later edits (kept in the store)."),
+                     python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                     site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
+    """Restore byte-identical originals, keeping other patchsets applied to the same files."""
+    if bool(names) == all_:
+        raise typer.BadParameter("name the patchsets to roll back, or pass --all")
+    report = api.rollback(None if all_ else names, force=force, python=python, roots=root,
+                          sites=site, patchset_dirs=patchsets)
+    render.rollback_report_text(_console(), report)
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+@command("lint")
+def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs, vLLM --config files or launch .sh files."),
+                 cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line to lint."),
+                 vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
+                 vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Lint against shipped facts of this release."),
+                 output_format: Format = typer.Option(Format.text, "--format"),
+                 select: List[str] = typer.Option([], "--select", help="Only these codes (prefixes ok)."),
+                 ignore: List[str] = typer.Option([], "--ignore", help="Skip these codes (prefixes ok)."),
+                 strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
+                 exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings.")) -> None:
+    """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
+    if not files and cmd is None:
+        raise typer.BadParameter("give a file to lint or --cmd")
+    inputs = [dict(path=f) for f in files or ()] + ([dict(command=cmd)] if cmd is not None else [])
+    results = [api.lint(**given, vllm_path=vllm, vllm_version=vllm_version, select=select,
+                        ignore=ignore) for given in inputs]
+    console = _console()
+    if output_format is Format.json:
+        print(render.lint_json(results))
+    elif output_format is Format.sarif:
+        print(render.lint_sarif(results, api.rules()))
+    elif output_format is Format.github:
+        print(render.lint_github(results))
+    else:
+        render.lint_text(console, results)
+    failing = sum(r.errors + (r.warnings if strict else 0) for r in results)
+    raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
+
+
+@command("rules")
+def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code or name."),
+                  json_out: bool = JsonOption) -> None:
+    """List every lint rule, or print one rule's documentation."""
+    found = api.rules(code)
+    console = _console()
+    if json_out:
+        print(render.rule_json(found))
+    elif code is None:
+        render.rules_table(console, found)
+    else:
+        render.rule_docs(console, found[0])
+
+
+def main() -> None:
+    """Run the CLI (console script and `python -m patchops`)."""
+    sys.exit(app())

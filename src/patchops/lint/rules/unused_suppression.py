@@ -1,0 +1,51 @@
+"""PO001 unused-suppression."""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+
+class UnusedSuppression(Rule):
+    """
+    ## What it does
+    Flags a `# patchops: ignore[CODE]` comment that suppresses nothing on its line.
+
+    ## Why is this bad?
+    A stale suppression hides the next real finding on that line, and a typo in the code
+    (`PO2O1`) silently suppresses nothing. vLLM itself is not involved.
+
+    ## Fix
+    Delete the comment, or correct the code it names.
+    """
+
+    code = "PO001"
+    name = "unused-suppression"
+    severity = "warning"
+    versions = ">=0"
+    VALID = [
+        Example("model: m\nargs:\n  max-model-len: 4096\n"),
+        Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore[PO302]\n"),
+    ]
+    INVALID = [
+        Example("model: m\nargs:\n  max-model-len: 4096  # patchops: ignore[PO201]\n", at=(3, 24)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        """Yield nothing: the runner calls check_suppressions() with the other findings."""
+        return iter(())
+
+    def check_suppressions(self, cfg: ServeConfig, found: Sequence[Diagnostic]) -> Iterator[Diagnostic]:
+        """Yield one finding per suppressed code that matched no finding on its line."""
+        hit = {(d.line, d.code) for d in found}
+        for line, codes in sorted(cfg.suppressions.items()):
+            text = cfg.lines[line - 1] if 0 < line <= len(cfg.lines) else ""
+            column = text.find("# patchops") + 1 or 1
+            for code in sorted(codes):
+                if (line, code) not in hit:
+                    yield self.diagnostic(cfg, (line, column),
+                                          f"suppression of {code} matches no finding on this line",
+                                          fix=f"remove `{code}` from the ignore comment")

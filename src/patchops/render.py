@@ -1,0 +1,216 @@
+"""Turn API results into text, JSON, SARIF and GitHub annotations (the only rich user besides cli)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Dict, List, Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from patchops import __version__
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+# ---------------------------------------------------------------- lint
+
+def lint_summary(diagnostics) -> Dict[str, int]:
+    summary = {"error": 0, "warning": 0, "info": 0}
+    for diagnostic in diagnostics:
+        summary[diagnostic.severity] += 1
+    return summary
+
+
+def lint_text(console: Console, results) -> None:
+    """Print `file:line:col: severity: message [CODE name]` lines, a fix hint under each."""
+    diagnostics = [d for result in results for d in result.diagnostics]
+    for d in diagnostics:
+        line = Text(f"{d.file}:{d.line}:{d.column}: ", style="bold")
+        line.append(f"{d.severity}:", style=SEVERITY_STYLE[d.severity])
+        line.append(f" {d.message} ")
+        line.append(f"[{d.code} {d.name}]", style="dim")
+        console.print(line, soft_wrap=True, highlight=False)
+        if d.fix:
+            console.print(Text(f"  fix: {d.fix}", style="green"), soft_wrap=True, highlight=False)
+        if d.vllm_message:
+            console.print(Text(f"  vLLM: {d.vllm_message}", style="dim"), soft_wrap=True, highlight=False)
+    counts = lint_summary(diagnostics)
+    versions = ", ".join(sorted({f"{r.path}: vLLM {r.vllm_version} ({r.facts_origin})" for r in results}))
+    console.print(Text(f"{counts['error']} error(s), {counts['warning']} warning(s), "
+                       f"{counts['info']} info; linted against {versions}", style="dim"),
+                  soft_wrap=True, highlight=False)
+
+
+def lint_json(results) -> str:
+    diagnostics = [d for result in results for d in result.diagnostics]
+    document = {
+        "vllm_version": results[0].vllm_version if results else None,
+        "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
+        "summary": lint_summary(diagnostics),
+        "inputs": [{"file": r.path, "vllm_version": r.vllm_version, "facts_origin": r.facts_origin}
+                   for r in results],
+    }
+    return json.dumps(document, indent=2)
+
+
+def _diagnostic_dict(d) -> dict:
+    data = asdict(d)
+    data["fields"] = list(d.fields)
+    return data
+
+
+def lint_sarif(results, rules) -> str:
+    """Return a SARIF 2.1.0 log with one run and the rule catalogue as the driver's rules."""
+    diagnostics = [d for result in results for d in result.diagnostics]
+    index = {rule.code: i for i, rule in enumerate(rules)}
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "patchops",
+                "version": __version__,
+                "informationUri": "https://pypi.org/project/patchops/",
+                "rules": [{
+                    "id": rule.code,
+                    "name": rule.name,
+                    "shortDescription": {"text": rule.summary()},
+                    "fullDescription": {"text": rule.docs()},
+                    "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
+                    "properties": {"vllm_versions": rule.versions},
+                } for rule in rules],
+            }},
+            "results": [{
+                "ruleId": d.code,
+                **({"ruleIndex": index[d.code]} if d.code in index else {}),
+                "level": SARIF_LEVEL[d.severity],
+                "message": {"text": d.message + (f" Fix: {d.fix}" if d.fix else "")},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": d.file},
+                    "region": {"startLine": d.line, "startColumn": d.column},
+                }}],
+                "properties": {"fields": list(d.fields), "vllm_message": d.vllm_message},
+            } for d in diagnostics],
+        }],
+    }
+    return json.dumps(log, indent=2)
+
+
+def lint_github(results) -> str:
+    """Return GitHub Actions workflow commands, one annotation per finding."""
+    lines = []
+    for result in results:
+        for d in result.diagnostics:
+            message = d.message + (f" Fix: {d.fix}" if d.fix else "")
+            lines.append(f"::{GITHUB_COMMAND[d.severity]} file={_gh_prop(d.file)},line={d.line},"
+                         f"col={d.column},title={_gh_prop(f'{d.code} {d.name}')}::{_gh_data(message)}")
+    return "\n".join(lines)
+
+
+def _gh_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(value: str) -> str:
+    return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def rules_table(console: Console, rules) -> None:
+    table = Table("code", "name", "severity", "vLLM", "what it does", box=None, pad_edge=False)
+    for rule in rules:
+        table.add_row(rule.code, rule.name, rule.severity, rule.versions, rule.summary())
+    console.print(table)
+
+
+def rule_json(rules) -> str:
+    return json.dumps([{
+        "code": rule.code, "name": rule.name, "severity": rule.severity, "versions": rule.versions,
+        "summary": rule.summary(), "docs": rule.docs(), "vllm_message": rule.vllm_message,
+    } for rule in rules], indent=2)
+
+
+def rule_docs(console: Console, rule) -> None:
+    console.print(f"[bold]{rule.code} {rule.name}[/bold] ({rule.severity}; vLLM {escape(rule.versions)})")
+    console.print(escape(rule.docs()), highlight=False)
+    if rule.vllm_message:
+        console.print(f"\n## vLLM message prevented\n{escape(rule.vllm_message)}", highlight=False)
+
+
+# ---------------------------------------------------------------- diff
+
+def colour_diff(console: Console, diff: str) -> None:
+    """Print a unified diff, red for removed lines and green for added ones."""
+    for line in diff.splitlines():
+        style = None
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        console.print(Text(line, style=style or ""), soft_wrap=True, highlight=False)
+
+
+def print_json(console: Console, data) -> None:
+    console.print_json(json.dumps(data, default=str)) if console.is_terminal else print(
+        json.dumps(data, indent=2, default=str))
+
+
+def as_rows(items) -> List[dict]:
+    return [asdict(item) for item in items]
+
+
+def simple_table(console: Console, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    table = Table(*headers, box=None, pad_edge=False)
+    for row in rows:
+        table.add_row(*[escape(str(cell)) for cell in row])
+    console.print(table)
+
+
+# ---------------------------------------------------------------- locate
+
+def location_dict(location) -> dict:
+    winner = location.winner
+    return {
+        "python": location.python,
+        "winner": str(winner.site_dir) if winner else None,
+        "copies": [{
+            "site_dir": str(c.site_dir), "package_dir": str(c.package_dir), "version": c.version,
+            "version_source": c.version_source, "found_via": list(c.found_via),
+            "aliases": [str(a) for a in c.aliases], "wins": c.wins,
+        } for c in location.copies],
+        "search_path": [{"path": p, "origin": o} for p, o in location.search_path],
+    }
+
+
+def location_text(console: Console, location) -> None:
+    if not location.copies:
+        console.print(f"no vLLM copy found on the import path of {location.python} "
+                      "or under the vendor roots (add one with --root DIR or PATCHOPS_ROOTS)")
+        return
+    for c in location.copies:
+        mark = "wins" if c.wins else ("shadowed" if _importable(c) else "not on the import path")
+        console.print(Text.assemble(("* " if c.wins else "  "), (str(c.site_dir), "bold"),
+                                    f"  vLLM {c.version or 'unknown'}  ",
+                                    (f"[{mark}]", "green" if c.wins else "yellow")),
+                      soft_wrap=True, highlight=False)
+        console.print(Text(f"    found via {', '.join(c.found_via)}; version from {c.version_source}",
+                           style="dim"), soft_wrap=True, highlight=False)
+        for alias in c.aliases:
+            console.print(Text(f"    = {alias} (same files)", style="dim"), soft_wrap=True, highlight=False)
+    winner = location.winner
+    console.print(Text(f"{location.python}: `import vllm` loads "
+                       + (str(winner.package_dir) if winner else "no copy (none is on its path)")),
+                  soft_wrap=True, highlight=False)
+
+
+def _importable(copy) -> bool:
+    return any(not via.startswith(("root", "explicit")) and " in root " not in via for via in copy.found_via)
