@@ -47,10 +47,4 @@ def corex_tree(tmp_path):
 
 def vendor_hardcode(site: Path) -> None:
     """Apply what the CoreX fork does to EngineArgs: hardcode both flags to True."""
-    path = site / "vllm" / "engine" / "arg_utils.py"
-    text = path.read_text()
-    for name in ("enforce_eager", "disable_custom_all_reduce"):
-        wanted = f"{name}=self.{name},"
-        assert text.count(wanted) == 1, (path, name)
-        text = text.replace(wanted, f"{name}=True,")
-    path.write_text(text)
+    wheelcache.hardcode_like_corex(site)

@@ -89,3 +89,18 @@ def _copy_or_link(src: str, dst: str) -> None:
         except OSError:
             pass
     shutil.copy2(src, dst)
+
+
+def hardcode_like_corex(site: Path) -> None:
+    """Edit a writable copy the way the CoreX fork does: EngineArgs hardcodes both flags to True.
+
+    Tests and the benchmark build the vendor's file from the real upstream one this way.
+    """
+    path = Path(site) / "vllm" / "engine" / "arg_utils.py"
+    text = path.read_text()
+    for name in ("enforce_eager", "disable_custom_all_reduce"):
+        upstream = f"{name}=self.{name},"
+        if text.count(upstream) != 1:
+            raise PatchopsError(f"{path}: expected one `{upstream}`, found {text.count(upstream)}")
+        text = text.replace(upstream, f"{name}=True,")
+    path.write_text(text)

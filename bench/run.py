@@ -1,0 +1,112 @@
+"""Benchmark patchops end to end and print a table beside the interpreter floors.
+
+Each row is the median wall time of N runs of a real `python -m patchops ...` process on a
+CoreX-style layout holding two copies of a real vLLM (unpacked from its PyPI wheel), so the
+numbers include interpreter start-up, which is what a user waits for. Targets (the brief):
+re-apply and status at most 2x `python -c pass`; apply to two copies of 0.8.5 under 1 s;
+cached lint within 1.5x of `python -c "import typer, rich"`.
+
+    python bench/run.py [--version 0.8.5] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from patchops import wheelcache
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = "usr/local/corex/lib/python3/dist-packages"
+LIB64 = "usr/local/corex/lib64/python3/dist-packages"
+
+
+def timed(cmd, env, setup=None, runs=5):
+    """Return (median seconds, last exit code) of `cmd`, calling `setup()` before each run."""
+    samples, code = [], None
+    for _ in range(runs):
+        if setup:
+            setup()
+        start = time.perf_counter()
+        code = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), code
+
+
+def build_layout(base: Path, version: str) -> list:
+    sites = [base / LIB, base / LIB64]
+    for site in sites:
+        if site.exists():
+            shutil.rmtree(site)
+        wheelcache.copy_site_packages(version, site)
+        wheelcache.hardcode_like_corex(site)
+    return sites
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", default="0.8.5")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+
+    py = sys.executable
+    work = Path(tempfile.mkdtemp(prefix="patchops-bench-"))
+    cache = work / "cache"
+    sites = build_layout(work, args.version)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, sites)), PATCHOPS_CACHE=str(cache),
+               PATCHOPS_ROOTS="")
+    env.pop("PATCHOPS_PATCHSETS", None)
+    po = [py, "-m", "patchops"]
+    spec = ROOT / "examples" / "ok-v1-serve.yaml"
+
+    def fresh_tree():
+        build_layout(work, args.version)
+
+    def applied_tree():
+        fresh_tree()
+        subprocess.run(po + ["apply", "corex-eager-allreduce", "--yes"], env=env,
+                       stdout=subprocess.DEVNULL, check=True)
+
+    def cold_facts():
+        shutil.rmtree(cache / "facts", ignore_errors=True)
+
+    rows = []
+    floor, _ = timed([py, "-c", "pass"], env, runs=args.runs)
+    ui_floor, _ = timed([py, "-c", "import typer, rich"], env, runs=args.runs)
+    rows.append(("python -c pass (floor)", floor, None, ""))
+    rows.append(("python -c 'import typer, rich' (ui floor)", ui_floor, None, ""))
+    rows.append(("locate (2 copies)", *timed(po + ["locate"], env, runs=args.runs), ""))
+    t, code = timed(po + ["apply", "corex-eager-allreduce", "--yes"], env, setup=fresh_tree, runs=args.runs)
+    rows.append((f"apply to 2 copies of {args.version}", t, code, "target < 1.0 s"))
+    applied_tree()
+    t, code = timed(po + ["apply", "corex-eager-allreduce", "--yes"], env, runs=args.runs)
+    rows.append(("re-apply (no-op)", t, code, f"target <= {2 * floor:.3f} s (2x floor)"))
+    t, code = timed(po + ["status"], env, runs=args.runs)
+    rows.append(("status", t, code, f"target <= {2 * floor:.3f} s (2x floor)"))
+    t, code = timed(po + ["rollback", "--all"], env, setup=applied_tree, runs=args.runs)
+    rows.append(("rollback (2 copies)", t, code, ""))
+    lint = po + ["lint", "--exit-zero", str(spec)]
+    t, code = timed(lint, env, setup=cold_facts, runs=args.runs)
+    rows.append(("lint, cold facts", t, code, ""))
+    timed(lint, env, runs=1)
+    t, code = timed(lint, env, runs=args.runs)
+    rows.append(("lint, cached facts", t, code, f"target <= {1.5 * ui_floor:.3f} s (1.5x ui floor)"))
+
+    width = max(len(r[0]) for r in rows)
+    print(f"patchops benchmark: vLLM {args.version}, median of {args.runs} runs, python {sys.version.split()[0]}")
+    print(f"{'step':<{width}}  {'seconds':>8}  {'x floor':>7}  exit  note")
+    for name, seconds, code, note in rows:
+        exit_code = "" if code is None else str(code)
+        print(f"{name:<{width}}  {seconds:8.3f}  {seconds / floor:7.1f}  {exit_code:>4}  {note}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
