@@ -41,10 +41,13 @@ def lint_text(console: Console, results) -> None:
         if d.vllm_message:
             console.print(Text(f"  vLLM: {d.vllm_message}", style="dim"), soft_wrap=True, highlight=False)
     counts = lint_summary(diagnostics)
-    versions = ", ".join(sorted({f"{r.path}: vLLM {r.vllm_version} ({r.facts_origin})" for r in results}))
-    console.print(Text(f"{counts['error']} error(s), {counts['warning']} warning(s), "
-                       f"{counts['info']} info; linted against {versions}", style="dim"),
-                  soft_wrap=True, highlight=False)
+    against: Dict[str, int] = {}
+    for result in results:
+        key = f"vLLM {result.vllm_version} ({result.facts_origin})"
+        against[key] = against.get(key, 0) + 1
+    console.print(Text(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
+                       + "; ".join(f"{n} file(s) linted against {key}" for key, n in against.items()),
+                       style="dim"), soft_wrap=True, highlight=False)
 
 
 def lint_json(results) -> str:
@@ -122,10 +125,15 @@ def _gh_prop(value: str) -> str:
 
 
 def rules_table(console: Console, rules) -> None:
-    table = Table("code", "name", "severity", "vLLM", "what it does", box=None, pad_edge=False)
+    """Print one line per rule: code, name, severity, vLLM versions, summary."""
+    width = max(len(rule.name) for rule in rules)
     for rule in rules:
-        table.add_row(rule.code, rule.name, rule.severity, rule.versions, rule.summary())
-    console.print(table)
+        line = Text(f"{rule.code}  ", style="bold")
+        line.append(f"{rule.name:<{width}}  ")
+        line.append(f"{rule.severity:<7}  ", style=SEVERITY_STYLE[rule.severity])
+        line.append(f"vLLM {rule.versions:<10}  ", style="dim")
+        line.append(rule.summary())
+        console.print(line, soft_wrap=True, highlight=False)
 
 
 def rule_json(rules) -> str:
@@ -137,9 +145,10 @@ def rule_json(rules) -> str:
 
 def rule_docs(console: Console, rule) -> None:
     console.print(f"[bold]{rule.code} {rule.name}[/bold] ({rule.severity}; vLLM {escape(rule.versions)})")
-    console.print(escape(rule.docs()), highlight=False)
+    console.print(escape(rule.docs()), highlight=False, soft_wrap=True)
     if rule.vllm_message:
-        console.print(f"\n## vLLM message prevented\n{escape(rule.vllm_message)}", highlight=False)
+        console.print(f"\n## vLLM message prevented\n{escape(rule.vllm_message)}", highlight=False,
+                      soft_wrap=True)
 
 
 # ---------------------------------------------------------------- diff

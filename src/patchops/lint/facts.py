@@ -1,13 +1,23 @@
 """What a vLLM copy says about itself, read with stdlib `ast` (never importing vLLM or libcst).
 
-INTERFACE SKELETON (to be filled in): the dataclasses below are the contract between
-facts extraction, shipped facts and the rules. Keep their fields; add helpers freely.
+Facts come from two places: a copy on disk (`facts_for_copy`, extracted once and cached by
+the files it read) or the facts shipped for released versions (`facts_for_version`), so a
+serve spec can be linted against a version that is not installed here. This module stays
+cheap to import: the `ast` readers live in `facts_extract` and load only on a cache miss.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+# Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
+FACTS_SCHEMA = 1
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
 @dataclass(frozen=True)
@@ -21,20 +31,265 @@ class Flag:
     type: Optional[str] = None       # "int" | "float" | "str" | "json" | "human_int" | "bool" | other callable name
     default: Any = None              # resolved literal default, when it could be resolved
     choices: Optional[Tuple[Any, ...]] = None
-    aliases: Tuple[str, ...] = ()    # short options, with their dash: ("-tp",)
+    aliases: Tuple[str, ...] = ()    # other option strings, with their dashes: ("-tp",), ("--device-memory-utilization",)
+    optional: bool = False           # the type maps the string "None" to None (optional_type / Optional[...] field)
+    deprecated: bool = False         # add_argument(..., deprecated=True)
+    known_values: Optional[Tuple[Any, ...]] = None  # Literal values argparse shows but does not enforce (`Literal | str`, 0.15+)
+
+    def option_names(self) -> Tuple[str, ...]:
+        """Return every long spelling argparse accepts for this flag, without dashes.
+
+        BooleanOptionalAction also registers `--no-<name>` for each long option.
+        """
+        longs = [self.name] + [a[2:] for a in self.aliases if a.startswith("--")]
+        if self.action == "boolean_optional":
+            longs += ["no-" + n for n in list(longs)]
+        return tuple(longs)
+
+    def to_dict(self) -> Dict[str, Any]:
+        out = asdict(self)
+        out["choices"] = list(self.choices) if self.choices is not None else None
+        out["aliases"] = list(self.aliases)
+        out["known_values"] = list(self.known_values) if self.known_values is not None else None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Flag":
+        data = dict(data)
+        if data.get("choices") is not None:
+            data["choices"] = tuple(data["choices"])
+        data["aliases"] = tuple(data.get("aliases") or ())
+        if data.get("known_values") is not None:
+            data["known_values"] = tuple(data["known_values"])
+        known = cls.__dataclass_fields__  # ignore keys from a newer layout
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass(frozen=True)
 class Facts:
+    """What one vLLM copy or release accepts and does at launch, as read from its source."""
+
     version: str                                        # "0.8.5"
     origin: str                                         # a copy's folder, or "shipped facts from vllm-0.8.5 wheel"
     flags: Dict[str, Flag] = field(default_factory=dict)           # by dest
     field_defaults: Dict[str, Any] = field(default_factory=dict)  # EngineArgs field -> resolved literal default
     attention_env_var: bool = True                      # envs.py still reads VLLM_ATTENTION_BACKEND
-    attention_backends: Tuple[str, ...] = ()            # names VLLM_ATTENTION_BACKEND accepts
+    attention_backends: Tuple[str, ...] = ()            # names VLLM_ATTENTION_BACKEND (0.15+: --attention-backend) accepts
     multistep_backends: Tuple[str, ...] = ()            # MultiStepModelRunner's allowed list; () when multi-step is gone
     multistep_chunked_backends: Tuple[str, ...] = ()    # the stricter list with chunked prefill
     has_flash_attn: Optional[bool] = None               # vllm/vllm_flash_attn extension present beside the copy
     has_flashinfer: Optional[bool] = None               # a `flashinfer` package importable beside the copy
     hardcoded: Dict[str, str] = field(default_factory=dict)        # EngineArgs keyword -> value source when not self.<kw>
     capture_sizes_default: Optional[Tuple[int, ...]] = None        # a fork's hardcoded default capture sizes
+    notes: Tuple[str, ...] = ()                         # what extraction skipped: unparsable files, dynamic flags
+
+    # -- lookups for rules ----------------------------------------------------------------
+
+    def flag(self, key: str) -> Optional[Flag]:
+        """Return the flag a config key names exactly (`max_model_len`, `--max-model-len`, `no-x`)."""
+        name = key.lstrip("-").replace("_", "-")
+        dest = name.replace("-", "_")
+        if dest in self.flags and self.flags[dest].name == name:
+            return self.flags[dest]
+        return self._by_option().get(name)
+
+    def option_names(self) -> Tuple[str, ...]:
+        """Return every long option `vllm serve` accepts, without dashes, sorted."""
+        return tuple(sorted(self._by_option()))
+
+    def _by_option(self) -> Dict[str, Flag]:
+        cache = self.__dict__.get("_options")
+        if cache is None:
+            cache = {}
+            for flag in self.flags.values():
+                for name in flag.option_names():
+                    cache.setdefault(name, flag)
+            object.__setattr__(self, "_options", cache)
+        return cache
+
+    # -- JSON -----------------------------------------------------------------------------
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "version": self.version,
+            "origin": self.origin,
+            "flags": {dest: flag.to_dict() for dest, flag in self.flags.items()},
+            "field_defaults": self.field_defaults,
+            "attention_env_var": self.attention_env_var,
+            "attention_backends": list(self.attention_backends),
+            "multistep_backends": list(self.multistep_backends),
+            "multistep_chunked_backends": list(self.multistep_chunked_backends),
+            "has_flash_attn": self.has_flash_attn,
+            "has_flashinfer": self.has_flashinfer,
+            "hardcoded": self.hardcoded,
+            "capture_sizes_default": list(self.capture_sizes_default)
+            if self.capture_sizes_default is not None else None,
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Facts":
+        capture = data.get("capture_sizes_default")
+        return cls(
+            version=data["version"],
+            origin=data.get("origin", ""),
+            flags={dest: Flag.from_dict(f) for dest, f in (data.get("flags") or {}).items()},
+            field_defaults=dict(data.get("field_defaults") or {}),
+            attention_env_var=bool(data.get("attention_env_var", True)),
+            attention_backends=tuple(data.get("attention_backends") or ()),
+            multistep_backends=tuple(data.get("multistep_backends") or ()),
+            multistep_chunked_backends=tuple(data.get("multistep_chunked_backends") or ()),
+            has_flash_attn=data.get("has_flash_attn"),
+            has_flashinfer=data.get("has_flashinfer"),
+            hardcoded=dict(data.get("hardcoded") or {}),
+            capture_sizes_default=tuple(capture) if capture is not None else None,
+            notes=tuple(data.get("notes") or ()),
+        )
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=indent is not None)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Facts":
+        return cls.from_dict(json.loads(text))
+
+    def replace(self, **changes: Any) -> "Facts":
+        """Return a copy with some fields changed (rule examples override facts this way)."""
+        from dataclasses import replace
+        return replace(self, **changes)
+
+
+# --------------------------------------------------------------------------------------------
+# Facts of a copy on disk, cached
+
+
+def extract_facts(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
+    """Read the facts of the vLLM copy in `site_dir` (the folder holding `vllm/`), uncached.
+
+    `extra_paths` are further import roots searched for `flashinfer`.
+    """
+    from patchops.lint import facts_extract
+
+    return facts_extract.extract(Path(site_dir), extra_paths)[0]
+
+
+def facts_cache_dir() -> Path:
+    """Return $PATCHOPS_CACHE/facts, else ~/.cache/patchops/facts."""
+    root = os.environ.get("PATCHOPS_CACHE") or str(Path.home() / ".cache" / "patchops")
+    return Path(root) / "facts"
+
+
+def _extractor_stamp() -> List[Any]:
+    """Identify the extractor code, so an upgraded patchops ignores older cache entries."""
+    stamp: List[Any] = [FACTS_SCHEMA]
+    here = Path(__file__).resolve().parent
+    for path in (here / "facts.py", here / "facts_extract.py"):
+        stamp.append(_stat_list(path))
+    return stamp
+
+
+def _cache_path(site: Path, extra_paths: Sequence[Path]) -> Path:
+    key = "\0".join([str(site)] + [str(Path(p).resolve()) for p in extra_paths])
+    return facts_cache_dir() / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
+
+
+def _inputs_unchanged(site: Path, inputs: Dict[str, Optional[List[int]]],
+                      extras: Dict[str, Optional[List[int]]]) -> bool:
+    for base, table in ((site, inputs), (None, extras)):
+        for rel, expected in table.items():
+            try:
+                st = os.stat(base / rel if base is not None else rel)
+            except OSError:
+                if expected is not None:
+                    return False
+                continue
+            if expected is None or st.st_size != expected[0] or st.st_mtime_ns != expected[1]:
+                return False
+    return True
+
+
+def _stat_list(path: Path) -> Optional[List[int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
+    """Return the facts of the copy in `site_dir`, from the cache when its sources are unchanged.
+
+    The cache entry lists every file extraction consulted (present or absent) with its size
+    and mtime; a hit costs one JSON read and a few dozen stat calls.
+    """
+    site = Path(site_dir).resolve()
+    path = _cache_path(site, extra_paths)
+    stamp = _extractor_stamp()
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if entry.get("stamp") == stamp and entry.get("site") == str(site) and \
+                _inputs_unchanged(site, entry["inputs"], entry.get("extras") or {}):
+            return Facts.from_dict(entry["facts"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+
+    from patchops.lint import facts_extract
+
+    facts, inputs = facts_extract.extract(site, extra_paths)
+    extras = {str(Path(p).resolve()): _stat_list(Path(p)) for p in extra_paths}
+    digest = hashlib.sha256(json.dumps([inputs, extras], sort_keys=True).encode()).hexdigest()
+    entry = {"stamp": stamp, "site": str(site), "inputs_sha256": digest, "inputs": inputs,
+             "extras": extras, "facts": facts.to_dict()}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home: facts are still correct, only slower next time
+    return facts
+
+
+# --------------------------------------------------------------------------------------------
+# Shipped facts for released versions
+
+
+def shipped_versions() -> List[str]:
+    """Return the vLLM versions with shipped facts, oldest first."""
+    from packaging.version import Version
+
+    names = [p.name[: -len(".json")] for p in SHIPPED_DIR.glob("*.json")] if SHIPPED_DIR.is_dir() else []
+    return sorted(names, key=Version)
+
+
+def facts_for_version(version: str) -> Facts:
+    """Return shipped facts for `version`, else for the nearest shipped release below it.
+
+    Pre-releases and local builds match on their release number (0.8.5rc1 and
+    0.8.5+cu121 -> 0.8.5). Raise LintInputError for versions older than any shipped.
+    """
+    from packaging.version import InvalidVersion, Version
+
+    from patchops.errors import LintInputError
+
+    known = shipped_versions()
+    listing = ", ".join(known) or "none"
+    try:
+        wanted = Version(str(version)).release
+    except InvalidVersion:
+        raise LintInputError(
+            f"vLLM version {version!r} is not a version number; shipped facts exist for: {listing}")
+    exact = [v for v in known if v == str(version)]
+    if exact:
+        chosen = exact[0]
+    else:
+        below = [v for v in known if Version(v).release <= wanted]
+        if not below:
+            raise LintInputError(
+                f"no shipped facts for vLLM {version} (older than any supported release); "
+                f"shipped facts exist for: {listing}")
+        chosen = below[-1]
+    facts = Facts.from_json((SHIPPED_DIR / f"{chosen}.json").read_text(encoding="utf-8"))
+    if chosen != str(version):
+        facts = facts.replace(origin=f"shipped facts from vllm-{chosen} wheel (nearest to {version})")
+    return facts

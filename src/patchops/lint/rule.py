@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
@@ -70,12 +71,12 @@ class Rule:
 
     @classmethod
     def summary(cls) -> str:
-        """Return the first line of the docs ("## What it does" body)."""
+        """Return the first sentence of the "## What it does" section."""
         doc = cls.docs()
-        for part in doc.split("\n## "):
-            if part.startswith("## What it does") or part.startswith("What it does"):
-                return part.split("\n", 1)[1].strip().splitlines()[0]
-        return doc.strip().splitlines()[0] if doc.strip() else cls.name
+        body = doc.split("## What it does", 1)[-1].split("\n## ", 1)[0].strip()
+        paragraph = " ".join(body.split("\n\n", 1)[0].split())
+        sentence = re.split(r"(?<=\.)\s", paragraph, maxsplit=1)[0]
+        return sentence.rstrip(":") or cls.name
 
     @classmethod
     def docs(cls) -> str:

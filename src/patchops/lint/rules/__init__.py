@@ -1,7 +1,51 @@
 """The rule catalogue: explicit imports, ALL_RULES sorted by code (a test checks the order)."""
 
+from patchops.lint.rules.attention_backend_env_removed import AttentionBackendEnvRemoved
+from patchops.lint.rules.batched_tokens_below_max_seqs import BatchedTokensBelowMaxSeqs
+from patchops.lint.rules.batched_tokens_below_model_len import BatchedTokensBelowModelLen
+from patchops.lint.rules.capture_settings_exclusive import CaptureSettingsExclusive
+from patchops.lint.rules.capture_settings_moot_with_eager import CaptureSettingsMootWithEager
+from patchops.lint.rules.chunked_prefill_off_ignored import ChunkedPrefillOffIgnored
+from patchops.lint.rules.concurrency_without_cuda_graphs import ConcurrencyWithoutCudaGraphs
+from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesMeaningChanged
+from patchops.lint.rules.duplicate_key import DuplicateKey
+from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
+from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
+from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
+from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
+from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlashBackend
+from patchops.lint.rules.multistep_removed import MultistepRemoved
+from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
+from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
+from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unused_suppression import UnusedSuppression
+from patchops.lint.rules.yaml_11_boolean import Yaml11Boolean
+from patchops.lint.rules.yaml_collection_mangled import YamlCollectionMangled
+from patchops.lint.rules.yaml_false_dropped import YamlFalseDropped
+from patchops.lint.rules.yaml_true_breaks_store_true import YamlTrueBreaksStoreTrue
 
 ALL_RULES = (
     UnusedSuppression,
+    UnknownFlag,
+    YamlFalseDropped,
+    Yaml11Boolean,
+    DuplicateKey,
+    YamlCollectionMangled,
+    YamlTrueBreaksStoreTrue,
+    BatchedTokensBelowModelLen,
+    BatchedTokensBelowMaxSeqs,
+    ChunkedPrefillOffIgnored,
+    MultistepRemoved,
+    MultistepFallsBackToV0,
+    MultistepNeedsFlashBackend,
+    MultistepWithSpecDecode,
+    MultistepChunkedPrefillWithPp,
+    ConcurrencyWithoutCudaGraphs,
+    CaptureSettingsMootWithEager,
+    CudaGraphSizesMeaningChanged,
+    CaptureSettingsExclusive,
+    UnknownAttentionBackend,
+    FlashinferNotInstalled,
+    AttentionBackendEnvRemoved,
+    FlagHardcodedByFork,
 )

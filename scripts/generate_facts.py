@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Generate the shipped facts for released vLLM versions from their PyPI wheels.
+
+    python scripts/generate_facts.py 0.8.5 0.9.2 ...     # or --all for the usual set
+
+Each wheel is downloaded once into the patchops cache (patchops.wheelcache), its sources are
+read with `ast` exactly as for an installed copy, and the result is written to
+src/patchops/data/facts/<version>.json. The files are data, regenerated rather than edited.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from patchops import wheelcache
+from patchops.lint.facts import SHIPPED_DIR, Facts
+from patchops.lint.facts_extract import extract
+
+# The 14 releases the reference note was checked against (vllm-launch-checks.md).
+DEFAULT_VERSIONS = (
+    "0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.0", "0.10.1.1", "0.10.2", "0.11.0",
+    "0.12.0", "0.15.0", "0.20.0", "0.25.0", "0.30.0", "0.33.0",
+)
+
+
+def shipped_facts(version: str) -> Facts:
+    """Extract facts from the official wheel of `version`, labelled with the wheel's name."""
+    wheel = wheelcache.wheel_path(version)
+    site = wheelcache.site_packages(version)
+    facts, _ = extract(site)
+    if facts.version != version:
+        raise SystemExit(f"error: wheel {wheel.name} says it is vLLM {facts.version}, not {version}")
+    # flashinfer is a separate package (optional extra before 0.12): its presence is a fact
+    # of an install, not of a release, so shipped facts leave it unknown.
+    return facts.replace(origin=f"shipped facts from vllm-{version} wheel ({wheel.name})",
+                         has_flashinfer=None)
+
+
+def render(facts: Facts) -> str:
+    """Serialise with one flag per line: small files whose diffs stay readable."""
+    data = facts.to_dict()
+    flags = data.pop("flags")
+    lines = ["{"]
+    for key in sorted(data):
+        lines.append(f"  {json.dumps(key)}: {json.dumps(data[key], sort_keys=True)},")
+    lines.append('  "flags": {')
+    items = sorted(flags.items())
+    for i, (dest, flag) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(f"    {json.dumps(dest)}: {json.dumps(flag, sort_keys=True)}{comma}")
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="*", help="vLLM versions, e.g. 0.8.5")
+    parser.add_argument("--all", action="store_true", help="the default set: " + " ".join(DEFAULT_VERSIONS))
+    parser.add_argument("--out", type=Path, default=SHIPPED_DIR, help="output folder")
+    args = parser.parse_args(argv)
+    versions = list(args.versions) + (list(DEFAULT_VERSIONS) if args.all else [])
+    if not versions:
+        parser.error("give versions or --all")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for version in versions:
+        facts = shipped_facts(version)
+        text = render(facts)
+        assert Facts.from_json(text) == facts, version  # the file reads back to the same facts
+        path = args.out / f"{version}.json"
+        path.write_text(text, encoding="utf-8")
+        print(f"{path}: {len(facts.flags)} flags, {len(facts.field_defaults)} defaults"
+              f"{', ' + str(len(facts.notes)) + ' notes' if facts.notes else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""PO401 concurrency-without-cuda-graphs."""
+
+from __future__ import annotations
+
+from typing import Iterator, List
+
+from patchops.lint import behaviour as bh
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+
+class ConcurrencyWithoutCudaGraphs(Rule):
+    """
+    ## What it does
+    Works out the CUDA graph capture list this vLLM version will use (its default derivation,
+    a fork's default `cudagraph_capture_sizes`, `compilation_config.cudagraph_capture_sizes`,
+    `cuda_graph_sizes`, `cudagraph_capture_sizes` / `max_cudagraph_capture_size` on 0.12+)
+    and flags the `workload.concurrency` levels, and an explicit `max_num_seqs`, whose decode
+    batches are larger than the largest captured size.
+
+    ## Why is this bad?
+    A decode batch up to the largest captured size is padded to the next captured size and
+    replayed as a CUDA graph; a larger batch runs without graphs (eagerly on V0, the compiled
+    model without graph replay on V1). Nothing is logged. On a benchmark whose fork defaulted
+    the capture list to [1, 2], concurrency 4 and 8 ran eagerly and throughput fell from 40.9
+    to 5.2 tok/s.
+
+    ## Fix
+    Capture sizes up to the largest concurrency you serve: `compilation_config:
+    '{"cudagraph_capture_sizes": [1, 2, 4, 8]}'` (0.7.3-0.11), `cudagraph_capture_sizes` or
+    `max_cudagraph_capture_size` (0.12+).
+    """
+
+    code = "PO401"
+    name = "concurrency-without-cuda-graphs"
+    severity = "warning"
+    versions = ">=0.6.3"
+    vllm_message = None
+    VALID = [
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "vllm: {version: 0.8.5}\n"
+                "hardware: {platform: cuda, gpus: 1, memory_gib: 80, compute_capability: 8.0}\n"
+                "args:\n"
+                "  max-model-len: 8192\n"
+                "workload:\n"
+                "  concurrency: [1, 2, 4, 8]\n", vllm="0.8.5"),
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "vllm: {version: 0.8.5}\n"
+                "args:\n"
+                "  max-model-len: 8192\n"
+                "  compilation-config: '{\"cudagraph_capture_sizes\": [1, 2, 4, 8]}'\n"
+                "workload:\n"
+                "  concurrency: [1, 2, 4, 8]\n", vllm="0.8.5",
+                facts={"capture_sizes_default": [1, 2]}),
+        # Eager on purpose: PO402's business, not this rule's.
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "vllm: {version: 0.11.0}\n"
+                "args:\n"
+                "  enforce-eager: true\n"
+                "workload:\n"
+                "  concurrency: [1, 64]\n", vllm="0.11.0"),
+    ]
+    INVALID = [
+        # Seed incident 4: the fork's default capture list stopped at 2.
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "vllm: {version: 0.8.5}\n"
+                "hardware: {platform: cuda, gpus: 1, memory_gib: 80, compute_capability: 8.0}\n"
+                "args:\n"
+                "  max-model-len: 8192\n"
+                "workload:\n"
+                "  concurrency: [1, 2, 4, 8]\n"
+                "  max_tokens: 512\n", vllm="0.8.5", at=(7, 3),
+                facts={"capture_sizes_default": [1, 2]}),
+        # The same arm with the list written out.
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "vllm: {version: 0.8.5}\n"
+                "args:\n"
+                "  max-model-len: 8192\n"
+                "  compilation-config: '{\"cudagraph_capture_sizes\": [1, 2]}'\n"
+                "workload:\n"
+                "  concurrency: [1, 2, 4, 8]\n", vllm="0.8.5", at=(7, 3)),
+        # 0.12 copies --cuda-graph-sizes verbatim: only 8 is captured, batches of 9-32 get no graphs.
+        Example("vllm serve /models/Qwen2.5-7B-Instruct --cuda-graph-sizes 8 --max-num-seqs 32\n",
+                vllm="0.12.0", kind="command", at=(1, 61)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        eng = bh.engine(cfg, facts)
+        if eng.error:
+            return
+        sizes = bh.capture_sizes(cfg, facts)
+        if not sizes.value:
+            return  # no graphs at all: enforce_eager and friends, reported elsewhere
+        largest = max(sizes.value)
+        seqs = bh.max_num_seqs(cfg, facts, eng)
+        cap = seqs.value if isinstance(seqs.value, int) else None
+        levels = bh.concurrency_levels(cfg)
+        over = [n for n in levels if (min(n, cap) if cap else n) > largest]
+        seqs_at = bh.setting(cfg, "max_num_seqs")
+        seqs_over = seqs_at is not None and cap is not None and cap > largest
+        if not over and not seqs_over:
+            return
+        ver = facts.version
+        v1 = eng.value == bh.V1
+        mode = "without CUDA graph replay" if v1 else "eagerly"
+        shown = bh.sizes_text(sizes.value)
+        where: List[str] = []
+        if over:
+            where.append(f"workload concurrency {bh.and_list(over)}")
+        if seqs_over:
+            where.append(f"batches up to max_num_seqs ({cap})")
+        subject = " and ".join(where)
+        source = sizes.reason
+        if facts.capture_sizes_default is not None and not sizes.fields:
+            source = (f"this vLLM build defaults compilation_config.cudagraph_capture_sizes to "
+                      f"{list(facts.capture_sizes_default)}")
+        verb = "runs" if len(over) == 1 and not seqs_over else "run"
+        message = (f"{subject} {verb} without CUDA graphs: vLLM {ver} ({eng.value}) captures graphs only "
+                   f"for batch sizes {shown} ({source}), and decode batches above {largest} run {mode}")
+        if not sizes.certain:
+            message = message.replace(f"vLLM {ver} ({eng.value}) captures", f"vLLM {ver} ({eng.value}) "
+                                      "possibly captures", 1)
+        top = max([min(n, cap) if cap else n for n in over] + ([cap] if seqs_over else []))
+        at = bh.ctx_setting(cfg, "workload.concurrency") if over else seqs_at
+        fields = (("workload.concurrency",) if over else ()) + (("max_num_seqs",) if seqs_over else ()) \
+            + sizes.fields
+        yield self.diagnostic(cfg, at, message, fields=tuple(dict.fromkeys(fields)),
+                              fix=bh.capture_fix(facts, top))

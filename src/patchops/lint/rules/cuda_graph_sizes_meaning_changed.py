@@ -1,0 +1,79 @@
+"""PO403 cuda-graph-sizes-meaning-changed."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from patchops.lint import behaviour as bh
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+# engine/arg_utils.py::create_engine_config, 0.12.0.
+DEPRECATED = ("--cuda-graph-sizes is deprecated and will be removed in v0.13.0 or v1.0.0, whichever "
+              "is soonest. Please use --cudagraph-capture-sizes instead.")
+
+
+class CudaGraphSizesMeaningChanged(Rule):
+    """
+    ## What it does
+    Flags `cuda_graph_sizes` with a single value on vLLM 0.12 and later.
+
+    ## Why is this bad?
+    Up to 0.11, `--cuda-graph-sizes 512` meant "capture 1, 2, 4, 8, ..., 512". From 0.12 the
+    value is copied verbatim into `cudagraph_capture_sizes`, so it means "capture only 512":
+    every decode batch is padded up to 512 tokens before the graph replays, and sizes above
+    max_num_batched_tokens are dropped. vLLM only logs a deprecation warning.
+
+    ## Fix
+    For the old meaning use `max_cudagraph_capture_size: N`; for an exact list use
+    `cudagraph_capture_sizes: [...]`.
+    """
+
+    code = "PO403"
+    name = "cuda-graph-sizes-meaning-changed"
+    severity = "warning"
+    versions = ">=0.12"
+    vllm_message = DEPRECATED
+    VALID = [
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "vllm: {version: 0.12.0}\n"
+                "args:\n"
+                "  max-cudagraph-capture-size: 512\n", vllm="0.12.0"),
+        Example("vllm serve /models/Qwen2.5-7B-Instruct --cuda-graph-sizes 512\n",
+                vllm="0.11.0", kind="command"),
+        Example("vllm serve /models/Qwen2.5-7B-Instruct --cuda-graph-sizes 1 2 4 8\n",
+                vllm="0.12.0", kind="command"),
+    ]
+    INVALID = [
+        Example("vllm serve /models/Qwen2.5-7B-Instruct --cuda-graph-sizes 512\n",
+                vllm="0.12.0", kind="command", at=(1, 40)),
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "vllm: {version: 0.12.0}\n"
+                "hardware: {gpus: 1, memory_gib: 80, compute_capability: 9.0}\n"
+                "args:\n"
+                "  cuda-graph-sizes: [256]\n"
+                "workload:\n"
+                "  concurrency: [1, 8, 32]\n", vllm="0.12.0", at=(5, 3)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        found = bh.setting(cfg, "cuda_graph_sizes")
+        if found is None:
+            return
+        sizes = bh.to_int_list(found.value)
+        if not sizes or len(sizes) != 1 or bh.enforce_eager(cfg, facts).value:
+            return
+        n = sizes[0]
+        budget = bh.max_num_batched_tokens(cfg, facts).value
+        dropped = isinstance(budget, int) and n > budget
+        effect = (f"{n} is above max_num_batched_tokens ({budget}), so it is dropped and no size is "
+                  "captured" if dropped else
+                  f"every smaller decode batch is padded up to {n} tokens before the graph replays")
+        yield self.diagnostic(
+            cfg, found,
+            f"cuda_graph_sizes ({n}) means \"capture only batch size {n}\" on vLLM {facts.version}, "
+            f"not \"1, 2, 4, 8, ..., {n}\" as before 0.12: {effect}",
+            fields=("cuda_graph_sizes",),
+            fix=f"use max-cudagraph-capture-size: {n} for the old meaning, or "
+                f"cudagraph-capture-sizes: [...] for an exact list")

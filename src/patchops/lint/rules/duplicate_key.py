@@ -1,0 +1,88 @@
+"""PO104 duplicate-key."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+
+def shown(setting: Setting) -> str:
+    """Return the value as the user wrote it, for a message."""
+    if setting.raw is not None and setting.source != "cli":  # a command's raw is the option token
+        return setting.raw
+    return "true" if setting.value is True else str(setting.value)
+
+
+def written(setting: Setting) -> str:
+    """Return the setting as written: `key: value` in YAML, `--key value` on a command line."""
+    if setting.source == "cli":
+        return setting.key if setting.value is True else f"{setting.key} {shown(setting)}"
+    return f"{setting.key}: {shown(setting)}"
+
+
+class DuplicateKey(Rule):
+    """
+    ## What it does
+    Flags a setting given twice (the same key, or two spellings of one option such as
+    `max_model_len` and `max-model-len`), pointing at the earlier one, which has no effect.
+
+    ## Why is this bad?
+    Nothing complains: PyYAML's `safe_load` keeps the last of two equal keys, and argparse
+    keeps the last of two options (so `--max-model-len` on the command line also overrides
+    the config file). The earlier value is silently ignored, and whoever reads the file
+    top-down sees a setting that is not the one vLLM runs with.
+
+    ## Fix
+    Delete the earlier line (or the later one, if the earlier value is the one you meant).
+    """
+
+    code = "PO104"
+    name = "duplicate-key"
+    severity = "warning"
+    versions = ">=0"
+    vllm_message = None  # silent: last wins
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 8192\n"
+                "  max-num-seqs: 128\n"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nmax_model_len: 8192\ngpu_memory_utilization: 0.9\n",
+                kind="config"),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "  max-num-seqs: 128\n  max-model-len: 8192\n", at=(3, 3)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nmax_model_len: 4096\ngpu_memory_utilization: 0.9\n"
+                "max-model-len: 32768\n", kind="config", at=(2, 1)),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096 --max-num-seqs 64 "
+                "--max-model-len 8192\n", kind="command", at=(1, 37)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        for earlier, later in cfg.duplicates:
+            where = self._where(earlier, later)
+            what = "option" if earlier.source == "cli" else "key"
+            if earlier.source != later.source and later.source == "cli":
+                message = (f'duplicate setting "{earlier.key}": this value ({shown(earlier)}) is '
+                           f'overridden by "{written(later)}" on the command line')
+                severity = "info"
+            elif earlier.value == later.value:
+                message = (f'duplicate {what} "{earlier.key}": it is set again at {where} to the same '
+                           f"value ({shown(later)}), so this one has no effect")
+                severity = "info"
+            else:
+                message = (f'duplicate {what} "{earlier.key}": this value ({shown(earlier)}) is silently '
+                           f'ignored: "{later.key}" at {where} overrides it with {shown(later)} '
+                           "(the last value wins)")
+                severity = self.severity
+            yield self.diagnostic(cfg, earlier, message, fields=(later.name,), severity=severity,
+                                  fix=f"delete this one, or the later one at {where} if this value "
+                                      "is the one you meant")
+
+    @staticmethod
+    def _where(earlier: Setting, later: Setting) -> str:
+        if later.line == earlier.line:
+            return f"column {later.column}"
+        return f"line {later.line}"

@@ -1,0 +1,126 @@
+"""PO601 flag-hardcoded-by-fork."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Tuple
+
+from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+# keyword -> (the EngineArgs call that passes it, what the hardcoded True means at run time)
+WATCHED = {
+    "enforce_eager": ("ModelConfig(...) in EngineArgs.create_model_config",
+                      "vLLM runs in eager mode without CUDA graphs"),
+    "disable_custom_all_reduce": ("ParallelConfig(...) in EngineArgs.create_engine_config",
+                                  "tensor-parallel all-reduce goes through NCCL, not vLLM's custom kernel"),
+}
+PATCHSET = "corex-eager-allreduce"
+
+
+def literal_bool(source: str) -> Optional[bool]:
+    """Return the bool a hardcoded keyword value's source text means, None for an expression."""
+    text = source.strip()
+    if text in ("True", "1"):
+        return True
+    if text in ("False", "0"):
+        return False
+    return None
+
+
+def user_setting(cfg: ServeConfig, name: str) -> Optional[Tuple[Setting, bool]]:
+    """Return (setting, value the user asked for) for boolean option `name`, wherever it ended up.
+
+    A YAML `false` that `vllm serve` drops (cfg.ignored) still says what the user wanted;
+    `--no-<name>` counts as false.
+    """
+    for key, wanted in ((name, None), ("no_" + name, False)):
+        setting = cfg.args.get(key)
+        if setting is None and key in cfg.ignored:
+            setting = cfg.ignored[key][0]
+        if setting is None:
+            continue
+        value = setting.value
+        if setting.source == "yaml":  # what was written (0.6.3 stores True for `enforce_eager: false`)
+            for written in cfg.config_settings:
+                if (written.line, written.column) == (setting.line, setting.column):
+                    value = written.value
+        if wanted is not None:
+            return setting, wanted if value is not False else not wanted
+        if isinstance(value, str):
+            value = value.strip().lower() in ("1", "true", "yes", "on")
+        return setting, bool(value)
+    return None
+
+
+class FlagHardcodedByFork(Rule):
+    """
+    ## What it does
+    Flags `enforce_eager` or `disable_custom_all_reduce` set by the user (true or false)
+    when the vLLM copy that will run passes a fixed value for it instead of `self.<flag>`.
+
+    ## Why is this bad?
+    `EngineArgs` hands the two settings to the engine in exactly one place each:
+    `ModelConfig(..., enforce_eager=self.enforce_eager)` and `ParallelConfig(...,
+    disable_custom_all_reduce=self.disable_custom_all_reduce)`. Vendor forks (CoreX) replace
+    them with `True`, so the flag is parsed and then thrown away: `--no-enforce-eager` still
+    runs eager (no CUDA graphs, much slower decoding) and custom all-reduce stays off, with no
+    message. When your value equals the fork's, the setting is only misleading: it would
+    stop being honoured-by-accident the day someone changes the fork.
+
+    ## Fix
+    Restore the two keywords with `patchops apply corex-eager-allreduce` (roll back with
+    `patchops rollback`), or drop the setting if the fork's value is what you want.
+    """
+
+    code = "PO601"
+    name = "flag-hardcoded-by-fork"
+    severity = "error"
+    versions = ">=0"
+    vllm_message = None  # vLLM says nothing: the value is dropped inside EngineArgs
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  enforce-eager: false\n"
+                "  tensor-parallel-size: 4\n"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tensor-parallel-size: 4\n",
+                facts={"hardcoded": {"enforce_eager": "True"}}),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct -tp 4 --enforce-eager\n", kind="command"),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tensor-parallel-size: 4\n"
+                "  enforce-eager: false\n", facts={"hardcoded": {"enforce_eager": "True"}},
+                at=(4, 3)),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct -tp 4 --disable-custom-all-reduce\n",
+                kind="command", vllm="0.9.2",
+                facts={"hardcoded": {"enforce_eager": "True", "disable_custom_all_reduce": "True"}},
+                at=(1, 43)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\ntensor_parallel_size: 4\nenforce_eager: true\n",
+                kind="config", facts={"hardcoded": {"enforce_eager": "True"}}, at=(3, 1)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        for name, (call, effect) in WATCHED.items():
+            source = facts.hardcoded.get(name)
+            found = user_setting(cfg, name) if source is not None else None
+            if found is None:
+                continue
+            setting, wanted = found
+            fixed = literal_bool(source)
+            said = f"{name}={str(wanted).lower()} (from {setting.key})"
+            if fixed is None:
+                message = (f"setting {said} has no say: this copy passes {name}={source} to "
+                           f"{call}, whatever the flag says")
+                severity = "warning"
+            elif fixed != wanted:
+                consequence = effect if fixed else f"{name} stays false"
+                message = (f"setting {said} is ignored: this copy hardcodes {name}={source} in {call}, "
+                           f"so {consequence} regardless")
+                severity = "error"
+            else:
+                message = (f"setting {said} has no effect: this copy hardcodes {name}={source} in {call}; "
+                           "it agrees with you only by accident")
+                severity = "warning"
+            fix = f"patchops apply {PATCHSET} (restores {name}=self.{name})"
+            if severity == "warning":
+                fix += ", or remove the setting"
+            yield self.diagnostic(cfg, setting, message, fields=(name,), severity=severity, fix=fix)

@@ -1,0 +1,109 @@
+"""PO502 flashinfer-not-installed."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from packaging.version import Version
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rules.unknown_attention_backend import ENV, base, env_text, with_vllm_message
+
+# ModelConfig.__post_init__ (vllm/config.py 0.8.5-0.10.0, config/__init__.py 0.10.x,
+# config/model.py 0.11-0.12); it compares the value with "FLASHINFER" only.
+MSG_MODEL_CONFIG = ("VLLM_ATTENTION_BACKEND is set to FLASHINFER, but flashinfer module was not "
+                    "found. See https://github.com/vllm-project/vllm/blob/main/docker/Dockerfile "
+                    "for instructions on how to install it.")
+# 0.6.3/0.7.3 attention/backends/flashinfer.py sets its wrapper classes to None when the import
+# fails; the worker then calls one (Python's own message).
+MSG_NONE_CALL = "TypeError: 'NoneType' object is not callable"
+# The V1 FlashInfer backends (v1/attention/backends/flashinfer.py, mla/flashinfer_mla.py) import
+# flashinfer at module level.
+MSG_IMPORT = "ModuleNotFoundError: No module named 'flashinfer'"
+
+
+class FlashinferNotInstalled(Rule):
+    """
+    ## What it does
+    Flags `VLLM_ATTENTION_BACKEND` naming a FlashInfer backend (`FLASHINFER`,
+    `FLASHINFER_VLLM_V1`, `FLASHINFER_MLA`) when the vLLM copy being linted has no `flashinfer`
+    package beside it.
+
+    ## Why is this bad?
+    - 0.6.x-0.7.x: nothing checks up front. The FlashInfer backend swallows the failed import
+      and the first prefill in the worker dies with `'NoneType' object is not callable`,
+      after the weights have loaded.
+    - 0.8.5-0.12: `ModelConfig` refuses to start: "VLLM_ATTENTION_BACKEND is set to
+      FLASHINFER, but flashinfer module was not found. ...". `FLASHINFER_VLLM_V1` and
+      `FLASHINFER_MLA` skip that check and fail later on `No module named 'flashinfer'`.
+
+    The rule is an error when the copy was inspected (`patchops lint --vllm PATH`, or the copy
+    that wins the import) and has no flashinfer. Shipped facts cannot tell what is installed
+    beside a copy, so with them it is an info note saying what would happen. From vLLM 0.12
+    `flashinfer-python` is a required dependency, so it is usually present.
+
+    ## Fix
+    Install FlashInfer for your torch/CUDA build (`pip install flashinfer-python`, 0.10+;
+    older vLLM: the matching `flashinfer` wheel), or use another backend (`FLASH_ATTN`).
+    """
+
+    code = "PO502"
+    name = "flashinfer-not-installed"
+    severity = "error"
+    versions = "<0.15"
+    vllm_message = MSG_MODEL_CONFIG
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "env:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n", facts={"has_flashinfer": True}),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASH_ATTN\n",
+                facts={"has_flashinfer": False}),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "env:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n", facts={"has_flashinfer": False},
+                at=(5, 3)),
+        Example("VLLM_ATTENTION_BACKEND=FLASHINFER vllm serve Qwen/Qwen2.5-7B-Instruct "
+                "--max-model-len 4096\n", kind="command", vllm="0.6.3.post1",
+                facts={"has_flashinfer": False}, at=(1, 1)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER_VLLM_V1\n",
+                vllm="0.10.2", facts={"has_flashinfer": False}, at=(3, 3)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n",
+                vllm="0.6.3.post1", at=(3, 3)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        setting = cfg.env.get(ENV)
+        name = env_text(cfg, ENV)
+        if setting is None or name is None or facts.has_flashinfer:
+            return
+        if not facts.attention_env_var or not name.startswith("FLASHINFER"):
+            return
+        if facts.attention_backends and name not in facts.attention_backends:
+            return  # unknown-attention-backend explains an unknown name
+        version = base(facts.version)
+        if version < Version("0.8"):
+            outcome = ("nothing checks this up front, so the worker loads the weights and then dies "
+                       "on the first batch with \"'NoneType' object is not callable\"")
+            vllm_message = MSG_NONE_CALL
+        elif name == "FLASHINFER":
+            outcome = "vLLM refuses to start"
+            vllm_message = MSG_MODEL_CONFIG
+        else:
+            outcome = "the worker fails to import the FlashInfer backend"
+            vllm_message = MSG_IMPORT
+        fix = ("install FlashInfer built for this torch/CUDA (pip install flashinfer-python), "
+               f"or set {ENV}=FLASH_ATTN")
+        if facts.has_flashinfer is None:  # shipped facts: nothing was inspected
+            message = (f'the flashinfer package that {ENV}="{name}" needs may be missing: the shipped '
+                       f"facts for vLLM {facts.version} cannot tell; if it is, {outcome}")
+            fix = f"lint on the machine or with --vllm SITE_PACKAGES to check; else {fix}"
+            found = self.diagnostic(cfg, setting, message, fields=(ENV,), fix=fix, severity="info")
+            yield with_vllm_message(found, vllm_message)
+            return
+        message = (f'flashinfer is not installed beside this vLLM {facts.version}, but {ENV}='
+                   f'"{name}" needs it; {outcome}')
+        found = self.diagnostic(cfg, setting, message, fields=(ENV,), fix=fix)
+        yield with_vllm_message(found, vllm_message)

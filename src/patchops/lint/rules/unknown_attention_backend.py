@@ -1,0 +1,255 @@
+"""PO501 unknown-attention-backend."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from typing import Iterator, Optional, Tuple
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+ENV = "VLLM_ATTENTION_BACKEND"
+
+# EngineArgs._is_v1_supported_oracle's V1_BACKENDS (vllm/engine/arg_utils.py), as first seen in
+# 0.8.5, 0.9.2 (== 0.10.0), 0.10.1.1, 0.10.2 and 0.11.0. Any other value falls back to V0.
+V1_ORACLE_BACKENDS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    (">=0.8,<0.9", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                    "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "FLASHMLA", "FLASHINFER",
+                    "FLASHINFER_VLLM_V1")),
+    (">=0.9,<0.10.1", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                       "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA_VLLM_V1", "FLASHMLA",
+                       "FLASHINFER", "FLASHINFER_VLLM_V1", "ROCM_AITER_MLA", "TORCH_SDPA_VLLM_V1",
+                       "FLEX_ATTENTION")),
+    (">=0.10.1,<0.10.2", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                          "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA",
+                          "FLASHINFER", "FLASHINFER_VLLM_V1", "ROCM_AITER_MLA",
+                          "TORCH_SDPA_VLLM_V1", "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS_VLLM_V1")),
+    (">=0.10.2,<0.11", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                        "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA",
+                        "FLASHMLA_VLLM_V1", "FLASH_ATTN_MLA", "FLASHINFER", "FLASHINFER_VLLM_V1",
+                        "FLASHINFER_MLA", "ROCM_AITER_MLA", "TORCH_SDPA_VLLM_V1", "FLEX_ATTENTION",
+                        "TREE_ATTN", "XFORMERS_VLLM_V1")),
+    (">=0.11,<0.12", ("FLASH_ATTN", "PALLAS", "TRITON_ATTN", "TRITON_MLA", "CUTLASS_MLA",
+                      "FLASHMLA", "FLASH_ATTN_MLA", "FLASHINFER", "FLASHINFER_MLA",
+                      "ROCM_AITER_MLA", "TORCH_SDPA", "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS",
+                      "ROCM_ATTN")),
+)
+
+MSG_063 = ("Invalid attention backend '{backend_name}'. Available backends: {backends} "
+           "(case-sensitive).")                                   # attention/selector.py 0.6.3
+MSG_SELECTOR = ("Invalid attention backend: '{backend_by_env_var}'. "
+                "Valid backends are: {backends}")                 # attention/selector.py 0.10.1+
+MSG_012 = "Invalid value '{value}' for VLLM_ATTENTION_BACKEND. Valid options: {actual_choices}."
+MSG_FALLBACK = ("VLLM_ATTENTION_BACKEND={x} is not supported by the V1 Engine. Falling back to "
+                "V0. We recommend to remove VLLM_ATTENTION_BACKEND={x} from your config in favor "
+                "of the V1 Engine.")                              # engine/arg_utils.py 0.8.5-0.11
+MSG_USE_V1 = "VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND={x}."
+
+
+def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
+    """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
+    return dataclasses.replace(diagnostic, vllm_message=text)
+
+
+def base(version: str) -> Version:
+    return Version(Version(version).base_version)
+
+
+def env_text(cfg: ServeConfig, name: str) -> Optional[str]:
+    """Return environment variable `name` as the vLLM process sees it (None when unset)."""
+    setting = cfg.env.get(name)
+    if setting is None:
+        return None
+    getter = getattr(cfg, "env_value", None)
+    if callable(getter):
+        try:
+            value = getter(name)
+            if value is not None:
+                return str(value)
+        except Exception:  # an accessor that disagrees must not stop the lint
+            pass
+    value = setting.value
+    return str(value) if value is not None else None
+
+
+def use_v1_setting(cfg: ServeConfig) -> Optional[bool]:
+    """Return VLLM_USE_V1 as vLLM parses it (`bool(int(...))`), None when unset or unparsable."""
+    text = env_text(cfg, "VLLM_USE_V1")
+    if text is None:
+        return None
+    try:
+        return bool(int(text.strip()))
+    except ValueError:
+        return None
+
+
+def v1_oracle_backends(version: str) -> Optional[Tuple[str, ...]]:
+    """Return the V1 oracle's allowed names for `version`, None where there is no oracle list."""
+    plain = base(version)
+    for spec, names in V1_ORACLE_BACKENDS:
+        if SpecifierSet(spec).contains(plain, prereleases=True):
+            return names
+    return None
+
+
+def suggest(name: str, known: Tuple[str, ...]) -> Optional[str]:
+    """Return the backend `name` most likely meant: a case-insensitive or suffix match, else close."""
+    by_upper = {k.upper(): k for k in known}
+    plain = name.strip().upper().replace("-", "_")
+    for stem in (plain, plain.replace("ATTENTION", "ATTN")):   # FLASH_ATTENTION -> FLASH_ATTN
+        for candidate in (stem, stem.replace("_VLLM_V1", ""), stem + "_VLLM_V1"):
+            if candidate in by_upper:
+                return by_upper[candidate]
+    close = difflib.get_close_matches(name.upper(), list(by_upper), n=1, cutoff=0.6)
+    return by_upper[close[0]] if close else None
+
+
+class UnknownAttentionBackend(Rule):
+    """
+    ## What it does
+    Flags `VLLM_ATTENTION_BACKEND` set to a name this vLLM version does not know (the names
+    are case-sensitive), and, on vLLM 0.8.5-0.11, to a name the V1 engine does not accept.
+
+    ## Why is this bad?
+    What vLLM does with an unknown name depends on the version:
+    - 0.6.x: `ValueError: Invalid attention backend 'x'. Available backends: ... (case-sensitive).`
+    - 0.7.x-0.10.0: the name is silently ignored and vLLM picks a backend itself; from 0.8
+      the V1 engine's oracle also rejects the name and the whole launch silently falls
+      back to the old V0 engine.
+    - 0.10.1-0.10.2: V0 fallback, then `Invalid attention backend: 'x'. Valid backends are: [...]`.
+    - 0.11.0: the V0 fallback crashes the API server (`assert envs.VLLM_USE_V1`).
+    - 0.12: `Invalid value 'x' for VLLM_ATTENTION_BACKEND. Valid options: [...]`.
+    A valid name outside the V1 allow-list (`XFORMERS` before 0.11) also falls back to V0
+    in 0.8.5-0.10.x, and crashes 0.11.0. With `VLLM_USE_V1=1` the fallback becomes
+    `NotImplementedError: VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND=x.`
+
+    ## Fix
+    Use a backend name this version lists, spelled in upper case (`FLASH_ATTN`,
+    `FLASHINFER`; `FLASH_ATTN_VLLM_V1` only in 0.7-0.10), or remove the variable to let
+    vLLM choose.
+    """
+
+    code = "PO501"
+    name = "unknown-attention-backend"
+    severity = "error"
+    versions = "<0.15"
+    vllm_message = MSG_012
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "env:\n  VLLM_ATTENTION_BACKEND: FLASH_ATTN\n"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: XFORMERS\n",
+                vllm="0.6.3.post1"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n",
+                vllm="0.12.0"),
+        Example("VLLM_ATTENTION_BACKEND=FLASH_ATTN vllm serve Qwen/Qwen2.5-7B-Instruct\n",
+                kind="command", vllm="0.11.0"),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "env:\n  VLLM_ATTENTION_BACKEND: flashinfer\n", vllm="0.12.0", at=(5, 3)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: XFORMERS\n",
+                vllm="0.8.5", at=(3, 3)),
+        Example("VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1 vllm serve Qwen/Qwen2.5-7B-Instruct\n",
+                kind="command", vllm="0.11.0", at=(1, 1)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASH_ATTENTION\n",
+                vllm="0.6.3.post1", at=(3, 3)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        setting = cfg.env.get(ENV)
+        name = env_text(cfg, ENV)
+        if setting is None or name is None or not facts.attention_env_var:
+            return
+        known = tuple(facts.attention_backends)
+        if not known:
+            return  # the copy's backend list could not be read: nothing to compare against
+        if name not in known:
+            yield self._unknown(cfg, facts, setting, name, known)
+        else:
+            found = self._not_v1(cfg, facts, setting, name, known)
+            if found is not None:
+                yield found
+
+    def _unknown(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
+                 known: Tuple[str, ...]) -> Diagnostic:
+        version = base(facts.version)
+        guess = suggest(name, known)
+        listing = ", ".join(known)
+        case_note = " (names are case-sensitive)" if guess and guess.upper() == name.upper() else ""
+        use_v1 = use_v1_setting(cfg)
+        severity = "error"
+        fields = [ENV]
+        if version < Version("0.7"):
+            outcome = "vLLM exits with a ValueError when it selects the attention backend"
+            vllm_message = MSG_063.format(backend_name=name, backends=listing)
+        elif version < Version("0.8"):
+            outcome = "vLLM silently ignores it and picks a backend itself"
+            severity, vllm_message = "warning", None
+        elif version < Version("0.12") and use_v1 is True:
+            outcome = "vLLM refuses to start (VLLM_USE_V1=1 forbids the V0 fallback it triggers)"
+            vllm_message = MSG_USE_V1.format(x=name)
+            fields.append("VLLM_USE_V1")
+        elif version < Version("0.10.1"):
+            severity = "warning"
+            if use_v1 is False or name in (v1_oracle_backends(facts.version) or ()):
+                outcome = "vLLM silently ignores it and picks a backend itself"
+                vllm_message = None
+            else:
+                outcome = ("vLLM ignores it for backend selection, but the V1 engine rejects it, so "
+                           "the launch also silently falls back to the slower V0 engine")
+                vllm_message = MSG_FALLBACK.format(x=name)
+        elif version < Version("0.11"):
+            outcome = "vLLM exits with a ValueError when the model's attention layers are built"
+            vllm_message = MSG_SELECTOR.format(backend_by_env_var=name, backends=list(known))
+        elif version < Version("0.12"):
+            outcome = ("the V1 engine rejects it and falls back to V0, which 0.11 no longer has: "
+                       "the API server crashes on `assert envs.VLLM_USE_V1`")
+            vllm_message = MSG_FALLBACK.format(x=name)
+        else:
+            outcome = "vLLM exits with a ValueError as soon as it reads the variable"
+            vllm_message = MSG_012.format(value=name, actual_choices=list(known))
+        message = (f'unknown attention backend "{name}" in {ENV}: vLLM {facts.version} does not '
+                   f"know it{case_note}, so {outcome}")
+        if guess:
+            fix = f'did you mean {ENV}={guess}?'
+        else:
+            fix = f"use one of {listing}, or remove the variable"
+        found = self.diagnostic(cfg, setting, message, fields=fields, severity=severity, fix=fix)
+        return with_vllm_message(found, vllm_message)
+
+    def _not_v1(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
+                known: Tuple[str, ...]) -> Optional[Diagnostic]:
+        allowed = v1_oracle_backends(facts.version)
+        use_v1 = use_v1_setting(cfg)
+        if allowed is None or name in allowed or use_v1 is False:
+            return None
+        v1_names = [n for n in allowed if n in known]
+        guess = suggest(name, tuple(v1_names))
+        fields = [ENV]
+        if use_v1 is True:
+            outcome = "vLLM refuses to start"
+            vllm_message = MSG_USE_V1.format(x=name)
+            fields.append("VLLM_USE_V1")
+            severity = "error"
+        elif base(facts.version) < Version("0.11"):
+            outcome = "the launch silently falls back to the slower V0 engine"
+            vllm_message = MSG_FALLBACK.format(x=name)
+            severity = "warning"
+        else:
+            outcome = ("vLLM falls back to V0, which 0.11 no longer has: the API server crashes on "
+                       "`assert envs.VLLM_USE_V1`")
+            vllm_message = MSG_FALLBACK.format(x=name)
+            severity = "error"
+        message = (f'attention backend "{name}" ({ENV}) is not one the V1 engine of vLLM '
+                   f"{facts.version} accepts, so {outcome}")
+        fix = (f"use a V1 backend ({', '.join(v1_names)})" if not guess or guess == name
+               else f"use {ENV}={guess}")
+        fix += ", or remove the variable to let vLLM choose"
+        found = self.diagnostic(cfg, setting, message, fields=fields, severity=severity, fix=fix)
+        return with_vllm_message(found, vllm_message)

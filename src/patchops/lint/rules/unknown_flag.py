@@ -1,0 +1,241 @@
+"""PO101 unknown-flag."""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from packaging.version import Version
+
+from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.facts import Facts, Flag
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+
+def known_names(facts: Facts) -> Dict[str, Flag]:
+    """Return every long option name `facts` accepts, normalised like Setting.name, to its flag."""
+    found: Dict[str, Flag] = {}
+    for flag in facts.flags.values():
+        for name in flag.option_names():
+            found.setdefault(name.replace("-", "_"), flag)
+    return found
+
+
+def short_aliases(flag: Flag) -> List[str]:
+    """Return the one-dash aliases of `flag` without the dash (`tp` for `-tp`)."""
+    return [a[1:] for a in flag.aliases if a.startswith("-") and not a.startswith("--")]
+
+
+def alias_target(name: str, facts: Facts) -> Optional[Flag]:
+    """Return the flag whose short alias (`-tp`) is `name` written as a long key (`tp`)."""
+    for flag in facts.flags.values():
+        if any(alias.replace("-", "_") == name for alias in short_aliases(flag)):
+            return flag
+    return None
+
+
+@lru_cache(maxsize=None)
+def _shipped() -> Tuple[Tuple[str, frozenset], ...]:
+    """Return (version, accepted option names) for every version patchops ships facts for."""
+    try:
+        from patchops.lint.facts import facts_for_version, shipped_versions
+    except ImportError:  # facts without a shipped catalogue: no version history
+        return ()
+    rows = []
+    for version in shipped_versions():
+        try:
+            rows.append((version, frozenset(known_names(facts_for_version(version)))))
+        except Exception:  # a broken shipped file must not break the lint
+            continue
+    return tuple(sorted(rows, key=lambda row: Version(row[0])))
+
+
+def flag_history(name: str, version: str) -> Tuple[Optional[str], Optional[str]]:
+    """Return (last shipped version before `version` with `name`, first one after it)."""
+    current = Version(version)
+    before = [v for v, names in _shipped() if Version(v) < current and name in names]
+    after = [v for v, names in _shipped() if Version(v) > current and name in names]
+    return (before[-1] if before else None, after[0] if after else None)
+
+
+def spelled(name: str, setting: Setting, cfg: Optional[ServeConfig] = None) -> str:
+    """Return option `name` in the user's spelling: `--dashes` on the CLI, else the file's style.
+
+    A key with neither `-` nor `_` (`tp`) follows the other keys of the file.
+    """
+    key = setting.key.lstrip("-")
+    if setting.source == "cli":
+        return "--" + name.replace("_", "-")
+    if "-" in key or "_" in key or cfg is None:
+        dashed = "-" in key
+    else:
+        others = [s.key for s in cfg.config_settings if s is not setting]
+        dashed = sum("-" in k for k in others) > sum("_" in k for k in others)
+    return name.replace("_", "-") if dashed else name
+
+
+def argv_of(setting: Setting, version: str) -> str:
+    """Return the argv tokens vLLM ends up rejecting for `setting`, as argparse prints them.
+
+    FlexibleArgumentParser.parse_args rewrites `_` to `-` in `--options`; a config file's
+    value becomes `str(value)`, a list only from 0.10.2 separate tokens, `true` a bare option.
+    """
+    if setting.source == "cli":
+        option = setting.key if setting.key.startswith("-") else "--" + setting.key
+    else:
+        option = "--" + setting.key.lstrip("-")
+    if option.startswith("--"):
+        option = "--" + option[2:].replace("_", "-")
+    value = setting.value
+    if value is True or value is None:
+        return option
+    if isinstance(value, list):
+        if setting.source == "cli" or Version(Version(version).base_version) >= Version("0.10.2"):
+            return " ".join([option] + [str(v) for v in value])
+    return f"{option} {value}"
+
+
+def parser_error(cfg: ServeConfig, message: str) -> str:
+    """Return argparse's error line for `message` as `vllm serve` prints it.
+
+    Unrecognized arguments are reported by the top-level `vllm` parser, value errors by the
+    `serve` sub-parser (argparse: "<prog>: error: <message>").
+    """
+    if cfg.entrypoint != "serve":
+        return message
+    prog = "vllm" if message.startswith("unrecognized arguments") else "vllm serve"
+    return f"{prog}: error: {message}"
+
+
+class UnknownFlag(Rule):
+    """
+    ## What it does
+    Flags a key that the vLLM version you run does not accept as a `vllm serve` option:
+    a typo, a short alias written as a config key (`tp: 4`), or a flag that this vLLM
+    version does not have yet or no longer has.
+
+    ## Why is this bad?
+    Every config key becomes `--key`, and vLLM's argument parser rejects options it does
+    not know before anything starts: `vllm: error: unrecognized arguments: --tp 4`.
+    Short aliases such as `-tp` only work on the command line, with one dash.
+    Flags also come and go between releases (`--num-scheduler-steps` is gone after 0.10.0,
+    `--cudagraph-capture-sizes` arrives in 0.12.0), so a config that worked on one vLLM
+    fails on the next. The rule names the closest option this version has and the
+    shipped versions that have the flag.
+
+    ## Fix
+    Use the long option name (`tensor_parallel_size`), fix the spelling, or remove the
+    key (or run a vLLM version that has the flag).
+
+    ## Example
+    ```yaml
+    model: Qwen/Qwen2.5-7B-Instruct
+    args:
+      tp: 4                 # use tensor-parallel-size: 4
+      max-model-length: 4096  # did you mean max-model-len?
+    ```
+    """
+
+    code = "PO101"
+    name = "unknown-flag"
+    severity = "error"
+    versions = ">=0"
+    # argparse (Lib/argparse.py, parse_args): msg = _('unrecognized arguments: %s'), printed by
+    # the top-level `vllm` parser as "<prog>: error: <msg>".
+    vllm_message = "vllm: error: unrecognized arguments: {args}"
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tensor-parallel-size: 4\n"
+                "  max-model-len: 4096\n"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\ntensor_parallel_size: 2\nmax_model_len: 8192\n",
+                kind="config"),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct -tp 4 --max-model-len 4096\n",
+                kind="command"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  cudagraph-capture-sizes: [1, 2, 4, 8]\n",
+                vllm="0.12.0"),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tp: 4\n  max-model-len: 4096\n",
+                at=(3, 3)),
+        Example("model: meta-llama/Llama-3.1-8B-Instruct\nmax_model_length: 8192\n",
+                kind="config", at=(2, 1)),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096 --gpu-memory-utilisation 0.85\n",
+                kind="command", at=(1, 58)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "  cudagraph-capture-sizes: [1, 2, 4, 8]\n", vllm="0.8.5", at=(4, 3)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        known = known_names(facts)
+        for setting in cfg.unknown:
+            yield self._finding(cfg, facts, known, setting)
+
+    def _finding(self, cfg: ServeConfig, facts: Facts, known: Dict[str, Flag],
+                 setting: Setting) -> Diagnostic:
+        name = setting.name.lstrip("-").replace("-", "_")
+        version = facts.version
+        rejected = f'vLLM {version} has no --{name.replace("_", "-")}'
+        outcome = 'so vLLM\'s argument parser will exit with "unrecognized arguments"'
+        vllm_message = parser_error(cfg, f"unrecognized arguments: {argv_of(setting, version)}")
+        alias = alias_target(name, facts)
+        if alias is not None and name not in known:
+            short = alias_short(alias, name)
+            long_name = alias.dest if setting.source != "cli" else "--" + alias.name
+            fix = f"use the long name {long_name}"
+            if setting.source == "cli":
+                message = (f'short alias -{short} written with two dashes ("{setting.key}"); '
+                           f"{rejected}, {outcome}")
+                fix += f" (or the alias with one dash, -{short})"
+            else:
+                message = (f'short alias "{setting.key}" (-{short}) works only on the '
+                           f"command line: as a key it becomes --{short}, and {rejected}, {outcome}")
+            return self.diagnostic(cfg, setting, message, fields=(alias.dest,), fix=fix,
+                                   vllm_message=vllm_message)
+
+        base = name.split(".", 1)[0]
+        if "." in name and base in known:
+            message = (f'dotted key "{setting.key}" is not understood by vLLM {version} '
+                       f"(dotted keys arrived in 0.9); {outcome}")
+            inner = name.split(".", 1)[1]
+            fix = f"write {spelled(base, setting, cfg)} as one JSON string, e.g. '{{\"{inner}\": ...}}'"
+            return self.diagnostic(cfg, setting, message, fields=(base,), fix=fix,
+                                   vllm_message=vllm_message)
+
+        last, first = flag_history(name, version)
+        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+        suggestion = close[0] if close else None
+        if last and not first:
+            history = f"was removed after vLLM {last}"
+        elif first and not last:
+            history = f"was added in vLLM {first}"
+        elif first and last:
+            history = f"exists in vLLM {last} and {first} but not in this copy"
+        else:
+            history = None
+        if history:
+            message = f'flag "{setting.key}" {history}: {rejected}, {outcome}'
+        else:
+            message = f'unknown flag "{setting.key}": {rejected}, {outcome}'
+        fixes = []
+        if suggestion:
+            fixes.append(f'did you mean "{spelled(suggestion, setting, cfg)}"?')
+        if last and not first:
+            fixes.append(f"remove it (or run vLLM {last}, the last shipped version that has it)")
+        elif first:
+            fixes.append(f"remove it, or upgrade to vLLM {first} or later")
+        elif not suggestion:
+            fixes.append("remove it, or check the spelling against `vllm serve --help`")
+        fields = [name]
+        if suggestion and known[suggestion].dest != name:
+            fields.append(known[suggestion].dest)
+        return self.diagnostic(cfg, setting, message, fields=fields, fix="; ".join(fixes),
+                               vllm_message=vllm_message)
+
+
+def alias_short(flag: Flag, name: str) -> str:
+    """Return the short alias of `flag` that `name` spells, without its dash (`tp`)."""
+    for alias in short_aliases(flag):
+        if alias.replace("-", "_") == name:
+            return alias
+    return name

@@ -1,0 +1,135 @@
+"""PO103 yaml-11-boolean."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from packaging.version import Version
+
+from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.facts import Facts, Flag
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rules.unknown_attention_backend import with_vllm_message
+from patchops.lint.rules.unknown_flag import parser_error
+
+# PyYAML's bool resolver (yaml/resolver.py) follows YAML 1.1: these words are booleans, `y` and
+# `n` are not. true/false are left out: writing them means a boolean.
+YAML11_WORDS = {w: True for w in ("yes", "Yes", "YES", "on", "On", "ON")}
+YAML11_WORDS.update({w: False for w in ("no", "No", "NO", "off", "Off", "OFF")})
+
+BOOLEAN_ACTIONS = ("store_true", "store_false", "boolean_optional", "store_boolean")
+
+
+def is_boolean(flag: Optional[Flag]) -> bool:
+    """Return whether `flag` takes a boolean (so a YAML boolean is what the user meant)."""
+    return flag is not None and (flag.action in BOOLEAN_ACTIONS or flag.type == "bool")
+
+
+def yaml11_word(setting: Setting) -> Optional[str]:
+    """Return the YAML 1.1 boolean word `setting` was written with, if any."""
+    raw = (setting.raw or "").strip()
+    if setting.source == "yaml" and raw in YAML11_WORDS and isinstance(setting.value, bool):
+        return raw
+    return None
+
+
+def harmless(flag: Flag) -> bool:
+    """Return whether dropping a false leaves what `off`/`no` means anyway (0, or the choice none)."""
+    default = flag.default
+    if flag.type in ("int", "float", "human_int") and default in (0, 0.0) and default is not False:
+        return True
+    return isinstance(default, str) and default.lower() == "none"
+
+
+class Yaml11Boolean(Rule):
+    """
+    ## What it does
+    Flags `yes`, `no`, `on` and `off` written unquoted in a config file for an option that
+    takes a value rather than an on/off switch.
+
+    ## Why is this bad?
+    vLLM reads config files with PyYAML's `yaml.safe_load`, which follows YAML 1.1: `on` is
+    the boolean true, `off` is false. A boolean then takes vLLM's boolean path
+    (`_load_config_file`): true becomes a bare `--key` (argparse: "expected one argument")
+    and false is dropped, so `swap-space: off` keeps the 4 GiB default and `load-format: on`
+    stops the launch; vLLM 0.6.x passes the text `True`/`False` instead. (Environment
+    variables in a serve spec's `env:` are kept as text, so they are not affected.)
+
+    ## Fix
+    Quote the word (`"off"`) if you meant the text, or write the number you meant (`0`).
+    """
+
+    code = "PO103"
+    name = "yaml-11-boolean"
+    severity = "warning"
+    versions = ">=0"
+    # argparse, when true becomes a bare `--flag` that needs a value
+    vllm_message = "vllm serve: error: argument {flag}: expected one argument"
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  trust-remote-code: yes\n"
+                "env:\n  VLLM_USE_V1: \"1\"\n"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nswap_space: 0\nenforce_eager: on\n", kind="config"),
+        # dropped, but the default is what `off` means: nothing changes
+        Example("model: Qwen/Qwen3-8B\nargs:\n  per-request-spec-decode-metrics: off\n",
+                vllm="0.33.0"),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen3-Embedding-8B\nargs:\n  runner: pooling\n  convert: no\n",
+                vllm="0.12.0", at=(4, 3)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nmax_model_len: 4096\nswap_space: off\n",
+                kind="config", at=(3, 1)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        from patchops.lint.rules.yaml_false_dropped import fate, written_settings
+
+        for setting in written_settings(cfg):
+            word = yaml11_word(setting)
+            if word is None:
+                continue
+            flag = facts.flags.get(setting.name) or facts.flag(setting.key)
+            if flag is None or is_boolean(flag):
+                continue  # a switch: the boolean is what was meant (unknown keys: unknown-flag)
+            if flag.nargs == "?" and YAML11_WORDS[word]:
+                continue  # a bare --flag takes its const, which is what `yes` means (--hf-token)
+            outcome = fate(cfg, setting)
+            if outcome[0] == "ignored" and harmless(flag):
+                continue
+            yield self._option(cfg, facts, setting, word, flag, outcome)
+
+    def _option(self, cfg: ServeConfig, facts: Facts, setting: Setting, word: str, flag: Flag,
+                outcome) -> Diagnostic:
+        option = "--" + flag.name
+        value = YAML11_WORDS[word]
+        state, _dest, detail = outcome
+        vllm_message = None
+        if state == "rejected":
+            what, severity = "vLLM's argument parser rejects it and vLLM exits", "error"
+            vllm_message = parser_error(cfg, detail)
+        elif Version(Version(facts.version).base_version) < Version("0.7"):
+            # 0.6.3 passes str(value): the flag gets the text True/False
+            what, severity = f'vLLM gets the text "{value}" instead', "warning"
+        elif value:
+            what, severity = f"vllm serve passes a bare {option}, without the word", "warning"
+        else:
+            default = flag.default
+            keeps = f' ("{default}")' if isinstance(default, str) else ""
+            if default is not None and not isinstance(default, str):
+                keeps = f" ({default})"
+            what, severity = f"vllm serve drops it, so {flag.dest} keeps its default{keeps}", "warning"
+        message = (f'unquoted {word} in "{setting.key}: {word}" is the YAML boolean '
+                   f'{str(value).lower()}, not the word "{word}": {what}')
+        choices = {str(c).lower(): str(c) for c in (flag.choices or ()) if c is not None}
+        if flag.type in ("int", "float", "human_int") and not value:
+            fix = f"write {setting.key}: 0 if you meant off"
+        elif word.lower() in choices:
+            fix = f'quote it ({setting.key}: "{choices[word.lower()]}") to pick the choice "{word}"'
+        elif not value and "none" in choices:
+            fix = f'write {setting.key}: {choices["none"]} if "{word}" meant none'
+        elif choices:
+            fix = f"write one of its choices: {', '.join(choices.values())}"
+        else:
+            fix = f'quote it ({setting.key}: "{word}") if you meant the word'
+        found = self.diagnostic(cfg, setting, message, fields=(flag.dest,), severity=severity, fix=fix)
+        return with_vllm_message(found, vllm_message)

@@ -1,0 +1,132 @@
+"""PO105 yaml-collection-mangled."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator, Optional
+
+from packaging.version import Version
+
+from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.facts import Facts, Flag
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rules.unknown_attention_backend import with_vllm_message
+from patchops.lint.rules.unknown_flag import parser_error
+
+# _load_config_file expands a YAML list into `--k a b c` from 0.10.2 (first seen; 0.10.1.1 still
+# str()s it) and json.dumps a dict from 0.20.0 (0.15.0 still str()s it).
+LISTS_EXPANDED = Version("0.10.2")
+DICTS_AS_JSON = Version("0.20")
+# CompilationConfig.from_cli in 0.7.x-0.8.x parses its value with ast.literal_eval, so the repr
+# of a dict is accepted there; 0.9 switched to JSON.
+LITERAL_EVAL_COMPILATION = (Version("0.7"), Version("0.9"))
+DOTTED_KEYS = Version("0.9")  # FlexibleArgumentParser merges `--a.b v` into one JSON arg from 0.9
+
+
+def as_json(value) -> Optional[str]:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class YamlCollectionMangled(Rule):
+    """
+    ## What it does
+    Flags a YAML list before vLLM 0.10.2, and a YAML mapping before vLLM 0.20, written as a
+    config value: vLLM passes Python's `str()` of it to the option.
+
+    ## Why is this bad?
+    `_load_config_file` turns every value into `--key str(value)`. A list arrives as the one
+    token `"[1, 2, 4]"`: a number-list option such as `--cuda-graph-sizes` fails with
+    argparse's "invalid int value", a text option silently gets the brackets. A mapping
+    arrives as Python's repr `"{'level': 3}"`, which is not JSON: every JSON-typed option
+    rejects it (`--speculative-config`, `--hf-overrides`, and `--compilation-config` from
+    0.9), except `--compilation-config` in 0.7.x-0.8.x, which reads it with
+    `ast.literal_eval`. vLLM 0.10.2 expands lists into separate tokens; 0.20 writes mappings
+    as JSON.
+
+    ## Fix
+    Write a mapping as a JSON string (`compilation_config: '{"level": 3}'`) or, from vLLM
+    0.9, as dotted keys (`compilation_config.level: 3`). Put a list on the command line
+    (`--cuda-graph-sizes 1 2 4 8`), or write it as a JSON string if the option takes JSON.
+    """
+
+    code = "PO105"
+    name = "yaml-collection-mangled"
+    severity = "error"
+    versions = "<0.20"
+    vllm_message = "vllm serve: error: argument {flag}: invalid {type} value: {value}"  # argparse
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  compilation-config: '{\"level\": 3}'\n",
+                vllm="0.9.2"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\ncompilation_config: {level: 3}\n",
+                kind="config", vllm="0.8.5"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  cuda-graph-sizes: [1, 2, 4, 8]\n",
+                vllm="0.10.2"),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "  cuda-graph-sizes: [1, 2, 4, 8]\n", vllm="0.9.2", at=(4, 3)),
+        Example("model: meta-llama/Llama-3.1-8B-Instruct\nspeculative_config:\n  method: ngram\n"
+                "  num_speculative_tokens: 4\n  prompt_lookup_max: 4\n", kind="config",
+                vllm="0.8.5", at=(2, 1)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  compilation-config:\n    level: 3\n",
+                vllm="0.11.0", at=(3, 3)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        from patchops.lint.rules.yaml_false_dropped import fate, written_settings
+
+        version = Version(Version(facts.version).base_version)
+        for setting in written_settings(cfg):
+            value = setting.value
+            if isinstance(value, list) and version < LISTS_EXPANDED:
+                kind = "list"
+            elif isinstance(value, dict) and version < DICTS_AS_JSON:
+                kind = "mapping"
+            else:
+                continue
+            state, dest, detail = fate(cfg, setting)
+            flag = facts.flags.get(dest or "") or facts.flags.get(setting.name) or facts.flag(setting.key)
+            if state == "rejected":
+                yield self._finding(cfg, facts, setting, flag, kind, version, detail)
+            elif state == "ignored":
+                yield self._finding(cfg, facts, setting, flag, kind, version, None)
+            elif state == "absent":
+                # no reading result (no flag table): judge from the version alone
+                low, high = LITERAL_EVAL_COMPILATION
+                if kind == "mapping" and setting.name == "compilation_config" and low <= version < high:
+                    continue
+                yield self._finding(cfg, facts, setting, flag, kind, version, None)
+            # "accepted" (compilation_config's literal_eval in 0.7-0.8) and "unknown" (unknown-flag)
+            # need nothing here
+
+    def _finding(self, cfg: ServeConfig, facts: Facts, setting: Setting, flag: Optional[Flag],
+                 kind: str, version: Version, error: Optional[str]) -> Diagnostic:
+        text = str(setting.value)
+        option = "--" + (flag.name if flag else setting.name.replace("_", "-"))
+        since = "0.10.2" if kind == "list" else "0.20"
+        how = "expanded into separate values" if kind == "list" else "passed as JSON"
+        if error is not None:
+            what, severity = "the option rejects it and vLLM exits", "error"
+        elif kind == "list":
+            what, severity = "the option silently gets that text, brackets and all", "warning"
+        else:
+            what, severity = "the option silently gets that text", "warning"
+        message = (f'the {kind} given to "{setting.key}" reaches vLLM {facts.version} as the Python '
+                   f'text "{text}" ({kind}s are {how} only from {since}): {what}')
+        encoded = as_json(setting.value)
+        if kind == "list" and not (flag is not None and flag.type == "json"):
+            items = " ".join(str(v) for v in setting.value)
+            fix = f"remove the key and pass it on the command line: {option} {items}"
+        else:
+            fix = f"write it as a JSON string: {setting.key}: '{encoded}'"
+            if kind == "mapping" and version >= DOTTED_KEYS and encoded is not None:
+                first = next(iter(setting.value.items()), None)
+                if first is not None and not isinstance(first[1], (dict, list)):
+                    fix += f", or as dotted keys ({setting.key}.{first[0]}: {as_json(first[1])})"
+        found = self.diagnostic(cfg, setting, message, fields=(flag.dest if flag else setting.name,),
+                                severity=severity, fix=fix)
+        return with_vllm_message(found, parser_error(cfg, error) if error else None)

@@ -1,0 +1,172 @@
+"""PO102 yaml-false-dropped."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Optional, Tuple
+
+from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.facts import Facts, Flag
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+_UNSET = object()
+# Fields whose None default ends up false: ModelConfig turns enforce_eager=None into False (<=0.8.5).
+NONE_MEANS_FALSE = ("enforce_eager",)
+
+
+def written_settings(cfg: ServeConfig) -> List[Setting]:
+    """Return the YAML settings as the user wrote them (values before vLLM's reading), in order."""
+    if cfg.config_settings:
+        return list(cfg.config_settings)
+    found = [s for s in cfg.args.values() if s.source == "yaml"]
+    found += [s for s, _why in cfg.ignored.values() if s.source == "yaml"]
+    found += [s for s, _why in cfg.rejected.values() if s.source == "yaml"]
+    return sorted(found, key=lambda s: (s.line, s.column))
+
+
+def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Optional[str]]:
+    """Return what reading decided for the setting written at `setting`'s position.
+
+    ("rejected", dest, vLLM's error), ("ignored", dest, why), ("unknown", None, None),
+    ("accepted", dest, None) or ("absent", None, None).
+    """
+    where = (setting.line, setting.column)
+    for name, (seen, message) in cfg.rejected.items():
+        if (seen.line, seen.column) == where:
+            return "rejected", name, message
+    for name, (seen, why) in cfg.ignored.items():
+        if (seen.line, seen.column) == where:
+            return "ignored", name, why
+    if any((seen.line, seen.column) == where for seen in cfg.unknown):
+        return "unknown", None, None
+    for name, seen in cfg.args.items():
+        if (seen.line, seen.column) == where:
+            return "accepted", name, None
+    return "absent", None, None
+
+
+def v1_forces_chunked_prefill(cfg: ServeConfig, facts: Facts) -> bool:
+    """Return whether the V1 engine will run and force chunked prefill on (0.7.3 opt-in to 0.11)."""
+    from packaging.version import Version
+
+    version = Version(Version(facts.version).base_version)
+    if not Version("0.7") <= version < Version("0.12"):
+        return False
+    try:
+        from patchops.lint import behaviour
+
+        return behaviour.engine(cfg, facts).value == behaviour.V1
+    except Exception:  # no engine prediction: say nothing rather than something wrong
+        return False
+
+
+def default_of(name: str, facts: Facts) -> Any:
+    """Return the resolved default of option `name` (`_UNSET` when unknown)."""
+    if name in facts.field_defaults:
+        return facts.field_defaults[name]
+    flag = facts.flags.get(name)
+    if flag is not None:
+        return flag.default
+    return _UNSET
+
+
+def off_switch(flag: Optional[Flag]) -> Optional[str]:
+    """Return the command-line tokens that turn boolean `flag` off, if the parser has any."""
+    if flag is None:
+        return None
+    if flag.action == "boolean_optional":
+        return f"--no-{flag.name}"
+    if flag.action == "store_boolean":  # StoreBoolean (0.6.3-0.7.3) takes an explicit value
+        return f"--{flag.name} false"
+    return None
+
+
+class YamlFalseDropped(Rule):
+    """
+    ## What it does
+    Flags `key: false` (or `no`/`off`) in a config file that `vllm serve` drops without a
+    word, when the flag's default is not already false.
+
+    ## Why is this bad?
+    vLLM turns each YAML key into argv tokens (`_load_config_file`, vllm/utils.py): `true`
+    becomes a bare `--key`, and from 0.7.3 a `false` adds nothing at all. Its special case for
+    StoreBoolean flags looks at the top-level parser, never at the `serve` sub-parser, and
+    the 0.30+ `--no-key` handling has the same blind spot, so under `vllm serve` the value is
+    always lost. `enable_prefix_caching: false` or `enable_chunked_prefill: false` therefore
+    do nothing: vLLM keeps its default (on, for V1). A `false` whose default is already false
+    changes nothing and is not reported.
+
+    ## Fix
+    Pass the off switch on the command line (`vllm serve MODEL --config serve.yaml
+    --no-enable-prefix-caching`) where the flag has one, or leave the key out.
+    """
+
+    code = "PO102"
+    name = "yaml-false-dropped"
+    severity = "warning"
+    versions = ">=0.7.3"
+    vllm_message = None  # vLLM says nothing: the value never reaches argparse
+
+    VALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  enable-prefix-caching: true\n"
+                "  max-model-len: 4096\n"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\ntrust_remote_code: false\n", kind="config"),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --no-enable-prefix-caching\n", kind="command"),
+    ]
+    INVALID = [
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                "  enable-prefix-caching: false\n", at=(4, 3)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenable_chunked_prefill: false\n"
+                "max_num_batched_tokens: 4096\n", kind="config", vllm="0.11.0", at=(2, 1)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        from patchops.lint.rules.yaml_11_boolean import is_boolean, yaml11_word
+
+        for name, (setting, _why) in sorted(cfg.ignored.items(), key=lambda kv: kv[1][0].line):
+            if setting.source != "yaml" or setting.value is not False:
+                continue
+            flag = facts.flags.get(name)
+            if flag is not None and not is_boolean(flag) and yaml11_word(setting):
+                continue  # `swap_space: off`: yaml-11-boolean explains it
+            default = default_of(name, facts)
+            if default is False or default is None and name in NONE_MEANS_FALSE:
+                continue  # dropping it changes nothing
+            yield self._finding(cfg, facts, name, setting, flag, default)
+
+    def _finding(self, cfg: ServeConfig, facts: Facts, name: str, setting: Setting,
+                 flag: Optional[Flag], default: Any) -> Diagnostic:
+        from patchops.lint.rules.yaml_11_boolean import is_boolean
+
+        raw = setting.raw or "false"
+        what = f'the value {raw} of "{setting.key}"'
+        if raw != "false":
+            what += " (false to YAML)"
+        dropped = (f"{what} is dropped: vllm serve {facts.version} turns a false value from a "
+                   "config file into no argument at all")
+        if flag is None:
+            message = f"{dropped}, and vLLM {facts.version} has no --{name.replace('_', '-')} flag either"
+            return self.diagnostic(cfg, setting, message, fields=(name,),
+                                   fix="remove the key (check its name: unknown keys with other "
+                                       "values stop vLLM)")
+        if not is_boolean(flag):
+            shown = f" ({default!r})" if default not in (None, _UNSET) else ""
+            keeps = f"so {name} keeps its default{shown}"
+        elif default is True:
+            keeps = "so the flag stays on (its default)"
+        elif name in ("enable_prefix_caching", "enable_chunked_prefill"):
+            keeps = "so vLLM picks the value itself, which is on for generative models on the V1 engine"
+        else:
+            keeps = "so vLLM uses its own default"
+        message = f"{dropped}, {keeps}"
+        switch = off_switch(flag)
+        if name == "enable_chunked_prefill" and v1_forces_chunked_prefill(cfg, facts):
+            fix = (f"remove the key: the V1 engine of vLLM {facts.version} turns chunked prefill on "
+                   "for generative models even with --no-enable-chunked-prefill (it is honoured on "
+                   "V0, VLLM_USE_V1=0 before 0.11, and from vLLM 0.12)")
+        elif switch:
+            fix = f"pass {switch} on the vllm serve command line instead, and remove the key"
+        elif not is_boolean(flag):
+            fix = f"write the value you want for {name} (a number or a quoted string)"
+        else:
+            fix = f"remove the key: vLLM {facts.version} has no way to switch {name} off"
+        return self.diagnostic(cfg, setting, message, fields=(name,), fix=fix)

@@ -1,0 +1,73 @@
+"""PO201 batched-tokens-below-model-len beyond its examples."""
+
+from __future__ import annotations
+
+from patchops.lint.rule import Example
+from patchops.lint.runner import lint_example
+
+CODE = "PO201"
+
+
+def lint(text, vllm, kind="spec", **facts):
+    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind, facts=facts)) if d.code == CODE]
+
+
+SEED = ("model: /models/Qwen2.5-32B-Instruct\n"
+        "vllm: {version: 0.6.3.post1}\n"
+        "args:\n"
+        "  num-scheduler-steps: 4\n"
+        "  enable-chunked-prefill: false\n"
+        "  max-model-len: 100000\n"
+        "  max-num-batched-tokens: 8192\n")
+
+
+def test_seed_incident_is_an_error_with_the_exact_vllm_text():
+    [found] = lint(SEED, "0.6.3.post1")
+    assert found.severity == "error" and (found.line, found.column) == (7, 3)
+    assert found.message.startswith("max_num_batched_tokens (8192) is below max_model_len (100000) "
+                                    "with chunked prefill off")
+    assert "will refuse to start" in found.message
+    assert found.fields == ("max_num_batched_tokens", "max_model_len", "enable_chunked_prefill")
+    assert found.vllm_message.startswith("max_num_batched_tokens (8192) is smaller than max_model_len "
+                                         "(100000). This effectively limits")
+    assert "100000" in found.fix and "turn chunked prefill on" in found.fix
+
+
+def test_yaml_false_dropped_on_0_7_3_leaves_v0_to_decide():
+    # vllm serve drops the YAML false; V0 then turns chunked prefill on for 100000 > 32768,
+    # unless the model is one V0 does not chunk: "possibly".
+    [found] = lint(SEED.replace("0.6.3.post1", "0.7.3"), "0.7.3")
+    assert found.severity == "warning" and "possibly refuses to start" in found.message
+    assert "32768" in found.message
+
+
+def test_cli_false_on_0_7_3_is_honoured():
+    [found] = lint("vllm serve /models/Qwen2.5-32B-Instruct --enable-chunked-prefill false "
+                   "--max-model-len 100000 --max-num-batched-tokens 8192\n", "0.7.3", kind="command")
+    assert found.severity == "error"
+
+
+def test_v1_forces_chunked_prefill_on():
+    cmd = ("vllm serve /models/Qwen2.5-32B-Instruct --no-enable-chunked-prefill "
+           "--max-model-len 100000 --max-num-batched-tokens 8192\n")
+    assert lint(cmd, "0.8.5", kind="command") == []
+    assert lint(cmd, "0.11.0", kind="command") == []
+    # ... unless multi-step sends the launch back to V0
+    [found] = lint(cmd.replace("--no-enable", "--num-scheduler-steps 8 --no-enable"), "0.8.5",
+                   kind="command")
+    assert found.severity == "error"
+
+
+def test_quiet_when_the_launch_fails_earlier_or_the_length_is_unknown():
+    assert lint("VLLM_USE_V1=0 vllm serve m --no-enable-chunked-prefill --max-model-len 100000 "
+                "--max-num-batched-tokens 8192\n", "0.11.0", kind="command") == []
+    assert lint("model: m\nenable-chunked-prefill: false\nmax-num-batched-tokens: 8192\n",
+                "0.6.3.post1", kind="config") == []
+    assert lint("model: m\nmax-model-len: 100000\n", "0.12.0", kind="config") == []
+
+
+def test_a_forks_literal_default_budget_counts():
+    [found] = lint("model: m\nmax-model-len: 8192\n", "0.6.3.post1", kind="config",
+                   field_defaults={"max_num_batched_tokens": 4096})
+    assert "(4096, this vLLM build's default)" in found.message
+    assert (found.line, found.column) == (2, 1)

@@ -1,0 +1,51 @@
+"""PO401 concurrency-without-cuda-graphs beyond its examples."""
+
+from __future__ import annotations
+
+from patchops.lint.rule import Example
+from patchops.lint.runner import lint_example
+
+CODE = "PO401"
+
+
+def lint(text, vllm, kind="spec", **facts):
+    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind, facts=facts)) if d.code == CODE]
+
+
+def spec(version, args=(), concurrency="[1, 4, 8]", hardware="{gpus: 1, memory_gib: 80, compute_capability: 9.0}"):
+    return (f"model: /models/Qwen2.5-7B-Instruct\nvllm: {{version: {version}}}\nhardware: {hardware}\n"
+            "args:\n  max-model-len: 8192\n" + "".join(f"  {a}\n" for a in args)
+            + f"workload:\n  concurrency: {concurrency}\n")
+
+
+def test_fork_default_on_v0_runs_eagerly():
+    [found] = lint(spec("0.7.3"), "0.7.3", capture_sizes_default=[1, 2])
+    assert "concurrency 4 and 8" in found.message and "run eagerly" in found.message
+    assert "this vLLM build defaults compilation_config.cudagraph_capture_sizes to [1, 2]" in found.message
+    assert found.fields == ("workload.concurrency",)
+    assert found.fix.startswith("set compilation-config: '{\"cudagraph_capture_sizes\": [1, 2, 4, 8]}'")
+
+
+def test_single_level_and_0_12_fix():
+    [found] = lint(spec("0.12.0", ["cudagraph-capture-sizes: [1, 2, 4]"], "[16]"), "0.12.0")
+    assert found.message.startswith("workload concurrency 16 runs without CUDA graphs")
+    assert found.fix.startswith("set cudagraph-capture-sizes: [1, 2, 4, 8, 16]")
+    assert "cudagraph_capture_sizes" in found.fields
+
+
+def test_levels_are_capped_at_max_num_seqs():
+    # V0 captures up to max_num_seqs and never batches more sequences than that
+    assert lint(spec("0.6.3.post1", concurrency="[1, 256, 512]"), "0.6.3.post1") == []
+    assert lint(spec("0.8.5", ["max-num-seqs: 2"], "[1, 2, 4, 8]"), "0.8.5",
+                capture_sizes_default=[1, 2]) == []
+
+
+def test_explicit_max_num_seqs_above_the_capture_list():
+    [found] = lint(spec("0.10.2", ["max-num-seqs: 1024"], "[1]"), "0.10.2")
+    assert "max_num_seqs (1024)" in found.message and "512" in found.message
+    assert (found.line, found.column) == (6, 3)
+
+
+def test_quiet_without_graphs_or_workload():
+    assert lint(spec("0.8.5", ["enforce-eager: true"]), "0.8.5", capture_sizes_default=[1, 2]) == []
+    assert lint("model: m\nmax-model-len: 8192\n", "0.8.5", kind="config", capture_sizes_default=[1, 2]) == []

@@ -1,0 +1,37 @@
+"""PO104 duplicate-key beyond its examples."""
+
+from __future__ import annotations
+
+from patchops.lint.config import load_text
+from patchops.lint.facts import facts_for_version
+from patchops.lint.reading import read_as_vllm
+from patchops.lint.rules.duplicate_key import DuplicateKey
+
+
+def lint(text, vllm="0.8.5", kind="spec"):
+    facts = facts_for_version(vllm)
+    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts)
+    return list(DuplicateKey().check(cfg, facts))
+
+
+def test_same_value_twice_is_info():
+    [found] = lint("model: m\nargs:\n  max-model-len: 4096\n  max_model_len: 4096\n")
+    assert found.severity == "info" and (found.line, found.column) == (3, 3)
+    assert "same value (4096)" in found.message
+
+
+def test_env_and_context_duplicates():
+    found = lint("model: m\nenv:\n  VLLM_USE_V1: '1'\n  VLLM_USE_V1: '0'\n")
+    assert [(d.line, d.fields) for d in found] == [(3, ("VLLM_USE_V1",))]
+    assert "overrides it with '0'" in found[0].message
+
+
+def test_command_line_duplicate_points_at_the_first():
+    [found] = lint("vllm serve m --max-num-seqs 64 --max-num-seqs=128\n", kind="command")
+    assert (found.line, found.column) == (1, 14)
+    assert found.message.startswith('duplicate option "--max-num-seqs": this value (64)')
+    assert "at column 32" in found.message
+
+
+def test_no_duplicates_no_findings():
+    assert lint("model: m\nargs:\n  max-model-len: 4096\n") == []

@@ -1,0 +1,51 @@
+"""PO601 flag-hardcoded-by-fork beyond its examples."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from patchops.lint.config import load_text
+from patchops.lint.facts import facts_for_version
+from patchops.lint.reading import read_as_vllm
+from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
+
+BOTH = {"enforce_eager": "True", "disable_custom_all_reduce": "True"}
+
+
+def lint(text, vllm="0.9.2", kind="spec", hardcoded=BOTH):
+    facts = dataclasses.replace(facts_for_version(vllm), hardcoded=dict(hardcoded))
+    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts)
+    return list(FlagHardcodedByFork().check(cfg, facts))
+
+
+def test_no_form_on_the_command_line_is_false():
+    [found] = lint("vllm serve m --no-enforce-eager\n", kind="command")
+    assert found.severity == "error"
+    assert found.message.startswith("setting enforce_eager=false (from --no-enforce-eager) is ignored")
+    assert found.fix == "patchops apply corex-eager-allreduce (restores enforce_eager=self.enforce_eager)"
+
+
+def test_both_flags_reported():
+    found = lint("model: m\nargs:\n  enforce-eager: false\n  disable-custom-all-reduce: false\n")
+    assert [(d.line, d.fields, d.severity) for d in found] == [
+        (3, ("enforce_eager",), "error"), (4, ("disable_custom_all_reduce",), "error")]
+    assert "custom kernel" in found[1].message
+
+
+def test_0_6_3_rejected_yaml_is_left_to_yaml_true_breaks_store_true():
+    # `enforce-eager: false` on 0.6.3 stops vLLM before the fork's value matters
+    assert lint("model: m\nargs:\n  enforce-eager: false\n", vllm="0.6.3.post1") == []
+    [found] = lint("vllm serve m --enforce-eager\n", vllm="0.6.3.post1", kind="command")
+    assert found.severity == "warning" and "has no effect" in found.message
+
+
+def test_expression_is_a_warning():
+    [found] = lint("model: m\nargs:\n  enforce-eager: false\n",
+                   hardcoded={"enforce_eager": "envs.VLLM_FORCE_EAGER"})
+    assert found.severity == "warning"
+    assert "passes enforce_eager=envs.VLLM_FORCE_EAGER" in found.message
+
+
+def test_quiet_on_an_unmodified_copy_or_when_unset():
+    assert lint("model: m\nargs:\n  enforce-eager: false\n", hardcoded={}) == []
+    assert lint("model: m\nargs:\n  max-model-len: 4096\n") == []

@@ -1,0 +1,28 @@
+"""PO304 multistep-with-spec-decode beyond its examples."""
+
+from __future__ import annotations
+
+from patchops.lint.rule import Example
+from patchops.lint.runner import lint_example
+
+CODE = "PO304"
+SPEC = '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}'
+
+
+def lint(text, vllm, kind="config"):
+    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind)) if d.code == CODE]
+
+
+def test_fires_on_the_speculative_setting():
+    [found] = lint(f"model: m\nnum-scheduler-steps: 8\nspeculative-config: '{SPEC}'\n", "0.10.0")
+    assert (found.line, found.column) == (3, 1) and found.severity == "error"
+    assert found.fields == ("speculative_config", "num_scheduler_steps")
+    assert found.vllm_message == ("Speculative decoding is not supported with multi-step "
+                                  "(--num-scheduler-steps > 1)")
+
+
+def test_quiet_without_one_of_the_two_or_when_v1_is_forced():
+    assert lint(f"model: m\nspeculative-config: '{SPEC}'\n", "0.9.2") == []
+    assert lint("model: m\nnum-scheduler-steps: 8\n", "0.9.2") == []
+    assert lint(f"VLLM_USE_V1=1 vllm serve m --num-scheduler-steps 8 --speculative-config '{SPEC}'\n",
+                "0.9.2", kind="command") == []

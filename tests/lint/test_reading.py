@@ -1,0 +1,393 @@
+"""read_as_vllm: what a given vLLM version makes of a ServeConfig (reference §7, §6.1, §6.4)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from patchops.lint.config import load_command, load_text
+from patchops.lint.facts import Facts, Flag
+from patchops.lint.reading import human_readable_int, read_as_vllm, version_tuple
+
+
+def make_facts(version: str, *flags: Flag) -> Facts:
+    """Return hand-made facts: a small flag table shaped like `version`'s parser."""
+    v = version_tuple(version)
+    base = [
+        Flag("model", "model", type="str"),
+        Flag("max-model-len", "max_model_len", type="human_int" if v >= (0, 8, 5) else "int",
+             optional=True),
+        Flag("max-num-seqs", "max_num_seqs", type="int"),
+        Flag("max-num-batched-tokens", "max_num_batched_tokens", type="int", optional=True),
+        Flag("tensor-parallel-size", "tensor_parallel_size", type="int", aliases=("-tp",)),
+        Flag("enforce-eager", "enforce_eager", action="store_true"),
+        Flag("trust-remote-code", "trust_remote_code", action="store_true"),
+        Flag("gpu-memory-utilization", "gpu_memory_utilization", type="float"),
+        Flag("kv-cache-dtype", "kv_cache_dtype", type="str", choices=("auto", "fp8")),
+        Flag("served-model-name", "served_model_name", type="str", nargs="+"),
+        Flag("port", "port", type="int"),
+    ]
+    if v < (0, 8, 0):
+        base.append(Flag("enable-chunked-prefill", "enable_chunked_prefill",
+                         action="store_boolean", nargs="?"))
+    else:
+        base.append(Flag("enable-chunked-prefill", "enable_chunked_prefill", action="boolean_optional"))
+    if v < (0, 7, 0):
+        base.append(Flag("enable-prefix-caching", "enable_prefix_caching", action="store_true"))
+    else:
+        base.append(Flag("enable-prefix-caching", "enable_prefix_caching", action="boolean_optional"))
+    if (0, 7, 0) <= v < (0, 12, 0):
+        base.append(Flag("compilation-config", "compilation_config", type="json", aliases=("-O",)))
+    elif v >= (0, 12, 0):
+        base.append(Flag("compilation-config", "compilation_config", type="json", aliases=("-cc",)))
+        base.append(Flag("optimization-level", "optimization_level", type="str"))
+    if (0, 9, 0) <= v:
+        base.append(Flag("cuda-graph-sizes", "cuda_graph_sizes", type="int", nargs="+"))
+    base.extend(flags)
+    return Facts(version=version, origin="test", flags={f.dest: f for f in base})
+
+
+def spec(args: str, **kw) -> str:
+    body = "".join(f"  {line}\n" for line in args.strip("\n").splitlines())
+    head = "".join(f"{k}: {v}\n" for k, v in kw.items())
+    return f"model: m\n{head}args:\n{body}"
+
+
+def read(text: str, version: str, *, kind=None, facts: Facts = None):
+    cfg = load_command(text) if kind == "command" else load_text(text, kind=kind)
+    return read_as_vllm(cfg, facts or make_facts(version))
+
+
+# --- booleans ------------------------------------------------------------------------------
+
+
+def test_false_is_dropped_under_vllm_serve_085():
+    seen = read(spec("enable-prefix-caching: false\nenforce-eager: true"), "0.8.5")
+    assert "enable_prefix_caching" not in seen.args
+    setting, why = seen.ignored["enable_prefix_caching"]
+    assert why == "vllm serve drops `false` values from --config files (0.7.3+)"
+    assert (setting.line, setting.column, setting.value) == (3, 3, False)
+    assert seen.args["enforce_eager"].value is True
+    assert seen.unknown == [] and seen.rejected == {}
+
+
+def test_false_of_a_storeboolean_flag_works_in_063():
+    seen = read(spec("enable_chunked_prefill: false\nenable-chunked-prefill: true"), "0.6.3")
+    assert seen.args["enable_chunked_prefill"].value is True        # the last one wins
+    seen = read(spec("enable_chunked_prefill: false"), "0.6.3")
+    assert seen.args["enable_chunked_prefill"].value is False
+    assert seen.ignored == {}
+
+
+def test_true_breaks_store_true_flags_in_063():
+    seen = read(spec("max-model-len: 4096\nenforce-eager: true"), "0.6.3")
+    setting, message = seen.rejected["enforce_eager"]
+    assert message == "unrecognized arguments: True" and (setting.line, setting.column) == (4, 3)
+    assert "enforce_eager" not in seen.args and seen.args["max_model_len"].value == 4096
+
+
+def test_false_in_063_is_a_stray_value_for_store_true():
+    seen = read(spec("enable_prefix_caching: false"), "0.6.3")
+    assert seen.rejected["enable_prefix_caching"][1] == "unrecognized arguments: False"
+
+
+def test_false_under_api_server():
+    # 0.7.3: the single api_server parser knows its StoreBoolean flags, spelled as dests
+    seen = read(spec("enable_chunked_prefill: false", entrypoint="api_server"), "0.7.3")
+    assert seen.args["enable_chunked_prefill"].value is False
+    seen = read(spec("enable-chunked-prefill: false", entrypoint="api_server"), "0.7.3")
+    assert "enable_chunked_prefill" in seen.ignored
+    # 0.30+: `--no-k` when the reading parser registers it (dash spelling only)
+    seen = read(spec("enable-prefix-caching: false", entrypoint="api_server"), "0.30.0")
+    assert seen.args["enable_prefix_caching"].value is False
+    seen = read(spec("enable_prefix_caching: false", entrypoint="api_server"), "0.30.0")
+    assert "enable_prefix_caching" in seen.ignored
+    # ... but never under `vllm serve`
+    seen = read(spec("enable-prefix-caching: false"), "0.33.0")
+    assert "enable_prefix_caching" in seen.ignored
+
+
+def test_no_forms():
+    seen = read(spec("no_enable_prefix_caching: true"), "0.8.5")
+    setting = seen.args["enable_prefix_caching"]
+    assert setting.value is False and setting.key == "no_enable_prefix_caching"
+    seen = read("vllm serve m --no-enable-prefix-caching --no-enable-chunked-prefill", "0.8.5",
+                kind="command")
+    assert seen.args["enable_prefix_caching"].value is False
+    assert seen.args["enable_chunked_prefill"].value is False
+    assert seen.args["enable_prefix_caching"].key == "--no-enable-prefix-caching"
+    # a store_true flag has no --no- form
+    seen = read(spec("no_enforce_eager: true"), "0.8.5")
+    assert [s.key for s in seen.unknown] == ["no_enforce_eager"]
+
+
+def test_false_for_an_unknown_key_is_dropped_not_fatal():
+    seen = read(spec("enable_foo: false"), "0.8.5")
+    assert seen.unknown == []
+    assert "not a flag of this vLLM" in seen.ignored["enable_foo"][1]
+
+
+# --- lists and mappings --------------------------------------------------------------------
+
+
+def test_list_before_0102_is_mangled():
+    seen = read(spec("cuda-graph-sizes: [1, 2, 4]\nserved-model-name: [a, b]"), "0.9.2")
+    # an int list becomes the one token "[1, 2, 4]": argparse refuses it
+    assert seen.rejected["cuda_graph_sizes"][1] == \
+        "argument --cuda-graph-sizes: invalid int value: '[1, 2, 4]'"
+    # a text list is accepted as the Python text, brackets and all
+    setting, why = seen.ignored["served_model_name"]
+    assert setting.value == ["a", "b"] and "['a', 'b']" in why
+    assert "served_model_name" not in seen.args
+
+
+def test_list_from_0102_is_expanded_and_empty_list_dropped():
+    seen = read(spec("cuda-graph-sizes: [1, 2, 4]\nserved-model-name: [a, b]"), "0.10.2")
+    assert seen.args["cuda_graph_sizes"].value == [1, 2, 4]
+    assert seen.args["served_model_name"].value == ["a", "b"]
+    seen = read(spec("cuda-graph-sizes: []"), "0.10.2")
+    assert "empty list" in seen.ignored["cuda_graph_sizes"][1]
+
+
+def test_dicts_by_version():
+    text = spec("compilation_config: {level: 3}")
+    assert read(text, "0.8.5").args["compilation_config"].value == {"level": 3}   # literal_eval
+    seen = read(text, "0.9.2")
+    assert seen.rejected["compilation_config"][1] == \
+        "argument --compilation-config/-O: invalid loads value: \"{'level': 3}\""
+    assert read(text, "0.20.0").args["compilation_config"].value == {"level": 3}  # json.dumps
+    # a JSON string works everywhere from 0.7.3
+    for version in ("0.7.3", "0.9.2", "0.15.0"):
+        seen = read(spec("compilation_config: '{\"level\": 3}'"), version)
+        assert seen.args["compilation_config"].value == {"level": 3}, version
+
+
+def test_dotted_keys_from_09():
+    text = spec("compilation_config.level: 3\ncompilation_config.cudagraph_capture_sizes: '[1,2]'")
+    seen = read(text, "0.9.2")
+    setting = seen.args["compilation_config"]
+    assert setting.value == {"level": 3, "cudagraph_capture_sizes": [1, 2]}
+    assert seen.unknown == []
+    seen = read(text, "0.8.5")
+    assert sorted(s.key for s in seen.unknown) == ["compilation_config.cudagraph_capture_sizes",
+                                                   "compilation_config.level"]
+
+
+def test_null_values():
+    seen = read(spec("max-model-len: null\nmax-num-seqs: ~"), "0.8.5")
+    assert seen.args["max_model_len"].value is None                  # optional type
+    assert seen.rejected["max_num_seqs"][1] == "argument --max-num-seqs: invalid int value: 'None'"
+
+
+# --- keys ----------------------------------------------------------------------------------
+
+
+def test_short_alias_is_unknown_as_a_yaml_key_but_works_on_the_command_line():
+    seen = read(spec("tp: 4"), "0.8.5")
+    assert [(s.key, s.name, s.value, s.line, s.column) for s in seen.unknown] == [("tp", "tp", 4, 3, 3)]
+    assert "tensor_parallel_size" not in seen.args
+    seen = read("vllm serve m -tp 4", "0.8.5", kind="command")
+    setting = seen.args["tensor_parallel_size"]
+    assert (setting.key, setting.value, setting.column, setting.source) == ("-tp", 4, 14, "cli")
+    assert seen.unknown == []
+
+
+def test_unique_prefix_is_accepted_and_ambiguous_is_rejected():
+    seen = read(spec("max_model: 4096"), "0.8.5")
+    setting = seen.args["max_model_len"]
+    assert setting.value == 4096 and setting.key == "max_model" and setting.name == "max_model_len"
+    seen = read(spec("max: 4096"), "0.8.5")
+    assert seen.rejected["max"][1].startswith("ambiguous option: --max could match --max-model-len,")
+    seen = read("vllm serve m --tensor 2", "0.8.5", kind="command")
+    assert seen.args["tensor_parallel_size"].value == 2
+
+
+def test_underscores_and_dashes_both_work():
+    seen = read(spec("max_num_seqs: 8\ngpu-memory-utilization: 0.8"), "0.8.5")
+    assert seen.args["max_num_seqs"].value == 8 and seen.args["gpu_memory_utilization"].value == 0.8
+    seen = read("vllm serve m --max_num_seqs=8 --gpu_memory_utilization 0.8", "0.8.5", kind="command")
+    assert seen.args["max_num_seqs"].value == 8 and seen.args["gpu_memory_utilization"].value == 0.8
+
+
+def test_unknown_keys_and_flags():
+    seen = read(spec("max-model-length: 4096\n--max-num-seqs: 8"), "0.8.5")
+    assert [s.key for s in seen.unknown] == ["max-model-length", "--max-num-seqs"]
+    seen = read("vllm serve m --max-model-length 4096 --enforce-eager --gpu-memory-utilisation=0.8",
+                "0.8.5", kind="command")
+    unknown = {s.key: (s.value, s.column) for s in seen.unknown}
+    assert unknown == {"--max-model-length": ("4096", 14), "--gpu-memory-utilisation": ("0.8", 54)}
+    assert seen.args["enforce_eager"].value is True and seen.model.value == "m"
+
+
+# --- values --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,value", [
+    ("32k", 32000), ("32K", 32768), ("25.6k", 25600), ("1m", 1000000), ("2M", 2097152), ("4096", 4096),
+])
+def test_human_readable_ints(text, value):
+    assert human_readable_int(text) == value
+    seen = read(spec(f"max-model-len: {text}"), "0.8.5")
+    assert seen.args["max_model_len"].value == value
+    seen = read(f"vllm serve m --max-model-len {text}", "0.9.2", kind="command")
+    assert seen.args["max_model_len"].value == value
+
+
+def test_human_ints_are_refused_where_the_type_is_int():
+    seen = read(spec("max-model-len: 32k"), "0.7.3")
+    assert seen.rejected["max_model_len"][1] == "argument --max-model-len: invalid int value: '32k'"
+    seen = read(spec("max-model-len: 1.5K"), "0.8.5")
+    assert "Decimals are not allowed with binary suffixes like K" in seen.rejected["max_model_len"][1]
+
+
+def test_command_line_values_are_typed():
+    seen = read("vllm serve m --max-num-seqs 8 --gpu-memory-utilization 0.85 --port 8000 "
+                "--served-model-name a b --kv-cache-dtype fp8 --compilation-config '{\"level\": 2}'",
+                "0.8.5", kind="command")
+    values = {k: s.value for k, s in seen.args.items()}
+    assert values == {"max_num_seqs": 8, "gpu_memory_utilization": 0.85, "port": 8000,
+                      "served_model_name": ["a", "b"], "kv_cache_dtype": "fp8",
+                      "compilation_config": {"level": 2}}
+
+
+def test_bad_values_are_rejected_with_argparse_messages():
+    seen = read("vllm serve m --max-num-seqs eight --kv-cache-dtype fp4 --port", "0.8.5",
+                kind="command")
+    assert seen.rejected["max_num_seqs"][1] == "argument --max-num-seqs: invalid int value: 'eight'"
+    assert seen.rejected["kv_cache_dtype"][1] == \
+        "argument --kv-cache-dtype: invalid choice: 'fp4' (choose from 'auto', 'fp8')"
+    assert seen.rejected["port"][1] == "argument --port: expected one argument"
+    assert seen.rejected["max_num_seqs"][0].column == 14
+    seen = read("vllm serve m --enforce-eager=yes", "0.8.5", kind="command")
+    assert "ignored explicit argument 'yes'" in seen.rejected["enforce_eager"][1]
+
+
+@pytest.mark.parametrize("version,expected", [
+    ("0.7.3", ("compilation_config", {"level": 3})),
+    ("0.8.5", ("compilation_config", {"level": 3})),
+    ("0.9.2", ("compilation_config", {"level": 3})),
+    ("0.11.0", ("compilation_config", {"level": 3})),
+    ("0.12.0", ("optimization_level", "3")),
+])
+def test_dash_o_by_version(version, expected):
+    for cmd in ("vllm serve m -O3", "vllm serve m -O 3"):
+        seen = read(cmd, version, kind="command")
+        dest, value = expected
+        assert seen.args[dest].value == value, (version, cmd)
+        assert seen.args[dest].column == 14
+
+
+# --- layers and the model ------------------------------------------------------------------
+
+
+def test_command_line_wins_over_its_config_file(tmp_path):
+    (tmp_path / "c.yaml").write_text("tensor_parallel_size: 2\nmax_model_len: 1024\n"
+                                     "enable_prefix_caching: false\ntp: 8\n")
+    cfg = load_command("vllm serve m --config c.yaml -tp 4", base_dir=str(tmp_path))
+    seen = read_as_vllm(cfg, make_facts("0.8.5"))
+    assert seen.args["tensor_parallel_size"].value == 4 and seen.args["tensor_parallel_size"].source == "cli"
+    assert seen.args["max_model_len"].value == 1024 and seen.args["max_model_len"].source == "yaml"
+    assert "enable_prefix_caching" in seen.ignored
+    assert [s.key for s in seen.unknown] == ["tp"]
+    assert seen.model.value == "m"
+
+
+def test_config_equals_form_is_never_loaded(tmp_path):
+    (tmp_path / "c.yaml").write_text("max_model_len: 1024\n")
+    cfg = load_command("vllm serve m --config=c.yaml", base_dir=str(tmp_path))
+    assert not cfg.config_loaded
+    seen = read_as_vllm(cfg, make_facts("0.8.5"))
+    assert "never read" in seen.ignored["config"][1] and "max_model_len" not in seen.args
+
+
+def test_config_file_extension_rejected():
+    seen = read("vllm serve m --config c.json", "0.8.5", kind="command")
+    assert seen.rejected["config"][1] == "Config file must be of a yaml/yml type. json supplied"
+
+
+def test_model_sources():
+    # positional model wins over --model from the config
+    seen = read("vllm serve --enforce-eager mymodel", "0.8.5", kind="command")
+    assert seen.model.value == "mymodel" and seen.args["enforce_eager"].value is True
+    seen = read("python -m vllm.entrypoints.openai.api_server --model x -tp 2", "0.8.5", kind="command")
+    assert seen.model.value == "x" and seen.model.key == "--model"
+    seen = read("model: cfgmodel\nmax_model_len: 10\n", "0.8.5", kind="config")
+    assert seen.model.value == "cfgmodel"
+    seen = read(spec("max_model_len: 1"), "0.8.5")
+    assert seen.model.value == "m" and (seen.model.line, seen.model.column) == (1, 1)
+    seen = read("vllm serve --port 8000", "0.8.5", kind="command")
+    assert seen.model is None
+
+
+def test_stray_positionals_are_rejected():
+    seen = read("vllm serve m extra --port 1", "0.8.5", kind="command")
+    assert seen.rejected["extra"][1] == "unrecognized arguments: extra"
+    seen = read("python -m vllm.entrypoints.openai.api_server stray --model m", "0.8.5", kind="command")
+    assert seen.rejected["stray"][1] == "unrecognized arguments: stray"
+
+
+def test_duplicates_by_dest_across_spellings():
+    seen = read("vllm serve m -tp 2 --tensor-parallel-size 4", "0.8.5", kind="command")
+    assert seen.args["tensor_parallel_size"].value == 4
+    pairs = [(a.key, b.key) for a, b in seen.duplicates]
+    assert ("-tp", "--tensor-parallel-size") in pairs
+
+
+def test_input_is_not_changed_and_version_recorded():
+    cfg = load_text(spec("tp: 4\nmax_model_len: 32k\nenable_prefix_caching: false"))
+    before = copy.deepcopy(cfg)
+    seen = read_as_vllm(cfg, make_facts("0.8.5"))
+    assert cfg == before and seen is not cfg
+    assert seen.read_by == "0.8.5" and cfg.read_by is None
+    assert seen.path == cfg.path and seen.suppressions == cfg.suppressions
+
+
+def test_empty_flag_table_keeps_keys_and_judges_nothing():
+    cfg = load_text(spec("tp: 4\nmax-model-len: 4096"))
+    seen = read_as_vllm(cfg, Facts(version="0.8.5", origin="test"))
+    assert set(seen.args) == {"tp", "max_model_len"} and seen.unknown == [] and seen.rejected == {}
+
+
+def test_version_tuple():
+    assert version_tuple("0.6.3.post1") == (0, 6, 3)
+    assert version_tuple("0.8.5+corex.4.3") == (0, 8, 5)
+    assert version_tuple("0.10") == (0, 10, 0)
+    assert version_tuple("dev") == (999, 0, 0)
+
+
+# --- real shipped facts --------------------------------------------------------------------
+
+
+def _shipped(version):
+    facts_module = pytest.importorskip("patchops.lint.facts")
+    loader = getattr(facts_module, "facts_for_version", None)
+    if loader is None:
+        pytest.skip("no shipped facts loader")
+    try:
+        return loader(version)
+    except Exception as exc:  # no shipped file for this version
+        pytest.skip(f"no shipped facts for {version}: {exc}")
+
+
+@pytest.mark.parametrize("version", ["0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.2", "0.11.0",
+                                     "0.12.0", "0.33.0"])
+def test_with_shipped_facts(version):
+    facts = _shipped(version)
+    v = version_tuple(version)
+    text = spec("tensor-parallel-size: 2\nmax_model_len: 4096\ngpu-memory-utilization: 0.85\n"
+                "enforce_eager: true\nenable-prefix-caching: false\ntp: 4\nmax_num_seq: 8")
+    seen = read_as_vllm(load_text(text), facts)
+    assert seen.args["tensor_parallel_size"].value == 2
+    assert seen.args["max_model_len"].value == 4096
+    assert seen.args["gpu_memory_utilization"].value == 0.85
+    assert seen.args["max_num_seqs"].value == 8           # unique prefix
+    assert [s.key for s in seen.unknown] == ["tp"]
+    if v < (0, 7, 0):
+        assert seen.rejected["enforce_eager"][1] == "unrecognized arguments: True"
+    else:
+        assert seen.args["enforce_eager"].value is True
+        assert "enable_prefix_caching" in seen.ignored
+    cmd = read_as_vllm(load_command("vllm serve m -tp 2 --max-model-len 4096 --enforce-eager"), facts)
+    assert cmd.args["tensor_parallel_size"].value == 2 and cmd.unknown == [] and cmd.rejected == {}
+    assert cmd.model.value == "m"
