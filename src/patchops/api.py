@@ -60,10 +60,103 @@ def rules(code: Optional[str] = None):
     return match
 
 
-# ---------------------------------------------------------------- locate
+# ---------------------------------------------------------------- locate and patch
 
 def locate(*, python: Optional[str] = None, roots: Sequence[Path] = ()):
     """Return every vLLM copy `python` could import plus vendor-root copies (a Location)."""
     from patchops import locate as locating
 
     return locating.locate(python=python, roots=roots)
+
+
+def target_copies(*, python: Optional[str] = None, roots: Sequence[Path] = (),
+                  sites: Sequence[Path] = ()):
+    """Return the copies a patch command works on: `sites` if given, else every located copy."""
+    from patchops import locate as locating
+    from patchops.errors import LocateError
+
+    if sites:
+        return [locating.locate_site(site) for site in sites]
+    location = locating.locate(python=python, roots=roots)
+    if not location.copies:
+        raise LocateError(f"no vLLM copy found on the import path of {location.python} or under "
+                          "the vendor roots; point PYTHONPATH at it, or pass --root DIR or --site DIR")
+    return list(location.copies)
+
+
+def plan_apply(names: Sequence[str], *, python: Optional[str] = None, roots: Sequence[Path] = (),
+               sites: Sequence[Path] = (), patchset_dirs: Sequence[Path] = (), force: bool = False,
+               check: bool = True):
+    """Compute, in memory, what applying patchsets `names` to every copy changes (an ApplyPlan).
+
+    With check=False a plan with drift is returned (its `problems` say where) instead of
+    raising DriftError, so --dry-run can show both the diff and the problems.
+    """
+    from patchops import patching
+    from patchops.patchset import get_patchset
+
+    wanted = [get_patchset(name, patchset_dirs) for name in dict.fromkeys(names)]
+    copies = target_copies(python=python, roots=roots, sites=sites)
+    return patching.plan_apply(copies, wanted, force=force, check=check)
+
+
+def diff(plan) -> str:
+    """Return a plan's changes as a unified diff."""
+    from patchops import patching
+
+    return patching.unified_diff(plan)
+
+
+def commit_apply(plan):
+    """Write a plan to every copy as one transaction, backing up originals (an ApplyReport)."""
+    from patchops import patching
+
+    return patching.commit_apply(plan)
+
+
+def status(names: Optional[Sequence[str]] = None, *, python: Optional[str] = None,
+           roots: Sequence[Path] = (), sites: Sequence[Path] = (),
+           patchset_dirs: Sequence[Path] = ()):
+    """Return a StatusRow per copy and patchset.
+
+    Without names: the patchsets patchops recorded in the copies' stores, answered from
+    hashes alone; if none is recorded anywhere, every known patchset.
+    """
+    from patchops import patching
+    from patchops.patchset import find_patchsets, get_patchset
+
+    copies = target_copies(python=python, roots=roots, sites=sites)
+    if not names:
+        names = _recorded_patchsets(copies) or list(find_patchsets(patchset_dirs))
+    return patching.status(copies, [get_patchset(name, patchset_dirs) for name in names])
+
+
+def _recorded_patchsets(copies) -> List[str]:
+    from patchops.store import Store
+
+    names: List[str] = []
+    for copy in copies:
+        store = Store(copy.site_dir)
+        if store.exists():
+            state = store.read_state()
+            for entry in state.files.values():
+                names.extend(entry.patchsets)
+            names.extend(state.satisfied)
+    return list(dict.fromkeys(names))
+
+
+def any_drift(rows) -> bool:
+    """Return whether any status row is drifted."""
+    from patchops import patching
+
+    return patching.any_drift(rows)
+
+
+def rollback(names: Optional[Sequence[str]] = None, *, force: bool = False,
+             python: Optional[str] = None, roots: Sequence[Path] = (), sites: Sequence[Path] = (),
+             patchset_dirs: Sequence[Path] = ()):
+    """Restore originals for `names` (None: all) in every copy, keeping other patchsets."""
+    from patchops import patching
+
+    copies = target_copies(python=python, roots=roots, sites=sites)
+    return patching.rollback(copies, names, force=force, patchsets_dirs=patchset_dirs)

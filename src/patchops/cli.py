@@ -74,18 +74,22 @@ def locate_command(python: Optional[str] = PythonOption, root: List[Path] = Root
 def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e.g. corex-eager-allreduce."),
                   dry_run: bool = typer.Option(False, "--dry-run", help="Show the diff, write nothing."),
                   yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+                  force: bool = typer.Option(False, "--force",
+                                             help="Take files changed since patchops wrote them (a vLLM upgrade) as the new originals."),
                   python: Optional[str] = PythonOption, root: List[Path] = RootOption,
                   site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
     """Apply named patchsets to every vLLM copy as one transaction, backing up originals."""
     console = _console()
-    plan = api.plan_apply(names, python=python, roots=root, sites=site, patchset_dirs=patchsets)
-    render.plan_text(console, plan)
-    if dry_run or not plan.changes:
+    plan = api.plan_apply(names, python=python, roots=root, sites=site, patchset_dirs=patchsets,
+                          force=force, check=not dry_run)
+    render.plan_text(console, plan, api.diff(plan) if dry_run else "")
+    if dry_run:
+        raise typer.Exit(DRIFTED if plan.problems else OK)
+    if not plan.changes and not plan.satisfied:
         raise typer.Exit(OK)
-    if not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):
+    if plan.changes and not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):
         raise typer.Exit(PROBLEMS_FOUND)
-    report = api.commit_apply(plan)
-    render.apply_report_text(console, report)
+    render.apply_report_text(console, api.commit_apply(plan))
 
 
 @command("status")

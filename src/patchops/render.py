@@ -223,3 +223,73 @@ def location_text(console: Console, location) -> None:
 
 def _importable(copy) -> bool:
     return any(not via.startswith(("root", "explicit")) and " in root " not in via for via in copy.found_via)
+
+
+# ---------------------------------------------------------------- patch
+
+STATE_STYLE = {"applies": "green", "applied": "green", "satisfied": "cyan", "not-applied": "yellow",
+               "not-applicable": "dim", "drift": "bold red", "drifted": "bold red"}
+
+
+def _state_line(console: Console, site_dir, version, patchset: str, state: str, detail: str) -> None:
+    line = Text(f"{site_dir} (vLLM {version or 'unknown'}): {patchset}: ")
+    line.append(state, style=STATE_STYLE.get(state, ""))
+    if detail:
+        line.append(f" ({detail})", style="dim")
+    console.print(line, soft_wrap=True, highlight=False)
+
+
+def plan_text(console: Console, plan, diff: str = "") -> None:
+    """Print what the plan means per copy and patchset, then the diff (if any) and problems."""
+    for outcome in plan.outcomes:
+        _state_line(console, outcome.site_dir, outcome.version, outcome.patchset, outcome.state,
+                    outcome.detail)
+    for note in plan.notes:
+        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
+    if diff:
+        colour_diff(console, diff)
+    if plan.problems:
+        console.print(Text(plan.problem_message(), style="bold red"), soft_wrap=True, highlight=False)
+    elif not plan.changes:
+        console.print("nothing to write: every patchset is applied, satisfied or not applicable")
+
+
+def apply_report_text(console: Console, report) -> None:
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
+    for path, backup in zip(report.written, report.backups):
+        console.print(Text(f"patched {path} (original kept as {backup})"), soft_wrap=True, highlight=False)
+    for pyc in report.removed_bytecode:
+        console.print(Text(f"removed stale bytecode {pyc}", style="dim"), soft_wrap=True, highlight=False)
+    if not report.written:
+        console.print("nothing written")
+
+
+def status_dicts(rows) -> list:
+    return [{
+        "site_dir": str(row.site_dir), "version": row.version, "patchset": row.patchset,
+        "state": row.state, "detail": row.detail, "files": list(row.files),
+        "file_states": [asdict(f) for f in row.file_states],
+    } for row in rows]
+
+
+def status_text(console: Console, rows) -> None:
+    for row in rows:
+        _state_line(console, row.site_dir, row.version, row.patchset, row.state, row.detail)
+    if not rows:
+        console.print("no patchset known")
+
+
+def rollback_report_text(console: Console, report) -> None:
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
+    for item in report.files:
+        if not item.written:
+            continue
+        line = f"restored {item.path} (rolled back {', '.join(item.removed)}"
+        line += f"; kept {', '.join(item.kept)})" if item.kept else ")"
+        if item.forced:
+            line += f"; the edited file is kept as {item.saved}"
+        console.print(Text(line), soft_wrap=True, highlight=False)
+    if not report.changed:
+        console.print("nothing to restore: the files are already original")
