@@ -391,3 +391,165 @@ def test_with_shipped_facts(version):
     cmd = read_as_vllm(load_command("vllm serve m -tp 2 --max-model-len 4096 --enforce-eager"), facts)
     assert cmd.args["tensor_parallel_size"].value == 2 and cmd.unknown == [] and cmd.rejected == {}
     assert cmd.model.value == "m"
+
+
+# --- replaying vLLM's own FlexibleArgumentParser -------------------------------------------
+#
+# The real `FlexibleArgumentParser` (and StoreBoolean / EnableDisableAction) of each version is
+# cut out of the wheel's source with `ast` and run over a stand-in parser built from the same
+# shipped flag table, so this checks the token stream (config loading, `_`->`-`, `-O`, dotted
+# keys, argparse prefixes, nargs, positionals), not the flag table itself.
+
+_PARSER_FILES = {(0, 6): "vllm/utils.py", (0, 7): "vllm/utils.py", (0, 8): "vllm/utils.py",
+                 (0, 9): "vllm/utils/__init__.py", (0, 10): "vllm/utils/__init__.py",
+                 (0, 11): "vllm/utils/__init__.py"}
+_REPLAY_CASES = [
+    ("max_model_len: 4096\ntensor-parallel-size: 2\n", "m"),
+    ("enforce_eager: true\n", "m"),
+    ("enforce_eager: false\nmax_num_seqs: 8\n", "m"),
+    ("enable-prefix-caching: false\n", "m"),
+    ("enable_chunked_prefill: false\n", "m"),
+    ("no_enable_prefix_caching: true\n", "m"),
+    ("tp: 4\n", "m"),
+    ("max_model: 4096\n", "m"),
+    ("max: 4096\n", "m"),
+    ("max_model_len: 32k\n", "m"),
+    ("cuda_graph_sizes: [1, 2, 4]\n", "m"),
+    ("compilation_config: {level: 3}\n", "m"),
+    ("compilation_config.level: 3\n", "m"),
+    ("max_model_len: null\n", "m"),
+    ("model: mm\nmax_model_len: 10\n", ""),
+    ("tensor_parallel_size: 2\nmax_model_len: 10\n", "m -tp 4"),
+    (None, "m -tp 4 --enforce-eager --max-model-len=4096 --max_num_seqs 3"),
+    (None, "m -O3"),
+    (None, "m --no-enable-prefix-caching"),
+    (None, "--enforce-eager m"),
+    (None, "m --served-model-name a b --port 8001"),
+    (None, "m --tensor 2"),
+    (None, "m --bogus 2"),
+    (None, "m extra"),
+    (None, "m --kv-cache-dtype fp9"),
+    (None, "m --enable-chunked-prefill false"),
+]
+
+
+def _real_parser(site, version, facts, entrypoint):
+    import argparse
+    import ast
+    import json
+    import logging
+    import re
+    import sys
+    import textwrap
+    import typing
+    from collections import defaultdict
+
+    import yaml
+
+    from patchops.lint.reading import _action, convert
+
+    v = version_tuple(version)
+    rel = _PARSER_FILES.get(v[:2], "vllm/utils/argparse_utils.py")
+    names = ("StoreBoolean", "EnableDisableAction", "_register_action", "FlexibleArgumentParser")
+
+    class _Failed(Exception):
+        pass
+
+    ns = dict(argparse=argparse, ArgumentParser=argparse.ArgumentParser,
+              Namespace=argparse.Namespace, ArgumentTypeError=argparse.ArgumentTypeError,
+              Action=argparse.Action, BooleanOptionalAction=argparse.BooleanOptionalAction,
+              _ArgumentGroup=argparse._ArgumentGroup, SortedHelpFormatter=argparse.HelpFormatter,
+              json=json, re=re, sys=sys, yaml=yaml, textwrap=textwrap,
+              logger=logging.getLogger("replay"))
+    ns.update({k: getattr(typing, k) for k in ("Any", "Union", "List", "Dict", "Optional")})
+    ns["defaultdict"] = defaultdict
+    for path in (rel, "vllm/engine/arg_utils.py"):
+        source = (site / path).read_text()
+        nodes = [n for n in ast.parse(source).body
+                 if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name in names
+                 and n.name not in ns]
+        nodes.sort(key=lambda n: names.index(n.name))
+        for node in nodes:
+            exec(compile(ast.get_source_segment(source, node), path, "exec"), ns)
+    parser_class = ns["FlexibleArgumentParser"]
+
+    def error(self, message):
+        raise _Failed(message)
+
+    parser_class.error = error
+    top = parser_class(prog="vllm")
+    target = top
+    if entrypoint == "serve":
+        target = top.add_subparsers(dest="subparser").add_parser("serve")
+        target.add_argument("model_tag", type=str, **({} if v < (0, 8, 0) else {"nargs": "?"}))
+    for flag in facts.flags.values():
+        action = _action(flag)
+        kw = dict(dest=flag.dest)
+        if action in ("store_true", "store_false"):
+            kw["action"] = action
+        elif action == "boolean_optional":
+            kw["action"] = argparse.BooleanOptionalAction
+        elif action == "store_boolean":
+            kw.update(action=ns["StoreBoolean"], nargs="?", const="True")
+        elif action in ("store", "append"):
+            def typed(text, flag=flag):
+                try:
+                    return convert(flag, text, v)
+                except Exception as exc:
+                    raise argparse.ArgumentTypeError(str(exc))
+            typed.__name__ = flag.type or "str"
+            kw.update(action=action, type=typed)
+            if flag.nargs:
+                kw["nargs"] = flag.nargs
+            if flag.choices:
+                kw["choices"] = list(flag.choices)
+        else:
+            continue
+        target.add_argument("--" + flag.name, *flag.aliases, **kw)
+    return top, _Failed
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("version", ["0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.2", "0.11.0",
+                                     "0.12.0", "0.33.0"])
+@pytest.mark.parametrize("entrypoint", ["serve", "api_server"])
+def test_reading_agrees_with_vllms_own_parser(vllm_site, tmp_path, version, entrypoint):
+    facts = _shipped(version)
+    site = vllm_site(version)
+    parser, failed = _real_parser(site, version, facts, entrypoint)
+    defaults = vars(parser.parse_args(["serve", "m"] if entrypoint == "serve" else []))
+    for yaml_text, cli in _REPLAY_CASES:
+        argv = cli.split()
+        if entrypoint == "api_server" and argv[:1] == ["m"]:
+            argv = ["--model", "m"] + argv[1:]
+        if yaml_text is not None:
+            (tmp_path / "c.yaml").write_text(yaml_text)
+            argv += ["--config", str(tmp_path / "c.yaml")]
+        try:
+            real = vars(parser.parse_args((["serve"] if entrypoint == "serve" else []) + argv))
+            real_error = None
+        except (failed, ValueError, AssertionError) as exc:
+            real, real_error = None, str(exc)
+        program = "vllm serve" if entrypoint == "serve" else \
+            "python -m vllm.entrypoints.openai.api_server"
+        seen = read_as_vllm(load_command(f"{program} {' '.join(argv)}"), facts)
+        case = (version, entrypoint, yaml_text, cli)
+        messages = [m for _s, m in seen.rejected.values()]
+        if real_error is not None:
+            assert seen.unknown or seen.rejected, (case, real_error)
+            if real_error.startswith("argument ") or real_error.startswith("ambiguous"):
+                assert real_error in messages, (case, real_error, messages)
+            continue
+        assert not seen.unknown and not seen.rejected, (case, seen.unknown, seen.rejected)
+        if real.get("model_tag") is not None:
+            real["model"] = real["model_tag"]
+        for dest, setting in seen.args.items():
+            assert real[dest] == setting.value, (case, dest)
+        ignored_mangled = {d for d, (_s, why) in seen.ignored.items() if "Python text" in why}
+        for dest, value in real.items():
+            if dest in ("subparser", "model_tag", "config", "model") or dest in ignored_mangled:
+                continue
+            if dest not in seen.args:
+                assert value == defaults.get(dest), (case, dest)
+        if real.get("model") is not None:
+            assert seen.model is not None and seen.model.value == real["model"], case

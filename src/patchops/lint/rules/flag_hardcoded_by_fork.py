@@ -57,7 +57,9 @@ class FlagHardcodedByFork(Rule):
     """
     ## What it does
     Flags `enforce_eager` or `disable_custom_all_reduce` set by the user (true or false)
-    when the vLLM copy that will run passes a fixed value for it instead of `self.<flag>`.
+    when the vLLM copy that will run passes a fixed value for it instead of `self.<flag>`;
+    left unset, a hardcoded `True` is still reported (as a warning) where it costs something:
+    `enforce_eager` always, `disable_custom_all_reduce` with tensor parallelism.
 
     ## Why is this bad?
     `EngineArgs` hands the two settings to the engine in exactly one place each:
@@ -82,8 +84,8 @@ class FlagHardcodedByFork(Rule):
     VALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  enforce-eager: false\n"
                 "  tensor-parallel-size: 4\n"),
-        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tensor-parallel-size: 4\n",
-                facts={"hardcoded": {"enforce_eager": "True"}}),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n",
+                facts={"hardcoded": {"disable_custom_all_reduce": "True"}}),
         Example("vllm serve Qwen/Qwen2.5-7B-Instruct -tp 4 --enforce-eager\n", kind="command"),
     ]
     INVALID = [
@@ -92,10 +94,12 @@ class FlagHardcodedByFork(Rule):
                 at=(4, 3)),
         Example("vllm serve Qwen/Qwen2.5-7B-Instruct -tp 4 --disable-custom-all-reduce\n",
                 kind="command", vllm="0.9.2",
-                facts={"hardcoded": {"enforce_eager": "True", "disable_custom_all_reduce": "True"}},
-                at=(1, 43)),
+                facts={"hardcoded": {"disable_custom_all_reduce": "True"}}, at=(1, 43)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\ntensor_parallel_size: 4\nenforce_eager: true\n",
                 kind="config", facts={"hardcoded": {"enforce_eager": "True"}}, at=(3, 1)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 8192\n"
+                "workload:\n  concurrency: [1, 8]\n",
+                facts={"hardcoded": {"enforce_eager": "True"}}, at=(5, 3)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -103,6 +107,8 @@ class FlagHardcodedByFork(Rule):
             source = facts.hardcoded.get(name)
             found = user_setting(cfg, name) if source is not None else None
             if found is None:
+                if source is not None and literal_bool(source) and self._costs(cfg, name):
+                    yield self._unset(cfg, name, source, call, effect)
                 continue
             setting, wanted = found
             fixed = literal_bool(source)
@@ -124,3 +130,21 @@ class FlagHardcodedByFork(Rule):
             if severity == "warning":
                 fix += ", or remove the setting"
             yield self.diagnostic(cfg, setting, message, fields=(name,), severity=severity, fix=fix)
+
+    @staticmethod
+    def _costs(cfg: ServeConfig, name: str) -> bool:
+        """Return whether a hardcoded True costs this config anything (custom all-reduce needs TP > 1)."""
+        if name == "enforce_eager":
+            return True
+        tp = cfg.args.get("tensor_parallel_size")
+        try:
+            return tp is not None and int(tp.value) > 1
+        except (TypeError, ValueError):
+            return False
+
+    def _unset(self, cfg: ServeConfig, name: str, source: str, call: str, effect: str) -> Diagnostic:
+        at = cfg.context.get("workload.concurrency") or cfg.args.get("tensor_parallel_size") or cfg.model
+        message = (f"this copy hardcodes {name}={source} in {call}, so {effect}; no flag "
+                   f"can change that")
+        return self.diagnostic(cfg, at, message, fields=(name,), severity="warning",
+                               fix=f"patchops apply {PATCHSET} (restores {name}=self.{name})")

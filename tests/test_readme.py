@@ -1,0 +1,41 @@
+"""The README's two commands are the product's front door: keep them true."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands():
+    return re.findall(r"```sh\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)[:2]
+
+
+def test_ci_runs_the_readme_test_command():
+    _, test_command = readme_commands()
+    assert "pytest" in test_command
+    assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_quickstart_lints_every_example(tmp_path):
+    main_job, _ = readme_commands()
+    install, lint = main_job.split(" && ")
+    assert install.startswith("python -m pip install -e .")
+    env = dict(os.environ, PATCHOPS_CACHE=str(tmp_path), PYTHONPATH="", PATCHOPS_ROOTS="")
+    shown = subprocess.run(lint.replace("patchops", f"{sys.executable} -m patchops", 1), shell=True,
+                           cwd=ROOT, env=env, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    as_json = subprocess.run(lint.replace("patchops", f"{sys.executable} -m patchops", 1) + " --format json",
+                             shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
+    found = json.loads(as_json.stdout)["diagnostics"]
+    by_file = {}
+    for d in found:
+        by_file.setdefault(Path(d["file"]).name, []).append(d)
+    for example in sorted((ROOT / "examples").glob("seed-*.yaml")):
+        assert by_file.get(example.name), f"{example.name} produced no finding"
+    assert "ok-v1-serve.yaml" not in by_file
