@@ -278,6 +278,12 @@ def test_script_detected_by_content_and_shebang(tmp_path):
     assert load_text("  uv run vllm serve m -tp 2\n").kind == "command"
 
 
+def test_script_with_crlf_line_endings():
+    cfg = load_command("vllm serve m \\\r\n  --max-model-len 10\r\n", path="win.sh")
+    assert cfg.model.value == "m" and cfg.args["max_model_len"].value == "10"
+    assert cfg.args["max_model_len"].line == 2
+
+
 def test_script_export_of_earlier_assignment_and_set_a():
     cfg = load_command("A=1\nB=2\nexport A\nset -a\nC=3\nvllm serve m\n", path="x.sh")
     assert set(cfg.env) == {"A", "C"} and cfg.env["A"].line == 1
@@ -370,7 +376,7 @@ BAD_YAML = {
     "deep-flow": ("a: " + "[" * 200 + "]" * 200 + "\n", r"bad.yaml:1:\d+: YAML is nested more than 50"),
     "deep-block": ("".join("  " * i + f"k{i}:\n" for i in range(80)) + "  " * 80 + "v: 1\n",
                    r"bad.yaml:\d+:\d+: YAML is nested more than 50"),
-    "billion-laughs": (BILLION_LAUGHS, r"bad.yaml:\d+:\d+: YAML expands to more than 100000 values"),
+    "billion-laughs": (BILLION_LAUGHS, r"bad.yaml:\d+:\d+: YAML expands to more than 20000 values"),
     "recursive-alias": ("a: &a [1, *a]\n", r"bad.yaml:1:4: an alias refers to the collection"),
     "undefined-alias": ("a: *nope\n", r"bad.yaml:1:4: invalid YAML: found undefined alias"),
     "python-tag": ("args:\n  x: !!python/object/apply:os.system [ls]\n",

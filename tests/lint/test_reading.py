@@ -301,6 +301,31 @@ def test_config_equals_form_is_never_loaded(tmp_path):
     assert "never read" in seen.ignored["config"][1] and "max_model_len" not in seen.args
 
 
+def test_launch_errors_of_the_config_loader(tmp_path):
+    (tmp_path / "c.yaml").write_text("model: m\nmax_model_len: 1024\n")
+    # 0.6.3-0.7.3: `vllm serve --config FILE` needs the positional model
+    cfg = load_command("vllm serve --config c.yaml", base_dir=str(tmp_path))
+    assert "No model_tag specified!" in read_as_vllm(cfg, make_facts("0.7.3")).rejected["model"][1]
+    seen = read_as_vllm(cfg, make_facts("0.8.5"))
+    assert "model" not in seen.rejected and seen.model.value == "m"
+    (tmp_path / "d.yaml").write_text("max_model_len: 1024\n")
+    cfg = load_command("vllm serve --config d.yaml", base_dir=str(tmp_path))
+    assert read_as_vllm(cfg, make_facts("0.8.5")).rejected["model"][1].startswith("No model specified!")
+    # api_server before 0.10.2 keeps its first token in front of the file's options
+    cfg = load_command("python -m vllm.entrypoints.openai.api_server --config c.yaml",
+                       base_dir=str(tmp_path))
+    assert read_as_vllm(cfg, make_facts("0.9.2")).rejected["config"][1] == \
+        "argument --config: expected one argument"
+    assert read_as_vllm(cfg, make_facts("0.10.2")).rejected == {}
+
+
+def test_ignored_and_rejected_settings_carry_the_dest():
+    seen = read(spec("enable_prefix: false\nmax_model: abc"), "0.8.5")
+    assert seen.ignored["enable_prefix_caching"][0].name == "enable_prefix_caching"
+    assert seen.rejected["max_model_len"][0].name == "max_model_len"
+    assert seen.rejected["max_model_len"][0].key == "max_model"
+
+
 def test_config_file_extension_rejected():
     seen = read("vllm serve m --config c.json", "0.8.5", kind="command")
     assert seen.rejected["config"][1] == "Config file must be of a yaml/yml type. json supplied"
@@ -415,6 +440,7 @@ _REPLAY_CASES = [
     ("max: 4096\n", "m"),
     ("max_model_len: 32k\n", "m"),
     ("cuda_graph_sizes: [1, 2, 4]\n", "m"),
+    ("served_model_name: [a, b]\n", "m"),
     ("compilation_config: {level: 3}\n", "m"),
     ("compilation_config.level: 3\n", "m"),
     ("max_model_len: null\n", "m"),

@@ -655,6 +655,9 @@ class _Lexer:
                 if self.i + 1 < n and text[self.i + 1] == "\n":
                     self.i += 2
                     continue
+                if text.startswith("\r\n", self.i + 1):     # a script saved with CRLF endings
+                    self.i += 3
+                    continue
                 if start is None:
                     start = self.i
                 if self.i + 1 < n:

@@ -95,15 +95,13 @@ class OptionTable:
             if extra.dest not in flags and not any(f.name == extra.name for f in flags.values()):
                 flags[extra.dest] = extra
         self.flags = flags
+        # Registration order as argparse's add_argument does it (BooleanOptionalAction puts
+        # `--no-x` right after `--x`): the "ambiguous option" message lists matches in it.
         for flag in flags.values():
-            longs = [flag.name.lstrip("-")] + [a[2:] for a in flag.aliases if a.startswith("--")]
-            for name in longs:
-                self.options.setdefault("--" + name, _Option(flag))
-            for alias in flag.aliases:
-                self.options.setdefault(alias, _Option(flag))
-            if _action(flag) == "boolean_optional":
-                for name in longs:
-                    self.options.setdefault("--no-" + name, _Option(flag, True))
+            for option in _option_strings(flag):
+                negated = _action(flag) == "boolean_optional" and option.startswith("--no-") \
+                    and option not in ("--" + flag.name.lstrip("-"),) + tuple(flag.aliases)
+                self.options.setdefault(option, _Option(flag, negated))
 
     def long_names(self) -> List[str]:
         return sorted(o for o in self.options if o.startswith("--"))
@@ -128,7 +126,7 @@ class OptionTable:
                 elif option.startswith(token):
                     matches.append((option, None))
         if len(matches) > 1:
-            names = ", ".join(sorted(m[0] for m in matches))
+            names = ", ".join(m[0] for m in matches)
             return None, None, None, f"ambiguous option: {token.split('=', 1)[0]} could match {names}"
         if len(matches) == 1:
             option, explicit = matches[0]
@@ -265,25 +263,30 @@ def _yaml_tokens(cfg: ServeConfig, table: OptionTable, version: Version,
                 if not serve and no_key in table.options:
                     tokens.append(_Tok(no_key, setting, "yaml"))
                 else:
-                    ignored[_name_for(table, key)] = (setting, _false_reason(cfg, version, key, table))
+                    _drop(ignored, table, setting, _false_reason(cfg, version, key, table))
             elif key in store_boolean:
                 emit(_py_str(value))
             else:
-                ignored[_name_for(table, key)] = (setting, _false_reason(cfg, version, key, table))
+                _drop(ignored, table, setting, _false_reason(cfg, version, key, table))
             continue
         if isinstance(value, list) and version >= LISTS_EXPANDED:
             if value:
                 emit(*[_py_str(item) for item in value])
             else:
-                ignored[_name_for(table, key)] = (
-                    setting, "vLLM drops an empty list from --config files (0.10.2+), so the "
-                             "flag keeps its default")
+                _drop(ignored, table, setting, "vLLM drops an empty list from --config files "
+                                               "(0.10.2+), so the flag keeps its default")
             continue
         if isinstance(value, dict) and version >= DICTS_AS_JSON:
             emit(json.dumps(value, default=str))
             continue
         emit(_py_str(value))
     return tokens
+
+
+def _drop(ignored: Dict[str, Tuple[Setting, str]], table: "OptionTable", setting: Setting,
+          why: str) -> None:
+    name = _name_for(table, setting.key)
+    ignored[name] = (dataclasses.replace(setting, name=name), why)
 
 
 def _py_str(value: Any) -> str:
@@ -408,14 +411,19 @@ def _dict_update(original: Dict[str, Any], update: Dict[str, Any]) -> None:
 # --- argparse -------------------------------------------------------------------------------
 
 
-def _display(flag: Flag) -> str:
-    """Return the option as argparse names it in errors: every option string, joined by `/`."""
+def _option_strings(flag: Flag) -> List[str]:
+    """Return a flag's option strings in argparse's order (BooleanOptionalAction.__init__)."""
     strings: List[str] = []
     for option in ["--" + flag.name.lstrip("-")] + list(flag.aliases):
         strings.append(option)
         if _action(flag) == "boolean_optional" and option.startswith("--"):
-            strings.append("--no-" + option[2:])      # BooleanOptionalAction.__init__
-    return "/".join(strings)
+            strings.append("--no-" + option[2:])
+    return strings
+
+
+def _display(flag: Flag) -> str:
+    """Return the option as argparse names it in errors: every option string, joined by `/`."""
+    return "/".join(_option_strings(flag))
 
 
 def _nargs(flag: Flag) -> Optional[str]:
@@ -446,7 +454,7 @@ class _Parse:
         self._last: Dict[Tuple[str, str], Setting] = {}
 
     def reject(self, name: str, origin: Setting, message: str) -> None:
-        self.rejected.setdefault(name, (origin, message))
+        self.rejected.setdefault(name, (dataclasses.replace(origin, name=name), message))
 
     def run(self, tokens: List[_Tok]) -> None:
         index = 0
@@ -472,6 +480,7 @@ class _Parse:
             key = tok.text.split("=", 1)[0]
             origin = tok.origin
             if tok.layer == "cli":
+                key = str(origin.value).split("=", 1)[0] if is_option(str(origin.value)) else key
                 value: Any = tok.text.split("=", 1)[1] if "=" in tok.text else \
                     swallowed[0] if len(swallowed) == 1 else swallowed or True
                 origin = dataclasses.replace(origin, key=key, name=normalize_key(key), value=value)
@@ -496,7 +505,8 @@ class _Parse:
         origin = tok.origin
         option = _display(flag)
         if tok.layer == "cli":
-            origin = dataclasses.replace(origin, key=tok.text.split("=", 1)[0], name=dest)
+            written = str(origin.value) if is_option(str(origin.value)) else tok.text
+            origin = dataclasses.replace(origin, key=written.split("=", 1)[0], name=dest)
         nargs = _nargs(flag)
         strings: List[str] = []
         if action in NARGS0_ACTIONS or nargs == "0":
@@ -616,11 +626,11 @@ def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
             continue
         if origin.source == "yaml" and _mangled(origin.value, value, version):
             kind = "a list" if isinstance(origin.value, list) else "a mapping"
-            out.ignored[dest] = (origin, f"vLLM {facts.version} passes {kind} from a --config "
-                                         f"file on as the text {str(origin.value)!r}, not as "
-                                         "values; " + ("write it as a JSON string"
-                                                       if isinstance(origin.value, dict) else
-                                                       "pass the values on the command line"))
+            fix = "write it as a JSON string" if isinstance(origin.value, dict) else \
+                "pass the values on the command line"
+            why = (f"vLLM {facts.version} passes {kind} from a --config file on as its Python "
+                   f"text {str(origin.value)!r}, not as values; {fix}")
+            out.ignored[dest] = (dataclasses.replace(origin, name=dest), why)
             continue
         out.args[dest] = setting
     out.unknown = parse.unknown

@@ -36,7 +36,7 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
         if rule_class.applies_to(facts.version):
             found.extend(rule_class().check(seen, facts))
     found = _drop_explained(found)
-    kept = [d for d in found if d.code not in cfg.suppressions.get(d.line, ())]
+    kept = [d for d in found if not cfg.suppressed(d.line, d.code)]
     if is_selected(UnusedSuppression.code, select, ignore):
         kept.extend(UnusedSuppression().check_suppressions(cfg, found))
     return sorted(kept, key=lambda d: (d.line, d.column, d.code))

@@ -29,9 +29,11 @@ class UnusedSuppression(Rule):
     VALID = [
         Example("model: m\nargs:\n  max-model-len: 4096\n"),
         Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore[PO302]\n"),
+        Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore\n"),
     ]
     INVALID = [
         Example("model: m\nargs:\n  max-model-len: 4096  # patchops: ignore[PO201]\n", at=(3, 24)),
+        Example("model: m\nargs:\n  max-model-len: 4096  # patchops: ignore\n", at=(3, 24)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -40,12 +42,13 @@ class UnusedSuppression(Rule):
 
     def check_suppressions(self, cfg: ServeConfig, found: Sequence[Diagnostic]) -> Iterator[Diagnostic]:
         """Yield one finding per suppressed code that matched no finding on its line."""
-        hit = {(d.line, d.code) for d in found}
+        hit = {(d.line, d.code) for d in found} | {(d.line, "*") for d in found}
         for line, codes in sorted(cfg.suppressions.items()):
             text = cfg.lines[line - 1] if 0 < line <= len(cfg.lines) else ""
             column = text.find("# patchops") + 1 or 1
             for code in sorted(codes):
                 if (line, code) not in hit:
-                    yield self.diagnostic(cfg, (line, column),
-                                          f"suppression of {code} matches no finding on this line",
-                                          fix=f"remove `{code}` from the ignore comment")
+                    what = "a bare ignore" if code == "*" else f"suppression of {code}"
+                    yield self.diagnostic(cfg, (line, column), f"{what} matches no finding on this line",
+                                          fix="remove the ignore comment" if code == "*"
+                                          else f"remove `{code}` from the ignore comment")
