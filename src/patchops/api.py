@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from patchops.lint.rule import Diagnostic
+if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no use for it
+    from patchops.lint.rule import Diagnostic
 
 
 # ---------------------------------------------------------------- lint
@@ -19,7 +20,7 @@ class LintResult:
     path: str
     vllm_version: str
     facts_origin: str
-    diagnostics: List[Diagnostic]
+    diagnostics: List["Diagnostic"]
 
     @property
     def errors(self) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -22,6 +22,7 @@ from patchops.store import (Change, FileEntry, SatisfiedRecord, State, Store, no
 if TYPE_CHECKING:
     from patchops.locate import VllmCopy
     from patchops.patchset import Patchset
+    from patchops.rewrite import FileRewrite
 
 # Per (copy, patchset) in a plan, and per file while planning.
 APPLIES = "applies"                # pristine: the plan patches it
@@ -391,6 +392,12 @@ def _missing(rel: str, patchsets: Sequence["Patchset"], version: Optional[str], 
     return missing_file_results(rel, patchsets, version, display_path=str(path))
 
 
+# Vendor images usually hold byte-identical copies (lib and lib64): each distinct file is parsed
+# once per process. Keyed by content, target, patchsets and version; values keep the path the
+# rewrite ran under so messages can be re-pointed at another copy.
+_REWRITES: Dict[tuple, Tuple[str, "FileRewrite"]] = {}
+
+
 def _rewrite(data: bytes, rel: str, patchsets: Sequence["Patchset"], version: Optional[str],
              path: Path, problems: List[str]):
     """Run the libcst rewrite (imported here, not at module load: see the module docstring)."""
@@ -401,7 +408,14 @@ def _rewrite(data: bytes, rel: str, patchsets: Sequence["Patchset"], version: Op
     except UnicodeDecodeError as exc:
         problems.append(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})")
         return None
-    return rewrite_source(text, rel, patchsets, version, display_path=str(path))
+    key = (sha256(data), rel, tuple(patchsets), version)
+    if key in _REWRITES:
+        first_path, done = _REWRITES[key]
+        return replace(done, results=tuple(
+            replace(r, message=r.message.replace(first_path, str(path))) for r in done.results))
+    done = rewrite_source(text, rel, patchsets, version, display_path=str(path))
+    _REWRITES[key] = (str(path), done)
+    return done
 
 
 def _check_compiles(new: bytes, path: Path, names: Sequence[str]) -> None:

@@ -8,7 +8,6 @@ from typing import Dict, List, Sequence
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from patchops import __version__
@@ -169,19 +168,11 @@ def colour_diff(console: Console, diff: str) -> None:
 
 
 def print_json(console: Console, data) -> None:
-    console.print_json(json.dumps(data, default=str)) if console.is_terminal else print(
-        json.dumps(data, indent=2, default=str))
-
-
-def as_rows(items) -> List[dict]:
-    return [asdict(item) for item in items]
-
-
-def simple_table(console: Console, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    table = Table(*headers, box=None, pad_edge=False)
-    for row in rows:
-        table.add_row(*[escape(str(cell)) for cell in row])
-    console.print(table)
+    """Print JSON, highlighted on a terminal and plain for pipes."""
+    if console.is_terminal:
+        console.print_json(json.dumps(data, default=str))
+    else:
+        print(json.dumps(data, indent=2, default=str))
 
 
 # ---------------------------------------------------------------- locate
