@@ -245,7 +245,7 @@ def test_editable_install_wins_only_without_a_copy_on_the_path(
 @vllm
 def test_editable_finder_in_a_pythonpath_folder_is_ignored(vllm_site, tmp_path):
     # Python runs .pth files, and so installs editable finders, only in site dirs.
-    finder = editable_install(tmp_path, vllm_site(NEW) / "vllm")
+    editable_install(tmp_path, vllm_site(NEW) / "vllm")
     location = locate(env=pythonpath(tmp_path), default_roots=())
     assert vllm_site(NEW) not in [copy.site_dir for copy in location.copies]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Dict, List, Sequence
+from typing import Dict
 
 from rich.console import Console
 from rich.markup import escape

@@ -18,8 +18,6 @@ shared/reference/vllm-launch-checks.md sections 0, 2, 3, 4, 5 and 6.9.
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
@@ -27,6 +25,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 from packaging.version import InvalidVersion, Version
 
 from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.config import parse_literal
+from patchops.lint.config import as_bool as to_bool
+from patchops.lint.config import as_int as to_int
+from patchops.lint.config import as_int_list as to_int_list
 from patchops.lint.facts import Facts
 
 V0 = "V0"
@@ -118,86 +120,6 @@ def setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
         if dropped is not None and dropped[0] == found:
             return None
         return found
-    return None
-
-
-def _parse_text(text: str) -> Any:
-    text = text.strip()
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            return parse(text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-    return text
-
-
-def to_int(value: Any) -> Optional[int]:
-    """Read an int the way vLLM's argparse types do (human_readable_int: 32k, 32K, 1M)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, (list, tuple)) and len(value) == 1:
-        return to_int(value[0])
-    text = str(value).strip().strip("'\"")
-    match = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*([kKmMgGtT]?)", text)
-    if not match:
-        return None
-    number, suffix = float(match.group(1)), match.group(2)
-    scale = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
-             "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[suffix]
-    result = number * scale
-    return int(result) if float(result).is_integer() else None
-
-
-def to_bool(value: Any) -> Optional[bool]:
-    """Read a boolean as a flag value (a bare flag is True)."""
-    if isinstance(value, bool):
-        return value
-    if value is None:
-        return None
-    if isinstance(value, int):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "on", "1", "y"):
-        return True
-    if text in ("false", "no", "off", "0", "n"):
-        return False
-    return None
-
-
-def to_int_list(value: Any) -> Optional[List[int]]:
-    """Read a list of ints from a YAML list, CLI tokens, "[1,2]", "1,2" or "1 2"."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        single = to_int(value)
-        return None if single is None else [single]
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("[") or text.startswith("("):
-            parsed = _parse_text(text)
-            if isinstance(parsed, (list, tuple)):
-                return to_int_list(list(parsed))
-            return None
-        parts = [p for p in re.split(r"[,\s]+", text) if p]
-        return to_int_list(parts) if parts else []
-    if isinstance(value, (list, tuple)):
-        out: List[int] = []
-        for item in value:
-            if isinstance(item, str) and re.search(r"[,\s\[\]]", item.strip()):
-                inner = to_int_list(item)
-                if inner is None:
-                    return None
-                out.extend(inner)
-                continue
-            number = to_int(item)
-            if number is None:
-                return None
-            out.append(number)
-        return out
     return None
 
 
@@ -334,14 +256,14 @@ def compilation_value(cfg: ServeConfig, key: str) -> Tuple[Any, Optional[Setting
                 continue
             raw = found.value
             if isinstance(raw, str):
-                raw = _parse_text(raw)
+                raw = parse_literal(raw)
             return raw, found
     whole = setting(cfg, "compilation_config")
     if whole is None:
         return None, None
     raw = whole.value
     if isinstance(raw, str):
-        raw = _parse_text(raw)
+        raw = parse_literal(raw)
     if isinstance(raw, dict):
         for name, sub in raw.items():
             if str(name).replace("-", "_") == key:
@@ -397,7 +319,7 @@ def speculative_method(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     if raw in (None, "", "None"):
         return None
     if isinstance(raw, str):
-        raw = _parse_text(raw)
+        raw = parse_literal(raw)
     if not isinstance(raw, dict):
         return "unknown"
     method = raw.get("method")
@@ -819,7 +741,7 @@ def max_num_seqs(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = Non
         return Prediction(literal, f"vLLM {ver} defaults max_num_seqs to {literal}")
     eng = eng or engine(cfg, facts)
     if eng.value == V0:
-        return Prediction(256, f"the V0 engine defaults max_num_seqs to 256")
+        return Prediction(256, "the V0 engine defaults max_num_seqs to 256")
     if v < (0, 8, 0):
         return Prediction(1024, f"the V1 engine of vLLM {ver} defaults max_num_seqs to 1024")
     tier = hardware_tier(cfg, facts)
@@ -1013,7 +935,7 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
         spec = 0
         if v >= (0, 15, 0):
             raw = value(cfg, "speculative_config")
-            raw = _parse_text(raw) if isinstance(raw, str) else raw
+            raw = parse_literal(raw) if isinstance(raw, str) else raw
             if isinstance(raw, dict):
                 spec = to_int(raw.get("num_speculative_tokens")) or 0
         default_top = 512

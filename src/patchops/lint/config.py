@@ -16,7 +16,9 @@ given vLLM version will see. Bad input raises LintInputError with `file:line:col
 
 from __future__ import annotations
 
+import ast
 import difflib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -150,16 +152,35 @@ def normalize_key(key: str) -> str:
     return key.lstrip("-").replace("-", "_")
 
 
+def human_readable_int(text: str) -> int:
+    """Parse `32k` (32000), `32K` (32768), `25.6k`, or a plain int, like vLLM's human_readable_int."""
+    value = text.strip()
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT])", value)
+    if match:
+        number, suffix = match.groups()
+        if suffix.islower():
+            return int(float(number) * HUMAN_SUFFIXES[suffix])
+        try:
+            return int(number) * HUMAN_SUFFIXES[suffix]
+        except ValueError:
+            raise ValueError(f"Decimals are not allowed with binary suffixes like {suffix}. "
+                             f"Did you mean to use {number}{suffix.lower()} instead?") from None
+    return int(value)
+
+
 def as_int(value: Any) -> Optional[int]:
+    """Read an int leniently: YAML numbers, CLI strings, `32k`/`32K`, a one-item list; else None."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
         return value
     if isinstance(value, float):
         return int(value) if value.is_integer() else None
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        return as_int(value[0])
     if isinstance(value, str):
         try:
-            return int(value.strip())
+            return human_readable_int(value.strip().strip("'\""))
         except ValueError:
             return None
     return None
@@ -178,6 +199,8 @@ def as_float(value: Any) -> Optional[float]:
     return None
 
 
+HUMAN_SUFFIXES = {"k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12,
+                  "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -196,18 +219,47 @@ def as_bool(value: Any) -> Optional[bool]:
     return None
 
 
+def parse_literal(text: str) -> Any:
+    """Read a JSON or Python literal (`[1, 2]`, `{"level": 3}`); the text itself if neither."""
+    text = text.strip()
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return text
+
+
 def as_int_list(value: Any) -> Optional[List[int]]:
+    """Read a list of ints from a YAML list, CLI tokens, "[1,2]", "1,2" or "1 2"."""
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, (list, tuple)):
-        out = [as_int(v) for v in value]
-        return None if any(v is None for v in out) else out  # type: ignore[misc]
-    if isinstance(value, int):
-        return [value]
+    if isinstance(value, (int, float)):
+        single = as_int(value)
+        return None if single is None else [single]
     if isinstance(value, str):
-        parts = [p for p in re.split(r"[\s,\[\]]+", value) if p]
-        out = [as_int(p) for p in parts]
-        return None if not out or any(v is None for v in out) else out  # type: ignore[misc]
+        text = value.strip()
+        if text.startswith("[") or text.startswith("("):
+            parsed = parse_literal(text)
+            if isinstance(parsed, (list, tuple)):
+                return as_int_list(list(parsed))
+            return None
+        parts = [p for p in re.split(r"[,\s]+", text) if p]
+        return as_int_list(parts) if parts else []
+    if isinstance(value, (list, tuple)):
+        out: List[int] = []
+        for item in value:
+            if isinstance(item, str) and re.search(r"[,\s\[\]]", item.strip()):
+                inner = as_int_list(item)
+                if inner is None:
+                    return None
+                out.extend(inner)
+                continue
+            number = as_int(item)
+            if number is None:
+                return None
+            out.append(number)
+        return out
     return None
 
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from patchops.lint.config import ServeConfig, Setting, is_option, normalize_key
+from patchops.lint.config import ServeConfig, Setting, human_readable_int, is_option, normalize_key
 from patchops.lint.facts import Facts, Flag
 
 Version = Tuple[int, ...]
@@ -39,8 +39,6 @@ DICTS_AS_JSON = (0, 20, 0)      # before: Python repr; from: json.dumps
 NO_FORM_FROM_YAML = (0, 30, 0)  # false -> `--no-k` when the reading parser registers it
 O_IS_OPT_LEVEL = (0, 12, 0)     # `-O3` -> `--optimization-level 3` (before: compilation level)
 
-HUMAN_SUFFIXES = {"k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12,
-                  "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
 NARGS0_ACTIONS = ("store_true", "store_false", "store_const", "count", "boolean_optional",
                   "help", "version", "append_const")
 
@@ -58,22 +56,6 @@ def version_tuple(version: str) -> Version:
     if not match:
         return (999, 0, 0)
     return tuple(int(part or 0) for part in match.groups())  # type: ignore[return-value]
-
-
-def human_readable_int(text: str) -> int:
-    """Parse `32k` (32000), `32K` (32768), `25.6k`, or a plain int, like vLLM's human_readable_int."""
-    value = text.strip()
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT])", value)
-    if match:
-        number, suffix = match.groups()
-        if suffix.islower():
-            return int(float(number) * HUMAN_SUFFIXES[suffix])
-        try:
-            return int(number) * HUMAN_SUFFIXES[suffix]
-        except ValueError:
-            raise ValueError(f"Decimals are not allowed with binary suffixes like {suffix}. "
-                             f"Did you mean to use {number}{suffix.lower()} instead?") from None
-    return int(value)
 
 
 # --- the flag table -------------------------------------------------------------------------

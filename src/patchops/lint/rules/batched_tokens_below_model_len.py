@@ -95,7 +95,7 @@ class BatchedTokensBelowModelLen(Rule):
             # Unset, every version defaults it to at least max_model_len when chunked prefill is
             # off; only a fork's literal EngineArgs default can be smaller.
             budget = bh.to_int(facts.field_defaults.get("max_num_batched_tokens"))
-            source = f"this vLLM build's default"
+            source = "this vLLM build's default"
         if budget is None or budget >= mml.value:
             return
         certain = chunked.value is False and chunked.certain
