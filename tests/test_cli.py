@@ -24,14 +24,15 @@ args:
 
 
 @pytest.fixture
-def run(tmp_path, monkeypatch):
-    """Invoke the CLI with a clean environment: no vLLM on the path unless a test adds one."""
-    monkeypatch.setenv("PATCHOPS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("PATCHOPS_ROOTS", "")
-    monkeypatch.delenv("PYTHONPATH", raising=False)
+def run(tmp_path):
+    """Invoke the CLI with a clean environment: no vLLM on the path unless a test adds one.
+
+    Only the CLI sees the private facts cache; fixtures keep using the shared wheel cache.
+    """
+    base = {"PATCHOPS_CACHE": str(tmp_path / "cache"), "PATCHOPS_ROOTS": "", "PYTHONPATH": ""}
 
     def invoke(*args, env=None, input=None):
-        return CliRunner().invoke(app, list(map(str, args)), env=env, input=input)
+        return CliRunner().invoke(app, list(map(str, args)), env={**base, **(env or {})}, input=input)
 
     return invoke
 

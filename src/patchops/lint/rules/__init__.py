@@ -16,6 +16,7 @@ from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV
 from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlashBackend
 from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
+from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unused_suppression import UnusedSuppression
@@ -26,6 +27,7 @@ from patchops.lint.rules.yaml_true_breaks_store_true import YamlTrueBreaksStoreT
 
 ALL_RULES = (
     UnusedSuppression,
+    SpecVersionMismatch,
     UnknownFlag,
     YamlFalseDropped,
     Yaml11Boolean,
