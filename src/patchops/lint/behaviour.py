@@ -1069,9 +1069,15 @@ def sizes_text(sizes: Sequence[int]) -> str:
 
 
 def suggested_sizes(top: int) -> List[int]:
-    """Return a capture list covering batches up to `top`: [1, 2, 4, 8, 16, ...]."""
-    ceiling = next((x for x in V0_CAPTURE_CANDIDATES if x >= top), V0_CAPTURE_CANDIDATES[-1])
-    return [x for x in V0_CAPTURE_CANDIDATES if x <= ceiling]
+    """Return a short capture list covering batches up to `top`: powers of two, [1, 2, 4, ..., >= top].
+
+    Batches pad up to the next captured size, so powers of two keep the fix readable at the
+    cost of some padding; a user who wants less padding can list more sizes.
+    """
+    sizes = [1]
+    while sizes[-1] < top:
+        sizes.append(sizes[-1] * 2)
+    return sizes
 
 
 def capture_fix(facts: Facts, top: int) -> str:
