@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import json
 import re
 import subprocess
@@ -423,3 +424,18 @@ def test_cached_lookup_stays_light(cache_dir):
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""  # a hit never loads the extractor
+
+
+def test_cache_keys_on_content_not_mtime(cache_dir, tmp_path):
+    # Vendor images often stamp every file with one mtime: an edit that keeps size and mtime
+    # must still be noticed.
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    assert facts_for_copy(site).hardcoded == {}
+    path = site / "vllm" / "engine" / "arg_utils.py"
+    before = path.stat()
+    text = path.read_text()
+    edited = text.replace("enforce_eager=self.enforce_eager,", "enforce_eager=True              ,")
+    assert len(edited) == len(text) and edited != text
+    path.write_text(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert facts_for_copy(site).hardcoded == {"enforce_eager": "True"}

@@ -193,19 +193,30 @@ def _cache_path(site: Path, extra_paths: Sequence[Path]) -> Path:
     return facts_cache_dir() / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
 
 
-def _inputs_unchanged(site: Path, inputs: Dict[str, Optional[List[int]]],
-                      extras: Dict[str, Optional[List[int]]]) -> bool:
-    for base, table in ((site, inputs), (None, extras)):
-        for rel, expected in table.items():
-            try:
-                st = os.stat(base / rel if base is not None else rel)
-            except OSError:
-                if expected is not None:
-                    return False
-                continue
-            if expected is None or st.st_size != expected[0] or st.st_mtime_ns != expected[1]:
-                return False
-    return True
+def _fingerprint(path: Path) -> Optional[str]:
+    """Return the sha256 of a file's bytes (of a folder's names), None when absent.
+
+    By content, not mtime: vendor images often carry one fixed mtime for every file. A
+    folder's names say whether a package (flashinfer) came or went beside the copy. Only the
+    presence of a compiled extension matters (flash-attention), and it weighs hundreds of MB.
+    """
+    try:
+        if path.suffix == ".so":
+            return "present" if path.is_file() else None
+        if path.is_dir():
+            return hashlib.sha256("\n".join(sorted(os.listdir(path))).encode()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str]) -> Dict[str, Dict[str, Optional[str]]]:
+    return {"inputs": {rel: _fingerprint(site / rel) for rel in rels},
+            "extras": {path: _fingerprint(Path(path)) for path in extras}}
+
+
+def _inputs_unchanged(site: Path, recorded: Dict[str, Dict[str, Optional[str]]]) -> bool:
+    return _fingerprints(site, list(recorded["inputs"]), list(recorded["extras"])) == recorded
 
 
 def _stat_list(path: Path) -> Optional[List[int]]:
@@ -219,8 +230,8 @@ def _stat_list(path: Path) -> Optional[List[int]]:
 def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     """Return the facts of the copy in `site_dir`, from the cache when its sources are unchanged.
 
-    The cache entry lists every file extraction consulted (present or absent) with its size
-    and mtime; a hit costs one JSON read and a few dozen stat calls.
+    The cache entry lists every file extraction consulted (present or absent) with the
+    sha256 of its bytes; a hit costs one JSON read and hashing those few dozen files.
     """
     site = Path(site_dir).resolve()
     path = _cache_path(site, extra_paths)
@@ -228,7 +239,7 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
         if entry.get("stamp") == stamp and entry.get("site") == str(site) and \
-                _inputs_unchanged(site, entry["inputs"], entry.get("extras") or {}):
+                _inputs_unchanged(site, entry["fingerprints"]):
             return Facts.from_dict(entry["facts"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -236,10 +247,8 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     from patchops.lint import facts_extract
 
     facts, inputs = facts_extract.extract(site, extra_paths)
-    extras = {str(Path(p).resolve()): _stat_list(Path(p)) for p in extra_paths}
-    digest = hashlib.sha256(json.dumps([inputs, extras], sort_keys=True).encode()).hexdigest()
-    entry = {"stamp": stamp, "site": str(site), "inputs_sha256": digest, "inputs": inputs,
-             "extras": extras, "facts": facts.to_dict()}
+    fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths])
+    entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints, "facts": facts.to_dict()}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
