@@ -193,3 +193,17 @@ def test_rules_listing_and_docs(run):
     assert "## Why is this bad?" in docs.stdout and "## vLLM message prevented" in docs.stdout
     assert json.loads(run("rules", "--json").stdout)[0]["code"] == "PO001"
     assert run("rules", "PO999").exit_code == USAGE_OR_INPUT_ERROR
+
+
+def test_patchsets_listing(run, tmp_path):
+    shown = json.loads(run("patchsets", "--json").stdout)
+    assert {p["name"] for p in shown} >= {"corex-eager-allreduce", "decode-step-timing"}
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "local-fix.yaml").write_text(
+        "name: local-fix\nsummary: Local fix.\nvllm: '>=0.8'\nops:\n"
+        "  - op: set-keyword\n    file: engine/arg_utils.py\n    scope: EngineArgs\n"
+        "    callee: ModelConfig\n    keyword: enforce_eager\n    value: self.enforce_eager\n"
+        "    pristine: [True]\n    sites: 1\n")
+    listed = run("patchsets", "--patchsets", mine)
+    assert listed.exit_code == OK and "local-fix  vLLM >=0.8  Local fix." in listed.stdout

@@ -70,6 +70,13 @@ def locate(*, python: Optional[str] = None, roots: Sequence[Path] = ()):
     return locating.locate(python=python, roots=roots)
 
 
+def patchsets(patchset_dirs: Sequence[Path] = ()):
+    """Return every known patchset (shipped, $PATCHOPS_PATCHSETS, `patchset_dirs`), by name."""
+    from patchops.patchset import find_patchsets
+
+    return sorted(find_patchsets(patchset_dirs).values(), key=lambda p: p.name)
+
+
 def target_copies(*, python: Optional[str] = None, roots: Sequence[Path] = (),
                   sites: Sequence[Path] = ()):
     """Return the copies a patch command works on: `sites` if given, else every located copy."""

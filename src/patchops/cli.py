@@ -70,6 +70,17 @@ def locate_command(python: Optional[str] = PythonOption, root: List[Path] = Root
     raise typer.Exit(OK if location.copies else PROBLEMS_FOUND)
 
 
+@command("patchsets")
+def patchsets_command(patchsets: List[Path] = PatchsetDirOption, json_out: bool = JsonOption) -> None:
+    """List the patchsets apply can use: name, vLLM versions, summary."""
+    found = api.patchsets(patchsets)
+    console = _console()
+    if json_out:
+        render.print_json(console, render.patchset_dicts(found))
+    else:
+        render.patchsets_text(console, found)
+
+
 @command("apply")
 def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e.g. corex-eager-allreduce."),
                   dry_run: bool = typer.Option(False, "--dry-run", help="Show the diff, write nothing."),

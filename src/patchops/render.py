@@ -218,6 +218,18 @@ def _importable(copy) -> bool:
 
 # ---------------------------------------------------------------- patch
 
+def patchset_dicts(patchsets) -> list:
+    return [{"name": p.name, "summary": p.summary, "vllm": str(p.versions), "files": list(p.files),
+             "path": str(p.path), "description": p.description} for p in patchsets]
+
+
+def patchsets_text(console: Console, patchsets) -> None:
+    for p in patchsets:
+        console.print(Text.assemble((p.name, "bold"), f"  vLLM {p.versions}  ", p.summary),
+                      soft_wrap=True, highlight=False)
+        console.print(Text(f"    {p.path}", style="dim"), soft_wrap=True, highlight=False)
+
+
 STATE_STYLE = {"applies": "green", "applied": "green", "satisfied": "cyan", "not-applied": "yellow",
                "not-applicable": "dim", "drift": "bold red", "drifted": "bold red"}
 
