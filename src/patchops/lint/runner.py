@@ -11,9 +11,10 @@ from patchops.lint.rule import Diagnostic, Example
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.rules.unused_suppression import UnusedSuppression
 
-# The generic unknown-flag finding steps aside when a specific rule already explains the same
-# setting (e.g. num_scheduler_steps on 0.10.1+ is "multistep-removed", not just "unknown").
-GENERIC_CODES = ("PO101",)
+# The generic parser findings step aside when a specific rule already explains the same
+# setting (num_scheduler_steps on 0.10.1+ is "multistep-removed", not just "unknown"; a YAML
+# `yes` refused as a value is "yaml-11-boolean", not just "invalid value").
+GENERIC_CODES = ("PO101", "PO107")
 
 
 def is_selected(code: str, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> bool:

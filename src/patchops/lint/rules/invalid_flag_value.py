@@ -1,0 +1,50 @@
+"""PO107 invalid-flag-value."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+
+class InvalidFlagValue(Rule):
+    """
+    ## What it does
+    Flags a value that vLLM's argument parser refuses: the wrong type (`--max-model-len 32k`
+    before 0.8.5, `-tp two`), a choice the version does not offer (`--dtype float77`,
+    `--kv-cache-dtype fp9`), an ambiguous abbreviation.
+
+    ## Why is this bad?
+    `vllm serve` exits at once with `vllm serve: error: argument --max-model-len: invalid int
+    value: '32k'`. Cheap to fix, but in a launch script that starts a fleet, or a benchmark
+    sweep, the arm is simply lost. Types and choices are read from the vLLM that will run,
+    since they change between versions (`32k` is accepted from 0.8.5, `fp8_inc` from 0.10).
+
+    ## Fix
+    Write a value of the type the flag takes, or one of the choices vLLM lists.
+    """
+
+    code = "PO107"
+    name = "invalid-flag-value"
+    severity = "error"
+    versions = ">=0"
+    vllm_message = "vllm serve: error: argument --{flag}: invalid {type} value: '{value}'"
+    VALID = [
+        Example("model: m\nargs:\n  max-model-len: 32k\n", vllm="0.8.5"),
+        Example("vllm serve m --dtype bfloat16 -tp 2\n", kind="command", vllm="0.6.3.post1"),
+    ]
+    INVALID = [
+        Example("vllm serve m --max-model-len 32k\n", kind="command", vllm="0.6.3.post1", at=(1, 14)),
+        Example("model: m\nargs:\n  kv-cache-dtype: fp9\n", vllm="0.8.5", at=(3, 3)),
+        Example("tensor-parallel-size: two\n", kind="config", vllm="0.11.0", at=(1, 1)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        prog = "vllm serve" if cfg.entrypoint == "serve" else "api_server.py"
+        for name, (setting, why) in sorted(cfg.rejected.items()):
+            message = f"vLLM {facts.version} refuses this value and exits at once: {why}"
+            yield self.diagnostic(cfg, setting, message, fields=(name,),
+                                  fix="use a value of the flag's type, or one of the choices listed",
+                                  vllm_message=f"{prog}: error: {why}")
