@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 
 from patchops import api, render
-from patchops.errors import PatchopsError
+from patchops.errors import PatchopsError, UsageError
 
 OK = 0
 PROBLEMS_FOUND = 1
@@ -35,6 +36,9 @@ def command(*args, **kwargs):
         def run(*a, **kw):
             try:
                 return function(*a, **kw)
+            except BrokenPipeError:  # `patchops status --json | head`: the reader left, nothing to say
+                _silence_stdout()
+                raise typer.Exit(OK)
             except PatchopsError as error:
                 Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {error.message}",
                                                             soft_wrap=True, markup=True)
@@ -99,6 +103,7 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
     if not plan.changes and not plan.satisfied:
         raise typer.Exit(OK)
     if plan.changes and not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):
+        console.print("not confirmed: nothing written")
         raise typer.Exit(PROBLEMS_FOUND)
     render.apply_report_text(console, api.commit_apply(plan))
 
@@ -127,7 +132,7 @@ def rollback_command(names: List[str] = typer.Argument(None, help="Patchsets to 
                      site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
     """Restore byte-identical originals, keeping other patchsets applied to the same files."""
     if bool(names) == all_:
-        raise typer.BadParameter("name the patchsets to roll back, or pass --all")
+        raise UsageError("name the patchsets to roll back, or pass --all (not both)")
     report = api.rollback(None if all_ else names, force=force, python=python, roots=root,
                           sites=site, patchset_dirs=patchsets)
     render.rollback_report_text(_console(), report)
@@ -152,7 +157,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings.")) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
     if not files and cmd is None:
-        raise typer.BadParameter("give a file to lint or --cmd")
+        raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
     inputs = [dict(path=f) for f in files or ()] + ([dict(command=cmd)] if cmd is not None else [])
     results = [api.lint(**given, vllm_path=vllm, vllm_version=vllm_version, select=select,
                         ignore=ignore) for given in inputs]
@@ -183,6 +188,19 @@ def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code o
         render.rule_docs(console, found[0])
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main() -> None:
     """Run the CLI (console script and `python -m patchops`)."""
-    sys.exit(app())
+    try:
+        app()
+    except SystemExit:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        raise

@@ -14,6 +14,10 @@ class PatchopsError(Exception):
         return self.message
 
 
+class UsageError(PatchopsError):
+    """A command line that asks for nothing sensible (no file to lint, no patchset to roll back)."""
+
+
 class PatchsetError(PatchopsError):
     """A patchset file is invalid, unknown, or does not fit the vLLM it targets."""
 

@@ -666,8 +666,8 @@ def _recorded_status(ctx: _Copy, rel: str, entry: FileEntry, current: str, data:
         if result is not None and result.state == APPLIES:
             why = REPLACED
         elif result is not None and result.state == SATISFIED:
-            why = HAND_EDITED + " (the patch is still present)"
-    return FileStatus(shown, ST_DRIFTED, f"{shown}: {why} ({hashes})", entry.written, current)
+            why = HAND_EDITED + "; the patch is still present"
+    return FileStatus(shown, ST_DRIFTED, f"{shown}: {why}; {hashes}", entry.written, current)
 
 
 def _rewrite_quietly(data: bytes, rel: str, patchsets: Sequence["Patchset"], version: Optional[str],

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import asdict
 from typing import Dict
 
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from patchops import __version__
@@ -124,15 +124,21 @@ def _gh_prop(value: str) -> str:
 
 
 def rules_table(console: Console, rules) -> None:
-    """Print one line per rule: code, name, severity, vLLM versions, summary."""
+    """Print each rule as a heading line (code, name, severity, vLLM versions) and its summary."""
     width = max(len(rule.name) for rule in rules)
     for rule in rules:
         line = Text(f"{rule.code}  ", style="bold")
         line.append(f"{rule.name:<{width}}  ")
         line.append(f"{rule.severity:<7}  ", style=SEVERITY_STYLE[rule.severity])
-        line.append(f"vLLM {rule.versions:<10}  ", style="dim")
-        line.append(rule.summary())
-        console.print(line, soft_wrap=True, highlight=False)
+        line.append(f"vLLM {_versions(rule.versions)}", style="dim")
+        console.print(line, highlight=False)
+        summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
+                                subsequent_indent=" " * 7)
+        console.print(Text(summary), soft_wrap=True, highlight=False)
+
+
+def _versions(spec: str) -> str:
+    return "all versions" if spec in ("", ">=0") else spec
 
 
 def rule_json(rules) -> str:
@@ -143,11 +149,17 @@ def rule_json(rules) -> str:
 
 
 def rule_docs(console: Console, rule) -> None:
-    console.print(f"[bold]{rule.code} {rule.name}[/bold] ({rule.severity}; vLLM {escape(rule.versions)})")
-    console.print(escape(rule.docs()), highlight=False, soft_wrap=True)
+    """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
+    text = (f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}; "
+            f"vLLM {_versions(rule.versions)}\n\n{rule.docs()}")
     if rule.vllm_message:
-        console.print(f"\n## vLLM message prevented\n{escape(rule.vllm_message)}", highlight=False,
-                      soft_wrap=True)
+        text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
+    if console.is_terminal:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(text))
+    else:
+        print(text)
 
 
 # ---------------------------------------------------------------- diff

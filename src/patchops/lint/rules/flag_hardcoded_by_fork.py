@@ -70,6 +70,10 @@ class FlagHardcodedByFork(Rule):
     message. When your value equals the fork's, the setting is only misleading: it would
     stop being honoured-by-accident the day someone changes the fork.
 
+    Severity: error when your value differs from the fork's (the flag is silently ignored);
+    warning when it agrees by accident, or when you left it unset and the hardcoded `True`
+    still costs CUDA graphs or custom all-reduce.
+
     ## Fix
     Restore the two keywords with `patchops apply corex-eager-allreduce` (roll back with
     `patchops rollback`), or drop the setting if the fork's value is what you want.
@@ -143,7 +147,10 @@ class FlagHardcodedByFork(Rule):
             return False
 
     def _unset(self, cfg: ServeConfig, name: str, source: str, call: str, effect: str) -> Diagnostic:
-        at = cfg.context.get("workload.concurrency") or cfg.args.get("tensor_parallel_size") or cfg.model
+        if name == "enforce_eager":  # the cost shows at the concurrency that runs without graphs
+            at = cfg.context.get("workload.concurrency") or cfg.model
+        else:
+            at = cfg.args.get("tensor_parallel_size")
         message = (f"this copy hardcodes {name}={source} in {call}, so {effect}; no flag "
                    f"can change that")
         return self.diagnostic(cfg, at, message, fields=(name,), severity="warning",
