@@ -207,3 +207,16 @@ def test_patchsets_listing(run, tmp_path):
         "    pristine: [True]\n    sites: 1\n")
     listed = run("patchsets", "--patchsets", mine)
     assert listed.exit_code == OK and "local-fix  vLLM >=0.8  Local fix." in listed.stdout
+
+
+def test_a_bug_is_one_paragraph_not_a_traceback(run, monkeypatch):
+    from patchops import api
+
+    def broken(*args, **kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(api, "rules", broken)
+    result = run("rules")
+    assert result.exit_code == 70
+    assert result.stderr.startswith("error: internal error (KeyError: 'boom')")
+    assert "PATCHOPS_DEBUG=1" in result.stderr and "Traceback" not in result.stderr

@@ -435,3 +435,52 @@ def test_corrupted_backup_is_refused_and_nothing_restored(corex_tree):
 def test_invalid_python_is_refused(tmp_path):
     with pytest.raises(PatchsetError, match=r"arg_utils.py:2: .*invalid Python"):
         patching._check_compiles(b"x = 1\ndef (:\n", tmp_path / "arg_utils.py", ["p"])
+
+
+def test_transformer_with_list_params_on_identical_copies(corex_tree, tmp_path, monkeypatch):
+    # Identical copies share one rewrite per process; op parameters may hold lists, so that
+    # memo must not hash the patchset.
+    module = tmp_path / "mods" / "eager_keywords.py"
+    module.parent.mkdir()
+    module.write_text(textwrap.dedent('''
+        import libcst as cst
+        from libcst.metadata import PositionProvider
+        from patchops.ops import site_for
+
+        class MarkKeywords(cst.CSTTransformer):
+            METADATA_DEPENDENCIES = (PositionProvider,)
+
+            def __init__(self, names):
+                super().__init__()
+                self.names, self.sites = list(names), []
+
+            def leave_Arg(self, original, updated):
+                if original.keyword is not None and original.keyword.value in self.names:
+                    wanted = "self." + original.keyword.value
+                    current = cst.Module([]).code_for_node(original.value)
+                    state = "satisfied" if current == wanted else "pristine"
+                    self.sites.append(site_for(self, original.value, state))
+                    if state == "pristine":
+                        return updated.with_changes(value=cst.parse_expression(wanted))
+                return updated
+    '''))
+    monkeypatch.syspath_prepend(str(module.parent))
+    (tmp_path / "ps").mkdir()
+    (tmp_path / "ps" / "eager-by-transformer.yaml").write_text(textwrap.dedent('''
+        name: eager-by-transformer
+        summary: The corex fix, as a user transformer taking a list.
+        vllm: ">=0.6.3"
+        ops:
+          - op: transformer
+            file: engine/arg_utils.py
+            callable: eager_keywords:MarkKeywords
+            params: {names: [enforce_eager, disable_custom_all_reduce]}
+            sites: ">=2"
+    '''))
+    _, sites = corex_tree(MID)
+    for site in sites:
+        vendor_hardcode(site)
+    copies = [locate_site(site) for site in sites]
+    plan = patching.plan_apply(copies, [get_patchset("eager-by-transformer", [tmp_path / "ps"])])
+    assert len(plan.changes) == 2
+    assert all(b"enforce_eager=self.enforce_eager," in change.new for change in plan.changes)

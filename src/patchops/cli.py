@@ -19,6 +19,7 @@ OK = 0
 PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
+INTERNAL_ERROR = 70  # EX_SOFTWARE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Locate, patch, roll back and lint vLLM installs without importing vLLM.")
@@ -44,14 +45,27 @@ def command(*args, **kwargs):
                                                             soft_wrap=True, markup=True)
                 raise typer.Exit(error.exit_code)
             except OSError as error:
-                name = f" {error.filename}" if error.filename else ""
+                name = f" {error.filename}:" if error.filename else ""
                 Console(stderr=True, highlight=False).print(
-                    f"[bold red]error:[/]{name}: {error.strerror or error}", soft_wrap=True)
+                    f"[bold red]error:[/]{name} {error.strerror or error}", soft_wrap=True)
                 raise typer.Exit(USAGE_OR_INPUT_ERROR)
+            except Exception as error:  # a bug: one paragraph, the traceback on request
+                if os.environ.get("PATCHOPS_DEBUG") or _is_cli_flow(error):
+                    raise
+                Console(stderr=True, highlight=False).print(
+                    f"[bold red]error:[/] internal error ({type(error).__name__}: {error}); nothing "
+                    "was left half-written. Run again with PATCHOPS_DEBUG=1 for the traceback and "
+                    "report it.", soft_wrap=True, markup=True)
+                raise typer.Exit(INTERNAL_ERROR)
 
         return app.command(*args, **kwargs)(run)
 
     return register
+
+
+def _is_cli_flow(error: Exception) -> bool:
+    """Say whether `error` is typer's/click's own control flow (Exit, Abort, usage errors)."""
+    return type(error).__module__.split(".")[0] in ("typer", "click")
 
 
 PythonOption = typer.Option(None, "--python", help="Interpreter that will run vLLM (default: this one).")

@@ -393,9 +393,10 @@ def _missing(rel: str, patchsets: Sequence["Patchset"], version: Optional[str], 
 
 
 # Vendor images usually hold byte-identical copies (lib and lib64): each distinct file is parsed
-# once per process. Keyed by content, target, patchsets and version; values keep the path the
-# rewrite ran under so messages can be re-pointed at another copy.
-_REWRITES: Dict[tuple, Tuple[str, "FileRewrite"]] = {}
+# once per process. Keyed by content, target, the patchset objects (by identity: their op
+# parameters may hold lists) and version; values keep the patchsets alive, so an id is never
+# reused, and the path the rewrite ran under, so messages can be re-pointed at another copy.
+_REWRITES: Dict[tuple, Tuple[tuple, str, "FileRewrite"]] = {}
 
 
 def _rewrite(data: bytes, rel: str, patchsets: Sequence["Patchset"], version: Optional[str],
@@ -408,13 +409,13 @@ def _rewrite(data: bytes, rel: str, patchsets: Sequence["Patchset"], version: Op
     except UnicodeDecodeError as exc:
         problems.append(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})")
         return None
-    key = (sha256(data), rel, tuple(patchsets), version)
+    key = (sha256(data), rel, tuple(map(id, patchsets)), version)
     if key in _REWRITES:
-        first_path, done = _REWRITES[key]
+        _, first_path, done = _REWRITES[key]
         return replace(done, results=tuple(
             replace(r, message=r.message.replace(first_path, str(path))) for r in done.results))
     done = rewrite_source(text, rel, patchsets, version, display_path=str(path))
-    _REWRITES[key] = (str(path), done)
+    _REWRITES[key] = (tuple(patchsets), str(path), done)
     return done
 
 

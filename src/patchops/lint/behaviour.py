@@ -22,14 +22,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import SpecifierSet
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.config import parse_literal
+from patchops.lint.config import ServeConfig, Setting, parse_literal
 from patchops.lint.config import as_bool as to_bool
 from patchops.lint.config import as_int as to_int
 from patchops.lint.config import as_int_list as to_int_list
 from patchops.lint.facts import Facts
+from patchops.versions import release as rel_version
+from patchops.versions import release_tuple
 
 V0 = "V0"
 V1 = "V1"
@@ -86,16 +87,7 @@ class Prediction:
 
 def release(version: Any) -> Tuple[int, int, int]:
     """Return (major, minor, micro) of a Facts or a version string; "dev" reads as newest."""
-    text = version.version if isinstance(version, Facts) else str(version)
-    try:
-        parts = Version(text).release
-    except InvalidVersion:
-        match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-        if not match:
-            return (999, 0, 0)
-        parts = tuple(int(p) for p in match.groups() if p is not None)
-    parts = tuple(parts) + (0, 0, 0)
-    return (int(parts[0]), int(parts[1]), int(parts[2]))
+    return release_tuple(version.version if isinstance(version, Facts) else str(version))
 
 
 # --------------------------------------------------------------------------- reading values
@@ -377,20 +369,39 @@ class Trigger:
         return f"VLLM_USE_V1=1 is not supported with {self.feature}."
 
 
-def _v1_attention_backends(v: Tuple[int, int, int]) -> Tuple[str, ...]:
-    if v >= (0, 11, 0):
-        return ("FLASH_ATTN", "PALLAS", "TRITON_ATTN", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA",
-                "FLASH_ATTN_MLA", "FLASHINFER", "FLASHINFER_MLA", "ROCM_AITER_MLA", "TORCH_SDPA",
-                "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS", "ROCM_ATTN")
-    names = ["FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1", "TRITON_ATTN_VLLM_V1",
-             "TRITON_MLA", "FLASHMLA", "FLASHINFER", "FLASHINFER_VLLM_V1"]
-    if v >= (0, 9, 0):
-        names += ["CUTLASS_MLA_VLLM_V1", "ROCM_AITER_MLA", "TORCH_SDPA_VLLM_V1", "FLEX_ATTENTION"]
-    if v >= (0, 10, 1):
-        names += ["TREE_ATTN", "XFORMERS_VLLM_V1", "CUTLASS_MLA"]
-    if v >= (0, 10, 2):
-        names += ["FLASH_ATTN_MLA", "FLASHINFER_MLA"]
-    return tuple(names)
+# EngineArgs._is_v1_supported_oracle's V1_BACKENDS (vllm/engine/arg_utils.py), as first seen in
+# 0.8.5, 0.9.2 (== 0.10.0), 0.10.1.1, 0.10.2 and 0.11.0. Any other value falls back to V0.
+V1_ORACLE_BACKENDS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    (">=0.8,<0.9", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                    "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "FLASHMLA", "FLASHINFER",
+                    "FLASHINFER_VLLM_V1")),
+    (">=0.9,<0.10.1", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                       "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA_VLLM_V1", "FLASHMLA",
+                       "FLASHINFER", "FLASHINFER_VLLM_V1", "ROCM_AITER_MLA", "TORCH_SDPA_VLLM_V1",
+                       "FLEX_ATTENTION")),
+    (">=0.10.1,<0.10.2", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                          "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA",
+                          "FLASHINFER", "FLASHINFER_VLLM_V1", "ROCM_AITER_MLA",
+                          "TORCH_SDPA_VLLM_V1", "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS_VLLM_V1")),
+    (">=0.10.2,<0.11", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
+                        "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA",
+                        "FLASHMLA_VLLM_V1", "FLASH_ATTN_MLA", "FLASHINFER", "FLASHINFER_VLLM_V1",
+                        "FLASHINFER_MLA", "ROCM_AITER_MLA", "TORCH_SDPA_VLLM_V1", "FLEX_ATTENTION",
+                        "TREE_ATTN", "XFORMERS_VLLM_V1")),
+    (">=0.11,<0.12", ("FLASH_ATTN", "PALLAS", "TRITON_ATTN", "TRITON_MLA", "CUTLASS_MLA",
+                      "FLASHMLA", "FLASH_ATTN_MLA", "FLASHINFER", "FLASHINFER_MLA",
+                      "ROCM_AITER_MLA", "TORCH_SDPA", "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS",
+                      "ROCM_ATTN")),
+)
+
+
+def v1_oracle_backends(version: str) -> Optional[Tuple[str, ...]]:
+    """Return the V1 oracle's allowed names for `version`, None where there is no oracle list."""
+    plain = rel_version(version)
+    for spec, names in V1_ORACLE_BACKENDS:
+        if SpecifierSet(spec).contains(plain, prereleases=True):
+            return names
+    return None
 
 
 def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
@@ -486,7 +497,7 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
         elif ok[method]:
             experimental = ok[method]
     backend = attention_backend_env(cfg)
-    if backend is not None and backend not in _v1_attention_backends(v):
+    if backend is not None and backend not in (v1_oracle_backends(facts.version) or ()):
         add(f"VLLM_ATTENTION_BACKEND={backend}", "VLLM_ATTENTION_BACKEND", remove=True)
     pp = to_int(value(cfg, "pipeline_parallel_size")) or 1
     executor = value(cfg, "distributed_executor_backend")
@@ -855,12 +866,19 @@ def v0_attention_backend(cfg: ServeConfig, facts: Facts) -> Prediction:
 # --------------------------------------------------------------------------- CUDA graph capture sizes
 
 
+# No batch reaches this many sequences; capping keeps a typo like 400000000 from building a
+# list of 50 million sizes.
+CAPTURE_CEILING = 1 << 16
+
+
 def _pattern(upto: int) -> List[int]:
     """[1, 2, 4] + range(8, upto + 1, 8): the `--cuda-graph-sizes N` pattern (0.9.2-0.11)."""
+    upto = min(upto, CAPTURE_CEILING)
     return [i for i in (1, 2, 4) if i <= upto] + list(range(8, upto + 1, 8))
 
 
 def _pattern_012(top: int) -> List[int]:
+    top = min(top, CAPTURE_CEILING)
     sizes = [i for i in (1, 2, 4) if i <= top]
     if top >= 8:
         sizes += list(range(8, min(top + 1, 256), 8))

@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from patchops.lint.config import ServeConfig, Setting, human_readable_int, is_option, normalize_key
 from patchops.lint.facts import Facts, Flag
+from patchops.versions import release_tuple
 
 Version = Tuple[int, ...]
 
@@ -52,10 +53,7 @@ _IMPLICIT_FLAGS = (
 
 def version_tuple(version: str) -> Version:
     """Return (major, minor, micro) of a vLLM version string; unknown ("dev") reads as newest."""
-    match = re.match(r"\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", version or "")
-    if not match:
-        return (999, 0, 0)
-    return tuple(int(part or 0) for part in match.groups())  # type: ignore[return-value]
+    return release_tuple(version)
 
 
 # --- the flag table -------------------------------------------------------------------------

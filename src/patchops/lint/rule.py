@@ -7,8 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from patchops.versions import in_range
 
 if TYPE_CHECKING:
     from patchops.lint.config import ServeConfig
@@ -67,7 +66,7 @@ class Rule:
     @classmethod
     def applies_to(cls, version: str) -> bool:
         """Return whether `version` is inside the rule's vLLM range (pre-releases included)."""
-        return SpecifierSet(cls.versions).contains(Version(version).base_version, prereleases=True)
+        return in_range(version, cls.versions)
 
     @classmethod
     def summary(cls) -> str:

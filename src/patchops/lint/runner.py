@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, List, Sequence
 
+from patchops.errors import UsageError
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example
@@ -24,9 +25,18 @@ def is_selected(code: str, select: Sequence[str] = (), ignore: Sequence[str] = (
     return not any(code.startswith(prefix) for prefix in ignore)
 
 
+def check_selectors(select: Sequence[str] = (), ignore: Sequence[str] = ()) -> None:
+    """Refuse a --select/--ignore prefix that names no rule: a typo would silently lint nothing."""
+    for option, prefixes in (("--select", select), ("--ignore", ignore)):
+        for prefix in prefixes:
+            if not any(rule.code.startswith(prefix) for rule in ALL_RULES):
+                raise UsageError(f"{option} {prefix} matches no rule code; `patchops rules` lists them")
+
+
 def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
                 ignore: Sequence[str] = ()) -> List[Diagnostic]:
     """Return the findings for `cfg` against `facts`, sorted by position then code."""
+    check_selectors(select, ignore)
     from patchops.lint.reading import read_as_vllm
 
     seen = read_as_vllm(cfg, facts)

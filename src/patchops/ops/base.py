@@ -20,31 +20,20 @@ from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterable, Iter
                     Optional, Sequence, Tuple)
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from patchops.versions import parse_version
 
 if TYPE_CHECKING:
     import libcst
-
-
-_RELEASE_RE = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 
 
 def version_in(version: Optional[str], versions: SpecifierSet) -> bool:
     """Say whether vLLM `version` is in `versions`; None or an unreadable version counts as in.
 
     Pre-, post- and local releases count ("0.6.3.post1" and "0.8.5+corex.4.2" are in
-    ">=0.6.3"). A vendor version PEP 440 cannot read is cut to its leading release numbers.
+    ">=0.6.3"): an op on a version patchops cannot place is left to its site states.
     """
-    if version is None:
-        return True
-    try:
-        parsed = Version(version)
-    except InvalidVersion:
-        match = _RELEASE_RE.match(version)
-        if not match:
-            return True
-        parsed = Version(match.group(1))
-    return versions.contains(parsed, prereleases=True)
+    parsed = parse_version(version)
+    return parsed is None or versions.contains(parsed, prereleases=True)
 
 
 class SiteState(str, Enum):

@@ -6,39 +6,15 @@ import dataclasses
 import difflib
 from typing import Iterator, Optional, Tuple
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from patchops.lint.behaviour import v1_oracle_backends
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.versions import release
 
 ENV = "VLLM_ATTENTION_BACKEND"
-
-# EngineArgs._is_v1_supported_oracle's V1_BACKENDS (vllm/engine/arg_utils.py), as first seen in
-# 0.8.5, 0.9.2 (== 0.10.0), 0.10.1.1, 0.10.2 and 0.11.0. Any other value falls back to V0.
-V1_ORACLE_BACKENDS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-    (">=0.8,<0.9", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
-                    "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "FLASHMLA", "FLASHINFER",
-                    "FLASHINFER_VLLM_V1")),
-    (">=0.9,<0.10.1", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
-                       "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA_VLLM_V1", "FLASHMLA",
-                       "FLASHINFER", "FLASHINFER_VLLM_V1", "ROCM_AITER_MLA", "TORCH_SDPA_VLLM_V1",
-                       "FLEX_ATTENTION")),
-    (">=0.10.1,<0.10.2", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
-                          "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA",
-                          "FLASHINFER", "FLASHINFER_VLLM_V1", "ROCM_AITER_MLA",
-                          "TORCH_SDPA_VLLM_V1", "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS_VLLM_V1")),
-    (">=0.10.2,<0.11", ("FLASH_ATTN_VLLM_V1", "FLASH_ATTN", "PALLAS", "PALLAS_VLLM_V1",
-                        "TRITON_ATTN_VLLM_V1", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA",
-                        "FLASHMLA_VLLM_V1", "FLASH_ATTN_MLA", "FLASHINFER", "FLASHINFER_VLLM_V1",
-                        "FLASHINFER_MLA", "ROCM_AITER_MLA", "TORCH_SDPA_VLLM_V1", "FLEX_ATTENTION",
-                        "TREE_ATTN", "XFORMERS_VLLM_V1")),
-    (">=0.11,<0.12", ("FLASH_ATTN", "PALLAS", "TRITON_ATTN", "TRITON_MLA", "CUTLASS_MLA",
-                      "FLASHMLA", "FLASH_ATTN_MLA", "FLASHINFER", "FLASHINFER_MLA",
-                      "ROCM_AITER_MLA", "TORCH_SDPA", "FLEX_ATTENTION", "TREE_ATTN", "XFORMERS",
-                      "ROCM_ATTN")),
-)
 
 MSG_063 = ("Invalid attention backend '{backend_name}'. Available backends: {backends} "
            "(case-sensitive).")                                   # attention/selector.py 0.6.3
@@ -57,7 +33,7 @@ def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic
 
 
 def base(version: str) -> Version:
-    return Version(Version(version).base_version)
+    return release(version)
 
 
 def env_text(cfg: ServeConfig, name: str) -> Optional[str]:
@@ -86,15 +62,6 @@ def use_v1_setting(cfg: ServeConfig) -> Optional[bool]:
         return bool(int(text.strip()))
     except ValueError:
         return None
-
-
-def v1_oracle_backends(version: str) -> Optional[Tuple[str, ...]]:
-    """Return the V1 oracle's allowed names for `version`, None where there is no oracle list."""
-    plain = base(version)
-    for spec, names in V1_ORACLE_BACKENDS:
-        if SpecifierSet(spec).contains(plain, prereleases=True):
-            return names
-    return None
 
 
 def suggest(name: str, known: Tuple[str, ...]) -> Optional[str]:

@@ -11,6 +11,7 @@ from packaging.version import Version
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.versions import release
 
 
 def known_names(facts: Facts) -> Dict[str, Flag]:
@@ -53,7 +54,7 @@ def _shipped() -> Tuple[Tuple[str, frozenset], ...]:
 
 def flag_history(name: str, version: str) -> Tuple[Optional[str], Optional[str]]:
     """Return (last shipped version before `version` with `name`, first one after it)."""
-    current = Version(version)
+    current = release(version)
     before = [v for v, names in _shipped() if Version(v) < current and name in names]
     after = [v for v, names in _shipped() if Version(v) > current and name in names]
     return (before[-1] if before else None, after[0] if after else None)
@@ -91,7 +92,7 @@ def argv_of(setting: Setting, version: str) -> str:
     if value is True or value is None:
         return option
     if isinstance(value, list):
-        if setting.source == "cli" or Version(Version(version).base_version) >= Version("0.10.2"):
+        if setting.source == "cli" or release(version) >= Version("0.10.2"):
             return " ".join([option] + [str(v) for v in value])
     return f"{option} {value}"
 

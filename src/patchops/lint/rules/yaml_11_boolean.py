@@ -11,6 +11,7 @@ from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.rules.unknown_attention_backend import with_vllm_message
 from patchops.lint.rules.unknown_flag import parser_error
+from patchops.versions import release
 
 # PyYAML's bool resolver (yaml/resolver.py) follows YAML 1.1: these words are booleans, `y` and
 # `n` are not. true/false are left out: writing them means a boolean.
@@ -107,7 +108,7 @@ class Yaml11Boolean(Rule):
         if state == "rejected":
             what, severity = "vLLM's argument parser rejects it and vLLM exits", "error"
             vllm_message = parser_error(cfg, detail)
-        elif Version(Version(facts.version).base_version) < Version("0.7"):
+        elif release(facts.version) < Version("0.7"):
             # 0.6.3 passes str(value): the flag gets the text True/False
             what, severity = f'vLLM gets the text "{value}" instead', "warning"
         elif value:

@@ -12,6 +12,7 @@ from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.rules.unknown_attention_backend import with_vllm_message
 from patchops.lint.rules.unknown_flag import parser_error
+from patchops.versions import release
 
 # _load_config_file expands a YAML list into `--k a b c` from 0.10.2 (first seen; 0.10.1.1 still
 # str()s it) and json.dumps a dict from 0.20.0 (0.15.0 still str()s it).
@@ -79,7 +80,7 @@ class YamlCollectionMangled(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         from patchops.lint.rules.yaml_false_dropped import fate, written_settings
 
-        version = Version(Version(facts.version).base_version)
+        version = release(facts.version)
         for setting in written_settings(cfg):
             value = setting.value
             if isinstance(value, list) and version < LISTS_EXPANDED:

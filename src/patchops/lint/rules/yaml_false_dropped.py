@@ -7,6 +7,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.versions import release
 
 _UNSET = object()
 # Fields whose None default ends up false: ModelConfig turns enforce_eager=None into False (<=0.8.5).
@@ -48,7 +49,7 @@ def v1_forces_chunked_prefill(cfg: ServeConfig, facts: Facts) -> bool:
     """Return whether the V1 engine will run and force chunked prefill on (0.7.3 opt-in to 0.11)."""
     from packaging.version import Version
 
-    version = Version(Version(facts.version).base_version)
+    version = release(facts.version)
     if not Version("0.7") <= version < Version("0.12"):
         return False
     try:

@@ -1,0 +1,46 @@
+"""The runner over whole configs: vendor version spellings, select/ignore, suppressions."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from patchops.lint.config import load_file, load_text
+from patchops.lint.facts import facts_for_version
+from patchops.lint.runner import lint_config
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("version", ["0.8.5-corex.4.2", "0.6.3+corex", "dev", "unknown"])
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_vendor_version_spellings_do_not_crash(example, version):
+    facts = dataclasses.replace(facts_for_version("0.8.5"), version=version)
+    found = lint_config(load_file(example), facts)
+    assert all(d.code.startswith("PO") for d in found)
+
+
+def test_vendor_suffix_reads_as_its_release():
+    text = "model: m\nargs:\n  num-scheduler-steps: 8\n"
+    plain = lint_config(load_text(text), facts_for_version("0.8.5"))
+    vendor = lint_config(load_text(text), dataclasses.replace(facts_for_version("0.8.5"),
+                                                              version="0.8.5-corex.4.2"))
+    assert [d.code for d in plain] == [d.code for d in vendor] and "PO302" in [d.code for d in plain]
+
+
+def test_select_and_ignore_by_prefix():
+    text = "model: m\nargs:\n  num-scheduler-steps: 8\n  tp: 2\n"
+    facts = facts_for_version("0.8.5")
+    everything = {d.code for d in lint_config(load_text(text), facts)}
+    assert {"PO101", "PO302"} <= everything
+    assert {d.code for d in lint_config(load_text(text), facts, select=["PO3"])} == {"PO302"}
+    assert "PO302" not in {d.code for d in lint_config(load_text(text), facts, ignore=["PO302"])}
+
+
+def test_selector_matching_no_rule_is_a_usage_error():
+    from patchops.errors import UsageError
+
+    with pytest.raises(UsageError, match="--select ZZZ matches no rule code"):
+        lint_config(load_text("model: m\n"), facts_for_version("0.8.5"), select=["ZZZ"])
