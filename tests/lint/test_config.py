@@ -8,7 +8,7 @@ import pytest
 
 from patchops.errors import LintInputError
 from patchops.lint import yamlread
-from patchops.lint.config import ServeConfig, load_command, load_file, load_text
+from patchops.lint.config import ServeConfig, load_command, load_file, load_text, parse_compute_capability
 
 
 def dedent(text: str) -> str:
@@ -63,16 +63,15 @@ def test_spec_env_and_context():
     cfg = load_text(SPEC, path="serve.yaml")
     backend = cfg.env["VLLM_ATTENTION_BACKEND"]
     assert (backend.value, backend.line, backend.column, backend.source) == ("FLASHINFER", 10, 3, "env")
-    assert cfg.env_value("VLLM_USE_V1") == "1"          # env values are text as written
-    assert cfg.env_value("NOPE") is None
-    assert cfg.ctx("vllm.version") == "0.10"            # not the float 0.1
-    assert cfg.vllm_version() == "0.10"
-    assert cfg.ctx("hardware.gpus") == 2
+    assert cfg.env["VLLM_USE_V1"].value == "1"          # env values are text as written
+    assert "NOPE" not in cfg.env
+    assert cfg.context["vllm.version"].value == "0.10"  # not the float 0.1
+    assert cfg.context["hardware.gpus"].value == 2
     assert cfg.context["hardware.gpus"].line == 15
-    assert cfg.ctx("workload.concurrency") == [1, 2, 4, 8]
-    assert cfg.ctx("workload.prompt_tokens", 100) == 100
-    assert cfg.compute_capability() == 8.0
-    assert cfg.ctx("hardware.platform") == "cuda"
+    assert cfg.context["workload.concurrency"].value == [1, 2, 4, 8]
+    assert "workload.prompt_tokens" not in cfg.context
+    assert parse_compute_capability(cfg.context["hardware.compute_capability"].value) == 8.0
+    assert cfg.context["hardware.platform"].value == "cuda"
 
 
 def test_spec_config_settings_are_the_args_in_order():
@@ -88,7 +87,7 @@ def test_spec_config_settings_are_the_args_in_order():
 ])
 def test_compute_capability_spellings(written, expected):
     cfg = load_text(f"args: {{}}\nhardware:\n  compute_capability: {written}\n")
-    assert cfg.compute_capability() == expected
+    assert parse_compute_capability(cfg.context["hardware.compute_capability"].value) == expected
 
 
 def test_spec_entrypoint_and_empty_sections():
@@ -145,7 +144,7 @@ def test_duplicates_keep_the_last_and_are_recorded():
     assert ((3, "max-model-len"), (5, "max-model-len")) in pairs
     assert ((5, "max-model-len"), (6, "max_model_len")) in pairs
     assert ((8, "gpus"), (9, "gpus")) in pairs
-    assert cfg.ctx("hardware.gpus") == 2
+    assert cfg.context["hardware.gpus"].value == 2
     # what vLLM's dict holds: one entry per exact key, first position order, last value
     assert [(s.key, s.value) for s in cfg.config_settings] == [
         ("max-model-len", 8192), ("tensor-parallel-size", 2), ("max_model_len", 16384)]
@@ -337,24 +336,6 @@ def test_bad_included_config_names_that_file(tmp_path):
 def test_bad_commands(cmd, message):
     with pytest.raises(LintInputError, match=message):
         load_command(cmd)
-
-
-# --- accessors -------------------------------------------------------------------------------
-
-
-def test_typed_accessors():
-    cfg = load_command("vllm serve m -tp 4 --enforce-eager --cuda-graph-sizes 1 2 4 "
-                       "--gpu-memory-utilization 0.9 --x off")
-    assert cfg.arg("--tp") is cfg.args["tp"]
-    assert cfg.int_value("tp") == 4 and cfg.int_value("nope") is None
-    assert cfg.bool_value("enforce-eager") is True and cfg.bool_value("x") is False
-    assert cfg.int_list("cuda_graph_sizes") == [1, 2, 4]
-    assert cfg.float_value("gpu_memory_utilization") == 0.9
-    assert cfg.value("nope", 7) == 7 and cfg.int_value("gpu_memory_utilization") is None
-    spec = load_text("args:\n  a: [1, 2]\n  b: '[1,2,4]'\n  c: 8\n  d: true\n")
-    assert spec.int_list("a") == [1, 2] and spec.int_list("b") == [1, 2, 4] and spec.int_list("c") == [8]
-    assert spec.int_value("d") is None and spec.bool_value("c") is None
-    assert spec.compute_capability() is None
 
 
 # --- bad input: one clear LintInputError naming the file, never a traceback -------------------

@@ -18,13 +18,12 @@ shared/reference/vllm-launch-checks.md sections 0, 2, 3, 4, 5 and 6.9.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
 from packaging.specifiers import SpecifierSet
 
-from patchops.lint.config import ServeConfig, Setting, parse_literal
+from patchops.lint.config import ServeConfig, Setting, parse_compute_capability, parse_literal
 from patchops.lint.config import as_bool as to_bool
 from patchops.lint.config import as_int as to_int
 from patchops.lint.config import as_int_list as to_int_list
@@ -165,24 +164,15 @@ def ctx_value(cfg: ServeConfig, path: str) -> Any:
 
 
 def compute_capability(cfg: ServeConfig) -> Optional[Tuple[int, int]]:
-    """Return the stated GPU compute capability as (major, minor): 8.0, "8.6", "sm_90", 90."""
+    """Return the stated GPU compute capability as (major, minor): 8.0, "8.6", "sm_90", 90, [8, 6]."""
     raw = ctx_value(cfg, "hardware.compute_capability")
-    if raw is None or isinstance(raw, bool):
-        return None
     if isinstance(raw, (list, tuple)) and len(raw) == 2:
-        try:
-            return (int(raw[0]), int(raw[1]))
-        except (TypeError, ValueError):
-            return None
-    text = str(raw).strip().lower().replace("sm_", "").replace("sm", "")
-    match = re.fullmatch(r"(\d+)[.,](\d+)", text)
-    if match:
-        return (int(match.group(1)), int(match.group(2)))
-    if re.fullmatch(r"\d{2,3}", text):
-        return (int(text[:-1]), int(text[-1]))
-    if re.fullmatch(r"\d", text):
-        return (int(text), 0)
-    return None
+        return (to_int(raw[0]), to_int(raw[1])) if None not in (to_int(raw[0]), to_int(raw[1])) else None
+    number = parse_compute_capability(raw)
+    if number is None:
+        return None
+    major, minor = f"{number:.1f}".split(".")
+    return (int(major), int(minor))
 
 
 def memory_gib(cfg: ServeConfig) -> Optional[float]:

@@ -90,54 +90,6 @@ class ServeConfig:
             return (at.line, at.column)
         return (int(at[0]), int(at[1]))
 
-    # --- typed accessors for rules ---
-
-    def arg(self, name: str) -> Optional[Setting]:
-        """Return the setting for a flag (`max_model_len`, `max-model-len` or `--max-model-len`)."""
-        return self.args.get(normalize_key(name))
-
-    def value(self, name: str, default: Any = None) -> Any:
-        """Return a flag's value, or `default` when it is not set."""
-        setting = self.arg(name)
-        return default if setting is None else setting.value
-
-    def int_value(self, name: str) -> Optional[int]:
-        """Return a flag's value as an int, or None when unset or not an integer."""
-        return as_int(self.value(name))
-
-    def float_value(self, name: str) -> Optional[float]:
-        """Return a flag's value as a float, or None when unset or not a number."""
-        return as_float(self.value(name))
-
-    def bool_value(self, name: str) -> Optional[bool]:
-        """Return a flag's value as a bool (True/False), or None when unset or not boolean."""
-        return as_bool(self.value(name))
-
-    def int_list(self, name: str) -> Optional[List[int]]:
-        """Return a flag's value as a list of ints (`[1, 2]`, `"1 2"`, `"[1,2]"`, 4), or None."""
-        return as_int_list(self.value(name))
-
-    def env_value(self, name: str) -> Optional[str]:
-        """Return an environment variable's value as a string, or None when not set."""
-        setting = self.env.get(name)
-        if setting is None:
-            return None
-        return "" if setting.value is None else str(setting.value)
-
-    def ctx(self, path: str, default: Any = None) -> Any:
-        """Return a spec context value by dotted path ("hardware.gpus"), or `default`."""
-        setting = self.context.get(path)
-        return default if setting is None else setting.value
-
-    def compute_capability(self) -> Optional[float]:
-        """Return `hardware.compute_capability` as a float (7.5, "8.0", "sm_90", 90 -> 9.0)."""
-        return parse_compute_capability(self.ctx("hardware.compute_capability"))
-
-    def vllm_version(self) -> Optional[str]:
-        """Return the spec's `vllm.version`, as written, or None."""
-        value = self.ctx("vllm.version")
-        return None if value is None else str(value)
-
     def suppressed(self, line: int, code: str) -> bool:
         """Return whether `# patchops: ignore[...]` on `line` names `code` (or is bare)."""
         codes = self.suppressions.get(line, set())
@@ -181,19 +133,6 @@ def as_int(value: Any) -> Optional[int]:
     if isinstance(value, str):
         try:
             return human_readable_int(value.strip().strip("'\""))
-        except ValueError:
-            return None
-    return None
-
-
-def as_float(value: Any) -> Optional[float]:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
         except ValueError:
             return None
     return None
