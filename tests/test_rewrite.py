@@ -10,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 from patchops.errors import PatchsetError
 from patchops.ops import AddDecorator, InsertCode, SetKeyword, SiteState
 from patchops.patchset import Patchset
-from patchops.rewrite import (FileRewrite, PatchsetResult, combine_results, missing_file_results,
+from patchops.rewrite import (FileRewrite, PatchsetResult, missing_file_results,
                               rewrite_source)
 
 REL = "engine/arg_utils.py"
@@ -164,14 +164,3 @@ def test_missing_file_results():
     assert fine.state == "satisfied"
 
 
-def test_combine_results():
-    a = PatchsetResult("p", "satisfied", (), "a")
-    b = PatchsetResult("p", "applies", (), "b")
-    c = PatchsetResult("p", "drift", (), "c")
-    n = PatchsetResult("p", "not-applicable", (), "n")
-    assert combine_results([a, b]).state == "applies"
-    assert combine_results([a, b, c]).message == "c"
-    assert combine_results([n, a]).state == "satisfied"
-    assert combine_results([n]).state == "not-applicable"
-    with pytest.raises(ValueError):
-        combine_results([a, PatchsetResult("q", "satisfied", (), "")])

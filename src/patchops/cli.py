@@ -114,8 +114,6 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
     render.plan_text(console, plan, api.diff(plan) if dry_run else "")
     if dry_run:
         raise typer.Exit(DRIFTED if plan.problems else OK)
-    if not plan.changes and not plan.satisfied:
-        raise typer.Exit(OK)
     if plan.changes and not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):
         console.print("not confirmed: nothing written")
         raise typer.Exit(PROBLEMS_FOUND)

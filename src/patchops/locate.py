@@ -45,6 +45,7 @@ class VllmCopy:
     found_via: Tuple[str, ...]  # "PYTHONPATH", "sys.path", "cwd", "root DIR", "x.pth in root DIR"
     aliases: Tuple[Path, ...]   # other site dirs that reach the same files
     wins: bool                  # the copy `import vllm` loads
+    importable: bool = True     # on the import path (False: found only under a vendor root)
 
 
 @dataclass(frozen=True)
@@ -388,6 +389,7 @@ def _copy(group: _Group, wins: bool) -> VllmCopy:
         found_via=tuple(group.origins),
         aliases=tuple(Path(alias) for alias in group.aliases),
         wins=wins,
+        importable=group.importable,
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from patchops.errors import DriftError, PatchopsError, PatchsetError, StoreError
+from patchops.rewrite import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
 from patchops.store import (Change, FileEntry, SatisfiedRecord, State, Store, now, sha256,
                             short, transact)
 
@@ -24,12 +25,9 @@ if TYPE_CHECKING:
     from patchops.patchset import Patchset
     from patchops.rewrite import FileRewrite
 
-# Per (copy, patchset) in a plan, and per file while planning.
-APPLIES = "applies"                # pristine: the plan patches it
+# Per (copy, patchset) in a plan, and per file while planning: rewrite's states (applies,
+# satisfied, drift, not-applicable; importing rewrite does not import libcst) plus this one.
 APPLIED = "applied"                # patchops already applied it; nothing to do
-SATISFIED = "satisfied"            # already in the wanted state upstream; nothing to do
-DRIFT = "drift"                    # neither pristine nor wanted: refuse
-NOT_APPLICABLE = "not-applicable"  # vLLM version outside the patchset's range
 
 # Status states.
 ST_APPLIED = "applied"
@@ -100,10 +98,6 @@ class ApplyPlan:
     def changes(self) -> Tuple[FilePlan, ...]:
         """Return the files the plan rewrites."""
         return tuple(f for f in self.files if f.changed)
-
-    @property
-    def appliable(self) -> bool:
-        return not self.problems
 
     def problem_message(self) -> str:
         """Return the problems as one paragraph a user can act on."""

@@ -39,8 +39,8 @@ from patchops.ops.base import check_param, version_in
 ENV_VAR = "PATCHOPS_PATCHSETS"
 # Editable install or source checkout: <repo>/patchsets next to src/.
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "patchsets"
-# Wheel install: the same files packaged as patchops/patchsets/ (see the pyproject note in the
-# lead's report); absent in a checkout.
+# Wheel install: the same files packaged as patchops/patchsets/ (pyproject.toml maps
+# patchsets/ to that package); absent in a checkout.
 PACKAGED_DIR = Path(__file__).resolve().parent / "patchsets"
 
 _NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -144,8 +144,7 @@ def get_patchset(name: str, dirs: Iterable[Union[str, Path]] = ()) -> Patchset:
     files = patchset_files(dirs)
     if name in files:
         return load_patchset(files[name])
-    close = difflib.get_close_matches(name, list(files), n=1)
-    hint = f' (did you mean "{close[0]}"?)' if close else ""
+    hint = _closest(name, files)
     known = ", ".join(files) or "none"
     searched = ", ".join(str(d) for d in patchset_dirs(dirs)) or "nowhere"
     raise PatchsetError(f'unknown patchset "{name}"{hint}; known patchsets: {known}; '

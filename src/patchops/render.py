@@ -197,7 +197,7 @@ def location_dict(location) -> dict:
         "copies": [{
             "site_dir": str(c.site_dir), "package_dir": str(c.package_dir), "version": c.version,
             "version_source": c.version_source, "found_via": list(c.found_via),
-            "aliases": [str(a) for a in c.aliases], "wins": c.wins,
+            "aliases": [str(a) for a in c.aliases], "wins": c.wins, "importable": c.importable,
         } for c in location.copies],
         "search_path": [{"path": p, "origin": o} for p, o in location.search_path],
     }
@@ -209,7 +209,7 @@ def location_text(console: Console, location) -> None:
                       "or under the vendor roots (add one with --root DIR or PATCHOPS_ROOTS)")
         return
     for c in location.copies:
-        mark = "wins" if c.wins else ("shadowed" if _importable(c) else "not on the import path")
+        mark = "wins" if c.wins else ("shadowed" if c.importable else "not on the import path")
         console.print(Text.assemble(("* " if c.wins else "  "), (str(c.site_dir), "bold"),
                                     f"  vLLM {c.version or 'unknown'}  ",
                                     (f"[{mark}]", "green" if c.wins else "yellow")),
@@ -222,10 +222,6 @@ def location_text(console: Console, location) -> None:
     console.print(Text(f"{location.python}: `import vllm` loads "
                        + (str(winner.package_dir) if winner else "no copy (none is on its path)")),
                   soft_wrap=True, highlight=False)
-
-
-def _importable(copy) -> bool:
-    return any(not via.startswith(("root", "explicit")) and " in root " not in via for via in copy.found_via)
 
 
 # ---------------------------------------------------------------- patch
@@ -276,8 +272,6 @@ def apply_report_text(console: Console, report) -> None:
         console.print(Text(f"patched {path} (original kept as {backup})"), soft_wrap=True, highlight=False)
     for pyc in report.removed_bytecode:
         console.print(Text(f"removed stale bytecode {pyc}", style="dim"), soft_wrap=True, highlight=False)
-    if not report.written:
-        console.print("nothing written")
 
 
 def status_dicts(rows) -> list:

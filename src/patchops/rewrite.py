@@ -2,7 +2,7 @@
 
 Nothing here touches the disk; the transaction engine reads the file, calls
 rewrite_source(), and writes new_source only if every patchset it applies is "applies" or
-"satisfied" across all its files (combine_results() merges a patchset's per-file results).
+"satisfied" across all its files.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ APPLIES = "applies"                # some site pristine, none drifted: the file 
 SATISFIED = "satisfied"            # every site already holds the wanted code
 DRIFT = "drift"                    # a site holds something else, or the site count is off
 NOT_APPLICABLE = "not-applicable"  # the vLLM version is outside the patchset's (or ops') range
-STATES = (APPLIES, SATISFIED, DRIFT, NOT_APPLICABLE)
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,7 @@ class PatchsetResult:
     """What one patchset found in one file (or, combined, in all its files)."""
 
     patchset: str
-    state: str  # one of STATES
+    state: str  # APPLIES, SATISFIED, DRIFT or NOT_APPLICABLE
     sites: Tuple[Site, ...]
     message: str  # one line; for drift it names file:line and what was found
 
@@ -104,25 +103,6 @@ def missing_file_results(rel_path: str, patchsets: Sequence[Patchset], version: 
             results.append(PatchsetResult(patchset.name, SATISFIED, (), _say(
                 patchset, f"nothing to do: {shown} does not exist and no op needs it", version)))
     return tuple(results)
-
-
-def combine_results(results: Sequence[PatchsetResult]) -> PatchsetResult:
-    """Merge one patchset's results from several files into one.
-
-    Drift anywhere wins, then "applies", then "satisfied"; "not-applicable" only if every
-    file says so. The message is that of the first result in the winning state.
-    """
-    if not results:
-        raise ValueError("combine_results needs at least one result")
-    names = {r.patchset for r in results}
-    if len(names) != 1:
-        raise ValueError(f"combine_results got results of several patchsets: {sorted(names)}")
-    for state in (DRIFT, APPLIES, SATISFIED, NOT_APPLICABLE):
-        winners = [r for r in results if r.state == state]
-        if winners:
-            sites = tuple(site for r in results for site in r.sites)
-            return PatchsetResult(winners[0].patchset, state, sites, winners[0].message)
-    raise ValueError(f"unknown state in {results}")
 
 
 def _select(patchset: Patchset, rel_path: str, version: Optional[str],

@@ -40,7 +40,6 @@ NO_V0_ERROR = "AssertionError (assert envs.VLLM_USE_V1 in entrypoints/openai/api
 LONG_CONTEXT = 32768  # V0 switches chunked prefill on above this max_model_len
 DEFAULT_BATCHED_TOKENS_V0 = 2048  # _DEFAULT_MAX_NUM_BATCHED_TOKENS (0.7.3+)
 POOLING_BATCHED_TOKENS = 32768
-MULTIMODAL_BATCHED_TOKENS = 5120
 V0_CAPTURE_CANDIDATES = tuple([1, 2, 4] + [8 * i for i in range(1, 1025)])
 POOLING_TASKS = ("embed", "embedding", "classify", "score", "reward", "pooling")
 NON_CUDA_PLATFORMS = ("cpu", "tpu", "xpu", "neuron", "hpu", "openvino", "gaudi")

@@ -65,7 +65,6 @@ class ServeConfig:
     unknown: List[Setting] = field(default_factory=list)        # keys vLLM's parser will reject, filled by reading
     suppressions: Dict[int, Set[str]] = field(default_factory=dict)  # line -> codes in `# patchops: ignore[CODE]`
     lines: List[str] = field(default_factory=list)
-    # --- added to the skeleton ---
     # The YAML layer vLLM's `--config` loader sees, in its order (one entry per exact key, the
     # last value winning, as in the dict yaml.safe_load returns): spec `args:`, a plain
     # config's keys (with `model:`), or the file a command passes with `--config FILE`.
@@ -292,7 +291,7 @@ def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None
     if kind == "spec":
         _read_spec(cfg, root)
     else:
-        _read_plain_config(cfg, root, prefix="")
+        _read_plain_config(cfg, root)
     return cfg
 
 
@@ -408,7 +407,7 @@ def _read_flag_mapping(cfg: ServeConfig, node: YMap, where: str) -> None:
     _nested_duplicates(cfg, node, where if where != "the file" else "")
 
 
-def _read_plain_config(cfg: ServeConfig, root: YMap, prefix: str) -> None:
+def _read_plain_config(cfg: ServeConfig, root: YMap) -> None:
     _read_flag_mapping(cfg, root, "the file")
 
 

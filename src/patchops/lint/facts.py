@@ -154,7 +154,7 @@ class Facts:
         return cls.from_dict(json.loads(text))
 
     def replace(self, **changes: Any) -> "Facts":
-        """Return a copy with some fields changed (rule examples override facts this way)."""
+        """Return a copy with some fields changed."""
         from dataclasses import replace
         return replace(self, **changes)
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
+from patchops.locate import read_version
 from patchops.lint.facts import Facts, Flag
 
 # Files whose add_argument calls make up `vllm serve`'s options (paths relative to the site
@@ -82,19 +82,17 @@ class Source:
 
     def __init__(self, site_dir: Path):
         self.site = Path(site_dir)
-        self.consulted: Dict[str, Optional[List[int]]] = {}
+        self.consulted: Set[str] = set()  # files read or looked for: the facts cache hashes them
         self.notes: List[str] = []
         self._modules: Dict[str, Optional[Module]] = {}
 
     def stat(self, rel: str) -> Optional[os.stat_result]:
         """Stat `rel` under the site dir and record it as an input of the facts."""
+        self.consulted.add(rel)
         try:
-            st = os.stat(self.site / rel)
+            return os.stat(self.site / rel)
         except OSError:
-            self.consulted[rel] = None
             return None
-        self.consulted[rel] = [st.st_size, st.st_mtime_ns]
-        return st
 
     def exists(self, rel: str) -> bool:
         return self.stat(rel) is not None
@@ -1400,37 +1398,6 @@ def _jsonable(value: Any) -> Any:
 # The other facts
 
 
-def read_version(site: Path) -> Optional[str]:
-    """Read vLLM's version from vllm/_version.py, else the dist-info METADATA (reference §8)."""
-    try:
-        from patchops.locate import read_version as locate_version
-    except ImportError:  # pragma: no cover - locate.py ships with patchops
-        locate_version = None
-    if locate_version is not None:
-        try:
-            return locate_version(site)[0]
-        except Exception:  # noqa: BLE001 - fall back to the local reader below
-            pass
-    try:
-        text = (site / "vllm" / "_version.py").read_text(encoding="utf-8", errors="replace")
-        match = re.search(r"""^(?:__version__|version)\s*=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""",
-                          text, re.M)
-        if match:
-            return match.group(1)
-    except OSError:
-        pass
-    for meta in sorted(site.glob("vllm-*.dist-info/METADATA")):
-        try:
-            head = meta.read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in head.splitlines() if ":" in line)
-        # vllm-flash-attn-*.dist-info matches the glob but is another distribution
-        if fields.get("Name", "").strip().lower() == "vllm" and fields.get("Version"):
-            return fields["Version"].strip()
-    return None
-
-
 def engine_args_defaults(src: Source, classes: Classes) -> Dict[str, Any]:
     """Resolve EngineArgs (+AsyncEngineArgs) field defaults to literals; skip the rest."""
     mod = src.module_file(ARG_UTILS)
@@ -1568,13 +1535,13 @@ def library_present(site: Path, name: str, extra_paths: Sequence[Path]) -> bool:
     return False
 
 
-def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Dict[str, Any]]:
-    """Extract Facts from a vLLM copy; also return the inputs consulted (for the cache)."""
+def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, List[str]]:
+    """Extract Facts from a vLLM copy; also return the files it consulted (the cache hashes them)."""
     site = Path(site_dir)
     src = Source(site)
     classes = Classes(src)
     notes: List[str] = []
-    version = read_version(site) or "unknown"
+    version = read_version(site)[0] or "unknown"
     src.stat("vllm/_version.py")
 
     def guarded(what: str, func, fallback):
@@ -1626,7 +1593,7 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Di
     capture = guarded("capture sizes", lambda: capture_sizes_default(src, classes), None)
     has_fa = any(src.exists(rel) for rel in FLASH_ATTN_SO)
     has_fi = library_present(site, "flashinfer", extra_paths)
-    src.stat(".")  # the site dir's own mtime changes when a package (flashinfer) comes or goes
+    src.stat(".")  # the site dir's listing says whether a package (flashinfer) came or went
 
     notes.extend(src.notes)
     notes.extend(f"unresolved: {u}" for u in reader.unresolved)
@@ -1645,7 +1612,7 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Di
         capture_sizes_default=capture,
         notes=tuple(notes),
     )
-    return facts, dict(src.consulted)
+    return facts, sorted(src.consulted)
 
 
 def _replace(flag: Flag, **changes: Any) -> Flag:

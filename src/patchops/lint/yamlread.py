@@ -31,7 +31,6 @@ MAP_TAG = TAG_PREFIX + "map"
 SEQ_TAG = TAG_PREFIX + "seq"
 MERGE_TAG = TAG_PREFIX + "merge"
 NULL_TAG = TAG_PREFIX + "null"
-STR_TAG = TAG_PREFIX + "str"
 
 
 @dataclass

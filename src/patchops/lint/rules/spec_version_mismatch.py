@@ -52,5 +52,5 @@ class SpecVersionMismatch(Rule):
             yield self.diagnostic(
                 cfg, stated,
                 f"the spec says vLLM {stated.value!s}, but it was linted against vLLM {facts.version} "
-                f"({facts.origin}), the copy that will run",
+                f"({facts.origin})",
                 fields=("vllm.version",), fix=f"set vllm.version to {facts.version}, or install vLLM {stated.value!s}")
