@@ -280,6 +280,13 @@ def num_scheduler_steps(cfg: ServeConfig) -> Optional[int]:
     return None if found is None else to_int(found.value)
 
 
+def multistep_setting(cfg: ServeConfig) -> Optional[Setting]:
+    """Return the accepted --num-scheduler-steps setting when it asks for multi-step (> 1)."""
+    steps = num_scheduler_steps(cfg)
+    found = setting(cfg, "num_scheduler_steps")
+    return found if found is not None and steps is not None and steps > 1 else None
+
+
 def unknown_setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
     """Return a key vLLM's parser will reject (cfg.unknown) whose name is `name`."""
     wanted = set(_names(name))

@@ -64,8 +64,8 @@ class MultistepChunkedPrefillWithPp(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        steps = bh.num_scheduler_steps(cfg)
-        if steps is None or steps <= 1 or bh.setting(cfg, "num_scheduler_steps") is None:
+        found = bh.multistep_setting(cfg)
+        if found is None:
             return
         if bh.release(facts) >= (0, 8, 5) and bh.use_v1_env(cfg):
             return  # the V1 oracle raises first (PO302)

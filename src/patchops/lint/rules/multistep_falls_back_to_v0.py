@@ -77,9 +77,8 @@ class MultistepFallsBackToV0(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        steps = bh.num_scheduler_steps(cfg)
-        found = bh.setting(cfg, "num_scheduler_steps")
-        if found is None or steps is None or steps <= 1:
+        found = bh.multistep_setting(cfg)
+        if found is None:
             return
         env = bh.use_v1_env(cfg)
         ver = facts.version

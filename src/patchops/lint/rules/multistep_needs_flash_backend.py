@@ -102,9 +102,8 @@ class MultistepNeedsFlashBackend(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        steps = bh.num_scheduler_steps(cfg)
-        found = bh.setting(cfg, "num_scheduler_steps")
-        if found is None or steps is None or steps <= 1:
+        found = bh.multistep_setting(cfg)
+        if found is None:
             return
         if bh.is_cuda_like(cfg) is False:
             return  # CPU disables multi-step (0.7.3+); other platforms pick their own backend
