@@ -67,6 +67,7 @@ class MultistepChunkedPrefillWithPp(Rule):
         found = bh.multistep_setting(cfg)
         if found is None:
             return
+        steps = bh.num_scheduler_steps(cfg)
         if bh.release(facts) >= (0, 8, 5) and bh.use_v1_env(cfg):
             return  # the V1 oracle raises first (PO302)
         pp_setting = bh.setting(cfg, "pipeline_parallel_size")

@@ -80,6 +80,7 @@ class MultistepFallsBackToV0(Rule):
         found = bh.multistep_setting(cfg)
         if found is None:
             return
+        steps = bh.num_scheduler_steps(cfg)
         env = bh.use_v1_env(cfg)
         ver = facts.version
         fields = ("num_scheduler_steps",) + (("VLLM_USE_V1",) if env is not None else ())

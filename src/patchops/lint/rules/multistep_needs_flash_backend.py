@@ -105,6 +105,7 @@ class MultistepNeedsFlashBackend(Rule):
         found = bh.multistep_setting(cfg)
         if found is None:
             return
+        steps = bh.num_scheduler_steps(cfg)
         if bh.is_cuda_like(cfg) is False:
             return  # CPU disables multi-step (0.7.3+); other platforms pick their own backend
         eng = bh.engine(cfg, facts)
