@@ -92,7 +92,7 @@ def lint_sarif(results, rules) -> str:
                 "ruleId": d.code,
                 **({"ruleIndex": index[d.code]} if d.code in index else {}),
                 "level": SARIF_LEVEL[d.severity],
-                "message": {"text": d.message + (f" Fix: {d.fix}" if d.fix else "")},
+                "message": {"text": _with_fix(d)},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": d.file},
                     "region": {"startLine": d.line, "startColumn": d.column},
@@ -109,10 +109,15 @@ def lint_github(results) -> str:
     lines = []
     for result in results:
         for d in result.diagnostics:
-            message = d.message + (f" Fix: {d.fix}" if d.fix else "")
+            message = _with_fix(d)
             lines.append(f"::{GITHUB_COMMAND[d.severity]} file={_gh_prop(d.file)},line={d.line},"
                          f"col={d.column},title={_gh_prop(f'{d.code} {d.name}')}::{_gh_data(message)}")
     return "\n".join(lines)
+
+
+def _with_fix(d) -> str:
+    """Return the message and its fix as one text, for formats with a single message field."""
+    return f"{d.message.rstrip('.')}. Fix: {d.fix}" if d.fix else d.message
 
 
 def _gh_data(value: str) -> str:

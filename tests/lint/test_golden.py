@@ -81,3 +81,17 @@ def test_golden_json_matches_text(case, tmp_path):
              for d in document["diagnostics"]]
     assert shown == [line for line in text.stdout.splitlines() if re.match(r"\S+:\d+:\d+: ", line)]
     assert document["summary"]["error"] == sum(d["severity"] == "error" for d in document["diagnostics"])
+
+
+SARIF_CASES = sorted(GOLDEN.glob("*.sarif.json"))
+
+
+@pytest.mark.parametrize("golden", SARIF_CASES, ids=lambda p: p.name)
+def test_golden_sarif_results(golden, tmp_path):
+    """SARIF results compared as parsed JSON (the driver's rule list is checked in test_cli)."""
+    case = next(c for c in CASES if golden.name == c.stem + ".sarif.json")
+    _, _, result = run_case(case, tmp_path, extra=("--format", "sarif"))
+    results = json.loads(result.stdout)["runs"][0]["results"]
+    if os.environ.get("PATCHOPS_REGOLD"):
+        golden.write_text(json.dumps(results, indent=2) + "\n")
+    assert results == json.loads(golden.read_text())
