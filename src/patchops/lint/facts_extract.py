@@ -256,6 +256,18 @@ def _last_name(expr: ast.AST) -> Optional[str]:
     return None
 
 
+def _field_kwargs(expr: ast.AST, env: Dict[str, Any]) -> Optional["FieldKwargs"]:
+    """Return the FieldKwargs `expr` names: a variable holding one, or `kwargs_map["field"]`."""
+    if isinstance(expr, ast.Name) and isinstance(env.get(expr.id), FieldKwargs):
+        return env[expr.id]
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) \
+            and isinstance(env.get(expr.value.id), KwargsMap):
+        fname = _str_const(_slice(expr))
+        if fname:
+            return FieldKwargs(env[expr.value.id], fname)
+    return None
+
+
 def _str_const(expr: Optional[ast.AST]) -> Optional[str]:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return expr.value
@@ -1067,15 +1079,7 @@ class FlagReader:
         if not isinstance(target, ast.Subscript):
             return
         key = _str_const(_slice(target))
-        inner = target.value
-        holder = None
-        if isinstance(inner, ast.Name) and isinstance(env.get(inner.id), FieldKwargs):
-            holder = env[inner.id]
-        elif isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name) \
-                and isinstance(env.get(inner.value.id), KwargsMap):
-            fname = _str_const(_slice(inner))
-            if fname:
-                holder = FieldKwargs(env[inner.value.id], fname)
+        holder = _field_kwargs(target.value, env)
         if holder is None or key is None:
             return
         holder.kmap.edits.setdefault(holder.name, {})[key] = \
@@ -1174,14 +1178,7 @@ class FlagReader:
                         explicit.pop(key, None)
                         self._explicit(key, v, mod, env, kw)
             return
-        holder = None
-        if isinstance(expr, ast.Name) and isinstance(env.get(expr.id), FieldKwargs):
-            holder = env[expr.id]
-        elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) \
-                and isinstance(env.get(expr.value.id), KwargsMap):
-            fname = _str_const(_slice(expr))
-            if fname:
-                holder = FieldKwargs(env[expr.value.id], fname)
+        holder = _field_kwargs(expr, env)
         if holder is None:
             self.unresolved.append(f"{mod.rel}: **{ast.unparse(expr)[:60]}")
             return
