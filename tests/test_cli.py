@@ -220,3 +220,9 @@ def test_a_bug_is_one_paragraph_not_a_traceback(run, monkeypatch):
     assert result.exit_code == 70
     assert result.stderr.startswith("error: internal error (KeyError: 'boom')")
     assert "PATCHOPS_DEBUG=1" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_error_text_with_brackets_is_printed_as_is(run, vllm_site):
+    result = run("apply", "[bold]eager", "--site", vllm_site(MID), "--dry-run")
+    assert result.exit_code == USAGE_OR_INPUT_ERROR
+    assert result.stderr.startswith('error: unknown patchset "[bold]eager"')

@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from patchops import api, render
 from patchops.errors import PatchopsError, UsageError
@@ -41,26 +42,28 @@ def command(*args, **kwargs):
                 _silence_stdout()
                 raise typer.Exit(OK)
             except PatchopsError as error:
-                Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {error.message}",
-                                                            soft_wrap=True, markup=True)
+                _error(error.message)
                 raise typer.Exit(error.exit_code)
             except OSError as error:
-                name = f" {error.filename}:" if error.filename else ""
-                Console(stderr=True, highlight=False).print(
-                    f"[bold red]error:[/]{name} {error.strerror or error}", soft_wrap=True)
+                name = f"{error.filename}: " if error.filename else ""
+                _error(f"{name}{error.strerror or error}")
                 raise typer.Exit(USAGE_OR_INPUT_ERROR)
             except Exception as error:  # a bug: one paragraph, the traceback on request
                 if os.environ.get("PATCHOPS_DEBUG") or _is_cli_flow(error):
                     raise
-                Console(stderr=True, highlight=False).print(
-                    f"[bold red]error:[/] internal error ({type(error).__name__}: {error}); nothing "
-                    "was left half-written. Run again with PATCHOPS_DEBUG=1 for the traceback and "
-                    "report it.", soft_wrap=True, markup=True)
+                _error(f"internal error ({type(error).__name__}: {error}); nothing was left "
+                       "half-written. Run again with PATCHOPS_DEBUG=1 for the traceback and report it.")
                 raise typer.Exit(INTERNAL_ERROR)
 
         return app.command(*args, **kwargs)(run)
 
     return register
+
+
+def _error(message: str) -> None:
+    """Print `error: <message>` to stderr; the message is text, never rich markup."""
+    Console(stderr=True, highlight=False).print(Text.assemble(("error:", "bold red"), " ", message),
+                                                soft_wrap=True)
 
 
 def _is_cli_flow(error: Exception) -> bool:
