@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no u
 
 @dataclass(frozen=True)
 class LintResult:
+    """One input's findings and the vLLM facts they were judged against."""
+
     path: str
     vllm_version: str
     facts_origin: str
@@ -49,7 +51,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
 
 def rules(code: Optional[str] = None):
     """Return every rule class, or the one whose code or name is `code`."""
-    from patchops.errors import PatchopsError
+    from patchops.errors import UsageError
     from patchops.lint.rules import ALL_RULES
 
     if code is None:
@@ -57,7 +59,7 @@ def rules(code: Optional[str] = None):
     wanted = code.upper() if code[:2].upper() == "PO" else code
     match = [rule for rule in ALL_RULES if wanted in (rule.code, rule.name)]
     if not match:
-        raise PatchopsError(f"no rule {code!r}; `patchops rules` lists them all")
+        raise UsageError(f"no rule {code!r}; `patchops rules` lists them all")
     return match
 
 

@@ -8,6 +8,7 @@ from typing import Iterable, List, Sequence
 from patchops.errors import UsageError
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
+from patchops.lint.reading import read_as_vllm
 from patchops.lint.rule import Diagnostic, Example
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.rules.unused_suppression import UnusedSuppression
@@ -37,8 +38,6 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
                 ignore: Sequence[str] = ()) -> List[Diagnostic]:
     """Return the findings for `cfg` against `facts`, sorted by position then code."""
     check_selectors(select, ignore)
-    from patchops.lint.reading import read_as_vllm
-
     seen = read_as_vllm(cfg, facts)
     found: List[Diagnostic] = []
     for rule_class in ALL_RULES:
