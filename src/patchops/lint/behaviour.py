@@ -287,6 +287,16 @@ def multistep_setting(cfg: ServeConfig) -> Optional[Setting]:
     return found if found is not None and steps is not None and steps > 1 else None
 
 
+def v0_multistep_setting(cfg: ServeConfig, facts: Facts) -> Optional[Setting]:
+    """Return multistep_setting() where V0's own multi-step checks get to run.
+
+    From 0.8.5 `VLLM_USE_V1=1` makes the V1 oracle refuse multi-step first (PO302).
+    """
+    if release(facts) >= (0, 8, 5) and use_v1_env(cfg):
+        return None
+    return multistep_setting(cfg)
+
+
 def unknown_setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
     """Return a key vLLM's parser will reject (cfg.unknown) whose name is `name`."""
     wanted = set(_names(name))

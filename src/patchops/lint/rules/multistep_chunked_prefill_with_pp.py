@@ -64,12 +64,9 @@ class MultistepChunkedPrefillWithPp(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = bh.multistep_setting(cfg)
-        if found is None:
+        if bh.v0_multistep_setting(cfg, facts) is None:
             return
         steps = bh.num_scheduler_steps(cfg)
-        if bh.release(facts) >= (0, 8, 5) and bh.use_v1_env(cfg):
-            return  # the V1 oracle raises first (PO302)
         pp_setting = bh.setting(cfg, "pipeline_parallel_size")
         pp = bh.to_int(pp_setting.value) if pp_setting is not None else None
         if pp is None or pp <= 1:

@@ -55,12 +55,9 @@ class MultistepWithSpecDecode(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = bh.multistep_setting(cfg)
-        if found is None:
+        if bh.v0_multistep_setting(cfg, facts) is None:
             return
         steps = bh.num_scheduler_steps(cfg)
-        if bh.release(facts) >= (0, 8, 5) and bh.use_v1_env(cfg):
-            return  # the V1 oracle raises first (PO302)
         name = "speculative_model" if bh.release(facts) < (0, 8, 5) else "speculative_config"
         spec = bh.setting(cfg, name)
         if spec is None or bh.speculative_method(cfg, facts) is None:
