@@ -39,3 +39,14 @@ def test_quickstart_lints_every_example(tmp_path):
     for example in sorted((ROOT / "examples").glob("seed-*.yaml")):
         assert by_file.get(example.name), f"{example.name} produced no finding"
     assert "ok-v1-serve.yaml" not in by_file
+
+
+def test_shipped_launch_script_is_caught_on_a_real_copy(vllm_site, tmp_path):
+    # The seed-3 script names no version: it is linted against the copy that runs it.
+    script = ROOT / "examples" / "seed-flashinfer-missing.sh"
+    env = dict(os.environ, PATCHOPS_CACHE=str(tmp_path), PYTHONPATH="", PATCHOPS_ROOTS="")
+    shown = subprocess.run([sys.executable, "-m", "patchops", "lint", "--vllm", str(vllm_site("0.6.3.post1")),
+                            "--format", "json", str(script)], env=env, capture_output=True, text=True)
+    assert shown.returncode == 1, shown.stderr
+    [finding] = json.loads(shown.stdout)["diagnostics"]
+    assert (finding["code"], finding["severity"], finding["line"]) == ("PO502", "error", 5)
