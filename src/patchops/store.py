@@ -416,20 +416,9 @@ class Store:
     def read_journal(self) -> List[dict]:
         """Return the journal's records in order; a torn (unparsable) line is skipped."""
         try:
-            raw = self.journal_path.read_text(encoding="utf-8", errors="replace")
+            return _journal_records(self.journal_path.read_text(encoding="utf-8", errors="replace"))
         except FileNotFoundError:
             return []
-        records = []
-        for line in raw.splitlines():
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-        return records
 
     # -- recovery ----------------------------------------------------------------------------
 
@@ -474,15 +463,7 @@ class Store:
             text = other.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return False
-        records = []
-        for line in text.splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-        return _outcomes(records).get(begin["txn"]) == "commit"
+        return _outcomes(_journal_records(text)).get(begin["txn"]) == "commit"
 
     def _roll_back(self, begin: Mapping) -> str:
         """Put every file of an unfinished transaction back to its "before" bytes."""
@@ -558,6 +539,21 @@ def _restore(store: "Store", rel: str, data: Optional[bytes]) -> None:
     else:
         atomic_write(path, data)
     remove_stale_bytecode(path)
+
+
+def _journal_records(text: str) -> List[dict]:
+    """Parse journal lines; a torn (unparsable) line, as a crash can leave, is skipped."""
+    records = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
 
 
 def _outcomes(records: Sequence[Mapping]) -> Dict[str, str]:
