@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from patchops import store as store_mod
-from patchops.errors import StoreError
+from patchops import faults
+from patchops.errors import FileIOError, StoreError
+from patchops.safe_fs import TMP_SUFFIX
 from patchops.store import (Change, FileEntry, SatisfiedRecord, SimulatedCrash, State, Store,
                             atomic_write, remove_stale_bytecode, sha256, transact)
 
@@ -23,6 +25,18 @@ def make_site(root: Path, files: dict) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return root
+
+
+@pytest.fixture
+def fault(monkeypatch):
+    """Return a function setting PATCHOPS_FAULT for this process, counting from zero."""
+
+    def set_fault(spec: str) -> None:
+        faults.reset()
+        monkeypatch.setenv(faults.ENV, spec)
+
+    yield set_fault
+    faults.reset()
 
 
 # --- atomic_write ------------------------------------------------------------------------------
@@ -67,16 +81,15 @@ def test_atomic_write_through_symlink_keeps_the_link(tmp_path):
     assert real.read_bytes() == b"new"
 
 
-def test_atomic_write_failure_leaves_old_bytes_and_no_temp(tmp_path, monkeypatch):
+@pytest.mark.parametrize("step", ["write", "fsync", "rename"])
+def test_atomic_write_failure_leaves_old_bytes_and_no_temp(tmp_path, fault, step):
     path = tmp_path / "mod.py"
     path.write_bytes(b"old")
-
-    def boom(src, dst):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(store_mod.os, "replace", boom)
-    with pytest.raises(OSError):
+    fault(f"{step}:1:enospc")
+    with pytest.raises(FileIOError, match=f"cannot write {path}: No space left on device") as info:
         atomic_write(path, b"new")
+    assert TMP_SUFFIX not in str(info.value)
+    assert info.value.exit_code == 5
     assert path.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mod.py"]
 
@@ -315,7 +328,9 @@ def test_crash_before_state_is_written_is_repaired_from_the_journal(tmp_path, mo
     assert stores[0].read_state() == State()
     for store in stores:
         with store.lock():
-            assert store.recover() == []
+            [note] = store.recover()  # defect 11 of issue 6: a repair is reported
+            assert note.startswith(f"recovered {store.state_path}") and "rebuilt it" in note
+            assert store.recover() == []  # and only once
         assert store.read_state().files == states[store].files
 
 
