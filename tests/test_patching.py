@@ -269,7 +269,9 @@ def test_upstream_vllm_is_satisfied_and_nothing_is_written(corex_tree):
     assert not report.changed and not report.backups
     for site in sites:
         assert (arg_utils(site).read_bytes(), arg_utils(site).stat().st_mtime_ns) == before[site]
-        assert not list((site / ".patchops" / "objects").iterdir())  # no backup needed
+        # No file backup needed: objects/ keeps only the patchset's YAML, for status.
+        kept = [p.read_bytes() for p in (site / ".patchops" / "objects").iterdir()]
+        assert kept == [patchset.path.read_bytes()]
         assert NAME in Store(site).read_state().satisfied
     assert [r.state for r in patching.status(copies, [patchset])] == ["satisfied", "satisfied"]
     with pytest.raises(PatchopsError, match="satisfied upstream"):

@@ -133,12 +133,12 @@ def status(names: Optional[Sequence[str]] = None, *, python: Optional[str] = Non
     hashes alone; if none is recorded anywhere, every known patchset.
     """
     from patchops import patching
-    from patchops.patchset import find_patchsets, get_patchset
+    from patchops.patchset import find_patchsets
 
     copies = target_copies(python=python, roots=roots, sites=sites)
     if not names:
         names = _recorded_patchsets(copies) or list(find_patchsets(patchset_dirs))
-    return patching.status(copies, [get_patchset(name, patchset_dirs) for name in names])
+    return patching.status(copies, patching.load_patchsets(copies, names, patchset_dirs))
 
 
 def _recorded_patchsets(copies) -> List[str]:

@@ -20,6 +20,8 @@ OK = 0
 PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
+STORE_ERROR = 4
+IO_ERROR = 5
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -47,7 +49,7 @@ def command(*args, **kwargs):
             except OSError as error:
                 name = f"{error.filename}: " if error.filename else ""
                 _error(f"{name}{error.strerror or error}")
-                raise typer.Exit(USAGE_OR_INPUT_ERROR)
+                raise typer.Exit(IO_ERROR)
             except Exception as error:  # a bug: one paragraph, the traceback on request
                 if os.environ.get("PATCHOPS_DEBUG") or _is_cli_flow(error):
                     raise
@@ -135,6 +137,8 @@ def status_command(names: List[str] = typer.Argument(None, help="Patchsets to re
         render.print_json(console, render.status_dicts(rows))
     else:
         render.status_text(console, rows)
+    render.notes_text(Console(stderr=True, highlight=False) if json_out else console,
+                      getattr(rows, "notes", ()))
     raise typer.Exit(DRIFTED if api.any_drift(rows) else OK)
 
 
@@ -211,6 +215,10 @@ def _silence_stdout() -> None:
 
 def main() -> None:
     """Run the CLI (console script and `python -m patchops`)."""
+    # A lone surrogate in a user's YAML ("\uD800") must print, not crash the output stream.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app()
     except SystemExit:

@@ -34,6 +34,10 @@ class StoreError(PatchopsError):
     exit_code = 4
 
 
+class LockedError(StoreError):
+    """Another patchops holds the store's lock."""
+
+
 class LinkError(StoreError):
     """A store path, or a target's path inside the copy, is a symbolic link patchops will not follow.
 

@@ -294,6 +294,12 @@ def status_text(console: Console, rows) -> None:
         console.print("no patchset known")
 
 
+def notes_text(console: Console, notes) -> None:
+    """Print notes (a repaired transaction, a copy being patched right now), one a line."""
+    for note in notes:
+        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
+
+
 def rollback_report_text(console: Console, report) -> None:
     for note in report.notes:
         console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)

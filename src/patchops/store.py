@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from patchops import faults, safe_fs
-from patchops.errors import FileIOError, LinkError, PatchopsError, StoreError
+from patchops.errors import FileIOError, LinkError, LockedError, PatchopsError, StoreError
 from patchops.safe_fs import TMP_SUFFIX
 
 STORE_DIR = ".patchops"
@@ -340,7 +340,7 @@ class Store:
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise StoreError(f"another patchops is working on {self.site_dir} "
+                raise LockedError(f"another patchops is working on {self.site_dir} "
                                  f"({self.lock_path} is locked); wait for it to finish "
                                  f"and run the command again") from exc
             raise StoreError(f"cannot lock {self.lock_path}: {exc.strerror or exc}") from exc
