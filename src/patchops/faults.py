@@ -3,8 +3,8 @@
 `PATCHOPS_FAULT=STEP:N:ACTION` acts the N-th time this process reaches STEP (counted per step
 name). Actions: `kill` (SIGKILL itself, as a power cut or OOM kill would), `enospc` / `eio`
 (fail as that syscall would), `stop` (SIGSTOP itself, so a test can run another patchops at
-exactly this point, then SIGCONT). `PATCHOPS_FAULT_TRACE=FILE` appends every step reached, one
-per line, so a test can list the points to try. Nothing here acts unless a test sets them.
+exactly this point, then SIGCONT). `PATCHOPS_FAULT_TRACE=FILE` appends every step reached and the file
+it is about to touch, one per line, so a test can list the points to try. Nothing here acts unless a test sets them.
 
 Write steps (just before the syscall): mkdir, write, fsync, rename, dirsync, append, unlink.
 Named points for races: plan-copy (before planning each copy), commit (before commit_apply
@@ -45,7 +45,7 @@ def point(step: str, path: object = None) -> None:
     _counts[step] = _counts.get(step, 0) + 1
     if trace:
         with open(trace, "a", encoding="utf-8") as handle:
-            handle.write(step + "\n")
+            handle.write(f"{step} {'' if path is None else os.fspath(path)}\n")
     if spec is None or spec[:2] != (step, _counts[step]):
         return
     action = spec[2]

@@ -60,24 +60,24 @@ def _is_link(dir_fd: Optional[int], name: str) -> bool:
 def open_dir(dir_fd: Optional[int], name: str, shown: Path, *, create: bool = False,
              what: str = "patchops store") -> Optional[int]:
     """Open folder `name` in `dir_fd` without following a link; None when absent (create=False)."""
-    if create:
-        try:
-            faults.point("mkdir", shown)
-            os.mkdir(name, 0o755, dir_fd=dir_fd)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise io_error(exc, "create", shown) from exc
+    flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
     try:
-        return os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=dir_fd)
+        return os.open(name, flags, dir_fd=dir_fd)
     except FileNotFoundError:
-        if create:
-            raise
-        return None
+        if not create:
+            return None
     except OSError as exc:
         if _is_link(dir_fd, name):
             raise link_error(shown, what) from exc
         raise io_error(exc, "open", shown) from exc
+    try:
+        faults.point("mkdir", shown)
+        os.mkdir(name, 0o755, dir_fd=dir_fd)
+    except FileExistsError:
+        pass  # made by another patchops in between
+    except OSError as exc:
+        raise io_error(exc, "create", shown) from exc
+    return open_dir(dir_fd, name, shown, what=what)
 
 
 def open_path_dir(path: Path) -> int:

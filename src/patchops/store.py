@@ -463,6 +463,8 @@ class Store:
         committed = [txn for txn in ended if ended[txn] == "commit"]
         if not found and committed and self.read_state().txn != committed[-1]:
             found.append(f"state.json older than transaction {committed[-1]}")
+        if self._store_temps():
+            found.append("temp files of an interrupted write")
         return found
 
     def recover(self) -> List[str]:
@@ -501,20 +503,26 @@ class Store:
                                 f"rebuilt it from {self.journal_path}")
         return messages
 
-    def _clean_store_temps(self) -> List[str]:
-        """Remove temp files an interrupted write left in `.patchops/` and `objects/`."""
-        removed = []
+    def _store_temps(self) -> List[Tuple[bool, str]]:
+        """Return (in objects/, name) of temp files an interrupted write left in the store."""
+        found = []
         for objects in (False, True):
             with self._dir(objects=objects) as fd:
-                if fd is None:
-                    continue
+                if fd is not None:
+                    found += [(objects, n) for n in safe_fs.list_at(fd) if n.endswith(TMP_SUFFIX)]
+        return found
+
+    def _clean_store_temps(self) -> List[str]:
+        """Remove temp files an interrupted write left in `.patchops/` and `objects/`."""
+        removed = 0
+        for objects, name in self._store_temps():
+            with self._dir(objects=objects) as fd:
                 folder = self.objects if objects else self.root
-                for name in safe_fs.list_at(fd):
-                    if name.endswith(TMP_SUFFIX) and safe_fs.unlink_at(fd, name, folder / name):
-                        removed.append(name)
+                if fd is not None and safe_fs.unlink_at(fd, name, folder / name):
+                    removed += 1
         if not removed:
             return []
-        return [f"removed {len(removed)} temp file(s) an interrupted patchops left in {self.root}"]
+        return [f"removed {removed} temp file(s) an interrupted patchops left in {self.root}"]
 
     def _coordinator_committed(self, begin: Mapping) -> bool:
         coordinator = begin.get("coordinator")
@@ -750,8 +758,10 @@ def transact(action: str, changes: Sequence[Change], states: Mapping[Store, Stat
             begun.append(store)
             _checkpoint("begin", counts)
         for change in changes:
-            change.store.write_file(change.rel, change.after)
+            # Counted as swapped before the write: a failure after its rename (the folder
+            # fsync, the bytecode) must still put the file back.
             swapped.append(change)
+            change.store.write_file(change.rel, change.after)
             result.written.append(change.store.path(change.rel))
             result.removed_bytecode += change.store.remove_bytecode(change.rel)
             change.store.append_journal({"op": "done", "txn": txn, "file": change.rel})
