@@ -417,3 +417,164 @@ def matrix(scenarios: Sequence[Scenario], base: Path, source: Path, *, every: in
                 _, verdict = interrupt(scenario, root, source, expected, step, n, action)
                 report(scenario.name, step, n, action, verdict)
                 shutil.rmtree(root, ignore_errors=True)
+
+
+# --- races -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Race:
+    """Hold `first` at a named fault point, run `second` to its end, then let `first` go on."""
+
+    name: str
+    setup: Tuple[Tuple[str, ...], ...]
+    first: Tuple[str, ...]
+    hold: str                       # PATCHOPS_FAULT point, with the `stop` action
+    second: Tuple[str, ...]
+    allowed: Tuple[Tuple[int, int], ...]   # (first's exit, second's exit) that are correct
+
+
+RACES = (
+    # Issue 6, defect 1: apply of two patchsets on different files while a rollback of one
+    # runs between planning the first and the second copy.
+    Race("apply-vs-rollback", (("apply", "mark-b", "--yes"),),
+         ("apply", "mark-b", "mark-c", "--yes"), "plan-copy:2", ("rollback", "mark-b"),
+         ((4, 0),)),
+    # Planned, not yet locked: another apply commits first.
+    Race("apply-vs-apply", (), ("apply", "mark-a", "--yes"), "commit:1",
+         ("apply", "mark-a", "mark-b", "--yes"), ((4, 0),)),
+    # A rollback holding its locks mid-write: the apply must be refused, not interleaved.
+    Race("rollback-holding-locks-vs-apply", (("apply", "mark-a", "mark-b", "--yes"),),
+         ("rollback", "mark-a"), "write:1", ("apply", "mark-c", "--yes"), ((0, 4),)),
+    # An apply holding its locks mid-swap: status reads without waiting, and says so.
+    Race("apply-holding-locks-vs-status", (), ("apply", "mark-a", "mark-b", "--yes"),
+         "rename:3", ("status", "mark-a", "mark-b"), ((0, 0), (0, 3))),
+)
+
+
+def race(spec: Race, root: Path, source: Path) -> Tuple[Done, Done, List[str]]:
+    """Run one race; return both commands' results and what is wrong afterwards."""
+    world = build_world(root, source)
+    for args in spec.setup:
+        run_here(world, args)
+    outside = tree_digest(world.outside)
+    first = start(world, spec.first, fault=f"{spec.hold}:stop")
+    problems = []
+    try:
+        if not wait_stopped(first):
+            out, err = first.communicate()
+            return Done(first.returncode, out, err), Done(-1, "", ""), [
+                f"{spec.first} never reached {spec.hold}: {err.strip()}"]
+        second = run(world, spec.second)
+    finally:
+        resume(first)
+    out, err = first.communicate(timeout=120)
+    first_done = Done(first.returncode, out, err)
+    if (first_done.returncode, second.returncode) not in spec.allowed:
+        problems.append(f"exits {first_done.returncode}, {second.returncode} (allowed "
+                        f"{spec.allowed}): {first_done.stderr.strip()} / {second.stderr.strip()}")
+    problems += status_problems(world)
+    problems += [f"temp file left: {p}" for p in world.root.rglob(f"*{TMP_SUFFIX}")]
+    if tree_digest(world.outside) != outside:
+        problems.append("a file outside the copies changed")
+    return first_done, second, problems
+
+
+# --- hostile filesystems ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """A link planted where patchops would write; the command must refuse, naming it."""
+
+    name: str
+    setup: Tuple[Tuple[str, ...], ...]
+    plant: Callable[[World], Path]          # plants the link, returns its path
+    args: Tuple[str, ...]
+
+
+def _store(world: World) -> Path:
+    return world.sites[0] / ".patchops"
+
+
+def _link(link: Path, target: Path) -> Path:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.exists() or link.is_symlink():
+        shutil.move(str(link), str(target)) if not target.exists() else link.unlink()
+    link.symlink_to(target)
+    return link
+
+
+def _object_of_original(world: World) -> Path:
+    data = (world.sites[0] / "vllm" / "logger.py").read_bytes()
+    return _link(_store(world) / "objects" / hashlib.sha256(data).hexdigest(), world.outside / "victim.py")
+
+
+def _evil_folder(world: World) -> Path:
+    (world.outside / "evil").mkdir()
+    (world.outside / "evil" / "mod.py").write_text("class Thing:\n    pass\n")
+    (world.patchsets / "mark-evil.yaml").write_text(patchset_yaml("mark-evil", [("evil/mod.py", "Thing")]))
+    return _link(world.sites[0] / "vllm" / "evil", world.outside / "evil")
+
+
+def _pycache(world: World) -> Path:
+    cache = world.sites[0] / "vllm" / "__pycache__"
+    shutil.rmtree(cache)
+    (world.outside / "pycache").mkdir()
+    (world.outside / "pycache" / "logger.cpython-311.pyc").write_bytes(b"someone else's file")
+    return _link(cache, world.outside / "pycache")
+
+
+def _target_file(world: World) -> Path:
+    shutil.copyfile(world.sites[0] / "vllm" / "logger.py", world.outside / "logger.py")
+    (world.sites[0] / "vllm" / "logger.py").unlink()
+    return _link(world.sites[0] / "vllm" / "logger.py", world.outside / "logger.py")
+
+
+APPLY = ("apply", "mark-a", "mark-b", "--yes")
+APPLIED = (APPLY,)
+HOSTILE = (
+    Hostile("object-link", (), _object_of_original, APPLY),
+    Hostile("state-link", (), lambda w: _link(_store(w) / "state.json", w.outside / "victim.py"), APPLY),
+    Hostile("journal-link", (), lambda w: _link(_store(w) / "journal.jsonl", w.outside / "victim.py"), APPLY),
+    Hostile("dangling-lock-link", (), lambda w: _link(_store(w) / "lock", w.outside / "created"), APPLY),
+    Hostile("store-link", (), lambda w: _link(_store(w), _mkdir(w.outside / "store")), APPLY),
+    Hostile("objects-link", (), lambda w: _link(_store(w) / "objects", _mkdir(w.outside / "objs")), APPLY),
+    Hostile("target-file-link", (), _target_file, APPLY),
+    Hostile("target-folder-link", (), _evil_folder, ("apply", "mark-evil", "--yes")),
+    Hostile("pycache-link", (), _pycache, APPLY),
+    Hostile("journal-link-at-rollback", APPLIED,
+            lambda w: _link(_store(w) / "journal.jsonl", w.outside / "journal.jsonl"), ("rollback", "mark-a")),
+    Hostile("state-link-at-rollback", APPLIED,
+            lambda w: _link(_store(w) / "state.json", w.outside / "state.json"), ("rollback", "--all")),
+    Hostile("object-link-at-rollback", APPLIED,
+            lambda w: _link(next((_store(w) / "objects").iterdir()), w.outside / "object"), ("rollback", "--all")),
+    Hostile("store-link-at-status", APPLIED,
+            lambda w: _link(_store(w), w.outside / "store"), ("status", "mark-a")),
+)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def hostile(case: Hostile, root: Path, source: Path) -> Tuple[Done, Path, List[str]]:
+    """Run one hostile case; return the result, the planted link and what is wrong."""
+    world = build_world(root, source)
+    for args in case.setup:
+        run_here(world, args)
+    link = case.plant(world)
+    outside = tree_digest(world.outside)
+    inside = {str(p): p.read_bytes() for p in world.targets() if not p.is_symlink()}
+    done = run(world, case.args)
+    problems = []
+    if done.returncode != 4 or "symbolic link" not in done.stderr or str(link) not in done.stderr:
+        problems.append(f"not refused naming {link}: exit {done.returncode}: {done.stderr.strip()}")
+    if "Traceback" in done.stderr:
+        problems.append("traceback")
+    if tree_digest(world.outside) != outside:
+        problems.append("a file outside the copies changed")
+    if {str(p): p.read_bytes() for p in world.targets() if not p.is_symlink()} != inside:
+        problems.append("a target file changed although the command was refused")
+    return done, link, problems
