@@ -20,8 +20,7 @@ OK = 0
 PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
-STORE_ERROR = 4
-IO_ERROR = 5
+IO_ERROR = 5  # FileIOError: a read or write failed, naming the file
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -38,6 +37,7 @@ def command(*args, **kwargs):
     def register(function):
         @functools.wraps(function)
         def run(*a, **kw):
+            _printable_streams()
             try:
                 return function(*a, **kw)
             except BrokenPipeError:  # `patchops status --json | head`: the reader left, nothing to say
@@ -60,6 +60,14 @@ def command(*args, **kwargs):
         return app.command(*args, **kwargs)(run)
 
     return register
+
+
+def _printable_streams() -> None:
+    """Escape what the terminal cannot encode: a lone surrogate ("\\uD800") in a user's YAML
+    must print, not crash the output stream (issue 6)."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _error(message: str) -> None:
@@ -215,10 +223,6 @@ def _silence_stdout() -> None:
 
 def main() -> None:
     """Run the CLI (console script and `python -m patchops`)."""
-    # A lone surrogate in a user's YAML ("\uD800") must print, not crash the output stream.
-    for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
     try:
         app()
     except SystemExit:
