@@ -37,7 +37,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
          select: Sequence[str] = (), ignore: Sequence[str] = ()) -> LintResult:
     """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`."""
-    from patchops.lint.config import load_command, load_file
+    from patchops.lint.inputs import load_command, load_file
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 

@@ -25,8 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from patchops.lint.config import ServeConfig, Setting, human_readable_int, is_option, normalize_key
+from patchops.lint.config import ServeConfig, Setting, human_readable_int, normalize_key
 from patchops.lint.facts import Facts, Flag
+from patchops.lint.launch_command import is_option
 from patchops.versions import release_tuple
 
 Version = Tuple[int, ...]
