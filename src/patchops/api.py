@@ -69,6 +69,30 @@ def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
     return hardware.describe() if added else None
 
 
+def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
+                python: Optional[str] = None, extra: Sequence[str] = (),
+                select: Sequence[str] = (), ignore: Sequence[str] = (),
+                hardware: Optional["Hardware"] = None):
+    """Lint a config against the copy that will run it; return (LintResult, Launch).
+
+    The interpreter is `python`, else the spec's `vllm.python`, else this one. With `extra`
+    arguments the assembled command line is linted, since those arguments override the file.
+    """
+    from patchops import launching
+    from patchops.lint.inputs import load_command, load_file
+
+    if (path is None) == (command is None):
+        raise ValueError("pass exactly one of path or command")
+    cfg = load_command(command) if command is not None else load_file(Path(path))
+    stated = cfg.context.get("vllm.python")
+    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
+    launch = launching.build_launch(cfg, python, copy.site_dir, extra)
+    checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command)
+    result = lint(**checked, vllm_path=copy.site_dir, select=select, ignore=ignore,
+                  hardware=hardware)
+    return result, launch
+
+
 def rules(code: Optional[str] = None):
     """Return every rule class, or the one whose code or name is `code`."""
     from patchops.errors import UsageError

@@ -209,6 +209,33 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
 
 
+@command("launch")
+def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` and extra vLLM arguments."),
+                   cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line instead of FILE."),
+                   python: Optional[str] = PythonOption,
+                   print_only: bool = typer.Option(False, "--print", help="Print the command instead of running it."),
+                   strict: bool = typer.Option(False, "--strict", help="Warnings stop the launch too."),
+                   hardware: Optional[str] = HardwareOption,
+                   detect_hardware: bool = DetectHardwareOption) -> None:
+    """Lint against the copy that will run, stop on errors, else run exactly that vLLM command."""
+    from patchops.launching import exec_launch
+
+    given = list(args or ())
+    if cmd is None and not given:
+        raise UsageError("give the serve spec, vLLM config or launch script to launch, or --cmd COMMAND")
+    source = dict(command=cmd) if cmd is not None else dict(path=Path(given.pop(0)))
+    result, launch = api.plan_launch(**source, python=python, extra=given,
+                                     hardware=_hardware(hardware, detect_hardware))
+    if result.diagnostics:
+        render.lint_text(_console(), [result])
+    if result.errors or (strict and result.warnings):
+        raise typer.Exit(PROBLEMS_FOUND)
+    if print_only:
+        print(launch.shell())
+        raise typer.Exit(OK)
+    exec_launch(launch)
+
+
 @command("rules")
 def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code or name."),
                   json_out: bool = JsonOption) -> None:
