@@ -7,7 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from patchops.versions import in_range
+from patchops.lint.vllm.releases import in_range
 
 if TYPE_CHECKING:
     from patchops.lint.config import ServeConfig

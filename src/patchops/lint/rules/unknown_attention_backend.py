@@ -8,7 +8,7 @@ from typing import Iterator, Optional, Tuple
 
 from packaging.version import Version
 
-from patchops.lint.behaviour import v1_oracle_backends
+from patchops.lint.vllm.routing import v1_oracle_backends
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule

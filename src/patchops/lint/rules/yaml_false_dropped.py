@@ -7,7 +7,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.versions import release
+from patchops.lint.vllm import releases, routing
 
 _UNSET = object()
 # Fields whose None default ends up false: ModelConfig turns enforce_eager=None into False (<=0.8.5).
@@ -47,17 +47,9 @@ def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Option
 
 def v1_forces_chunked_prefill(cfg: ServeConfig, facts: Facts) -> bool:
     """Return whether the V1 engine will run and force chunked prefill on (0.7.3 opt-in to 0.11)."""
-    from packaging.version import Version
-
-    version = release(facts.version)
-    if not Version("0.7") <= version < Version("0.12"):
+    if not releases.V1_ENGINE <= releases.release(facts) < releases.CHUNKED_PREFILL_HONOURED:
         return False
-    try:
-        from patchops.lint import behaviour
-
-        return behaviour.engine(cfg, facts).value == behaviour.V1
-    except Exception:  # no engine prediction: say nothing rather than something wrong
-        return False
+    return routing.engine(cfg, facts).value == routing.V1
 
 
 def default_of(name: str, facts: Facts) -> Any:
