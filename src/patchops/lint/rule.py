@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -47,6 +48,11 @@ class Example:
     kind: str = "spec"
     at: Optional[Tuple[int, int]] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+
+
+def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
+    """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
+    return dataclasses.replace(diagnostic, vllm_message=text)
 
 
 class Rule:

@@ -6,6 +6,7 @@ Sources: `attention/selector.py` (0.6.3 `which_attn_to_use`), `platforms/cuda.py
 
 from __future__ import annotations
 
+import difflib
 from typing import List, Optional, Tuple
 
 from patchops.lint.config import ServeConfig
@@ -13,6 +14,8 @@ from patchops.lint.facts import Facts
 from patchops.lint.vllm.inputs import attention_backend_env, compute_capability, platform, to_int, value
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import BACKEND_ENUM_NAMES, FA_FP8_KV, PLATFORM_SELECTS_BACKEND, release
+
+ATTENTION_BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
 
 # MultiStepModelRunner's allowed lists (worker/multi_step_model_runner.py), by get_name().
 MULTISTEP_BACKENDS_063 = ("flash-attn", "rocm-flash-attn", "flashinfer")
@@ -106,3 +109,15 @@ def v0_attention_backend(cfg: ServeConfig, facts: Facts) -> Prediction:
                       " (XFORMERS on Volta/Turing GPUs; the compute capability is not stated)"),
                       certain=certain, alternatives=() if cc is not None else ("XFORMERS",),
                       fields=tuple(fields))
+
+
+def suggest_backend(name: str, known: Tuple[str, ...]) -> Optional[str]:
+    """Return the backend `name` most likely meant: a case-insensitive or suffix match, else close."""
+    by_upper = {k.upper(): k for k in known}
+    plain = name.strip().upper().replace("-", "_")
+    for stem in (plain, plain.replace("ATTENTION", "ATTN")):   # FLASH_ATTENTION -> FLASH_ATTN
+        for candidate in (stem, stem.replace("_VLLM_V1", ""), stem + "_VLLM_V1"):
+            if candidate in by_upper:
+                return by_upper[candidate]
+    close = difflib.get_close_matches(name.upper(), list(by_upper), n=1, cutoff=0.6)
+    return by_upper[close[0]] if close else None

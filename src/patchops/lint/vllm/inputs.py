@@ -12,7 +12,7 @@ from patchops.lint.config import ServeConfig, Setting, parse_compute_capability,
 from patchops.lint.config import as_bool as to_bool
 from patchops.lint.config import as_int as to_int
 from patchops.lint.config import as_int_list as to_int_list
-from patchops.lint.facts import Facts
+from patchops.lint.facts import Facts, Flag
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
 
@@ -82,6 +82,12 @@ def env_setting(cfg: ServeConfig, var: str) -> Optional[Setting]:
 def env_value(cfg: ServeConfig, var: str) -> Optional[str]:
     found = cfg.env.get(var)
     return None if found is None or found.value is None else str(found.value).strip()
+
+
+def env_text(cfg: ServeConfig, name: str) -> Optional[str]:
+    """Return environment variable `name` as the vLLM process sees it, unstripped (None when unset)."""
+    found = cfg.env.get(name)
+    return None if found is None or found.value is None else str(found.value)
 
 
 def ctx_setting(cfg: ServeConfig, path: str) -> Optional[Setting]:
@@ -281,3 +287,58 @@ def enforce_eager(cfg: ServeConfig, facts: Facts) -> Prediction:
 def literal_default(facts: Facts, name: str) -> Any:
     """Return a fork's literal EngineArgs default for `name` (None means "filled in at launch")."""
     return facts.field_defaults.get(name) if facts.field_defaults else None
+
+
+# --------------------------------------------------------------------------- config-file values
+
+
+# PyYAML's bool resolver (yaml/resolver.py) follows YAML 1.1: these words are booleans, `y` and
+# `n` are not. true/false are left out: writing them means a boolean.
+YAML11_WORDS = {w: True for w in ("yes", "Yes", "YES", "on", "On", "ON")}
+YAML11_WORDS.update({w: False for w in ("no", "No", "NO", "off", "Off", "OFF")})
+
+BOOLEAN_ACTIONS = ("store_true", "store_false", "boolean_optional", "store_boolean")
+
+
+def is_boolean(flag: Optional[Flag]) -> bool:
+    """Return whether `flag` takes a boolean (so a YAML boolean is what the user meant)."""
+    return flag is not None and (flag.action in BOOLEAN_ACTIONS or flag.type == "bool")
+
+
+def yaml11_word(setting: Setting) -> Optional[str]:
+    """Return the YAML 1.1 boolean word `setting` was written with, if any."""
+    raw = (setting.raw or "").strip()
+    if setting.source == "yaml" and raw in YAML11_WORDS and isinstance(setting.value, bool):
+        return raw
+    return None
+
+
+def written_settings(cfg: ServeConfig) -> List[Setting]:
+    """Return the YAML settings as the user wrote them (values before vLLM's reading), in order."""
+    if cfg.config_settings:
+        return list(cfg.config_settings)
+    found = [s for s in cfg.args.values() if s.source == "yaml"]
+    found += [s for s, _why in cfg.ignored.values() if s.source == "yaml"]
+    found += [s for s, _why in cfg.rejected.values() if s.source == "yaml"]
+    return sorted(found, key=lambda s: (s.line, s.column))
+
+
+def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Optional[str]]:
+    """Return what reading decided for the setting written at `setting`'s position.
+
+    ("rejected", dest, vLLM's error), ("ignored", dest, why), ("unknown", None, None),
+    ("accepted", dest, None) or ("absent", None, None).
+    """
+    where = (setting.line, setting.column)
+    for name, (seen, message) in cfg.rejected.items():
+        if (seen.line, seen.column) == where:
+            return "rejected", name, message
+    for name, (seen, why) in cfg.ignored.items():
+        if (seen.line, seen.column) == where:
+            return "ignored", name, why
+    if any((seen.line, seen.column) == where for seen in cfg.unknown):
+        return "unknown", None, None
+    for name, seen in cfg.args.items():
+        if (seen.line, seen.column) == where:
+            return "accepted", name, None
+    return "absent", None, None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from patchops.lint.config import Setting
+from patchops.lint.config import ServeConfig, Setting
 
 
 def shown(found: Setting) -> str:
@@ -43,3 +43,15 @@ def sizes_text(sizes: Sequence[int]) -> str:
     if len(sizes) <= 8:
         return "[" + ", ".join(str(s) for s in sizes) + "]"
     return "[" + ", ".join(str(s) for s in sizes[:4]) + f", ..., {sizes[-1]}]"
+
+
+def parser_error(cfg: ServeConfig, message: str) -> str:
+    """Return argparse's error line for `message` as `vllm serve` prints it.
+
+    Unrecognized arguments are reported by the top-level `vllm` parser, value errors by the
+    `serve` sub-parser (argparse: "<prog>: error: <message>").
+    """
+    if cfg.entrypoint != "serve":
+        return message
+    prog = "vllm" if message.startswith("unrecognized arguments") else "vllm serve"
+    return f"{prog}: error: {message}"
