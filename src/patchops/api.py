@@ -170,3 +170,17 @@ def rollback(names: Optional[Sequence[str]] = None, *, force: bool = False,
 
     copies = target_copies(python=python, roots=roots, sites=sites)
     return patching.rollback(copies, names, force=force, patchsets_dirs=patchset_dirs)
+
+
+# ---------------------------------------------------------------- verify, diff, export, capture
+
+def verify(*, python: Optional[str] = None, roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
+    """Check every file of every copy against its RECORD (a CopyVerification per copy)."""
+    from patchops import verify as verifying
+
+    return verifying.verify(target_copies(python=python, roots=roots, sites=sites))
+
+
+def any_difference(results) -> bool:
+    """Return whether any copy differs from its RECORD in a way patchops did not write."""
+    return any(result.differs for result in results)

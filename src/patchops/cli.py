@@ -153,6 +153,21 @@ def rollback_command(names: List[str] = typer.Argument(None, help="Patchsets to 
     render.rollback_report_text(_console(), report)
 
 
+@command("verify")
+def verify_command(python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                   site: List[Path] = SiteOption, json_out: bool = JsonOption) -> None:
+    """Check every file of each vLLM copy against the hashes pip recorded at install (RECORD)."""
+    results = api.verify(python=python, roots=root, sites=site)
+    console = _console()
+    if json_out:
+        render.print_json(console, render.verify_dicts(results))
+    else:
+        render.verify_text(console, results)
+    if api.any_difference(results):
+        raise typer.Exit(DRIFTED)
+    raise typer.Exit(USAGE_OR_INPUT_ERROR if any(r.error for r in results) else OK)
+
+
 class Format(str, Enum):
     text = "text"
     json = "json"

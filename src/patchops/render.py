@@ -307,3 +307,44 @@ def rollback_report_text(console: Console, report) -> None:
         console.print(Text(line), soft_wrap=True, highlight=False)
     if not report.changed:
         console.print("nothing to restore: the files are already original")
+
+
+# ---------------------------------------------------------------- verify
+
+VERIFY_STYLE = {"modified": "bold red", "missing": "bold red", "extra": "yellow", "patched": "green"}
+
+
+def verify_dicts(results) -> list:
+    return [{
+        "site_dir": str(r.site_dir), "version": r.version,
+        "record": str(r.record) if r.record else None, "listed": r.listed, "hashed": r.hashed,
+        "differs": r.differs, "error": r.error, "skipped": list(r.skipped),
+        "files": [{"path": f.path, "state": f.state, "detail": f.detail,
+                   "patchsets": list(f.patchsets)} for f in r.findings],
+    } for r in results]
+
+
+def verify_text(console: Console, results) -> None:
+    """Print one line per differing file, then a summary line per copy."""
+    for r in results:
+        head = f"{r.site_dir} (vLLM {r.version or 'unknown'})"
+        if r.error:
+            console.print(Text(f"{head}: cannot verify: {r.error}", style="bold red"),
+                          soft_wrap=True, highlight=False)
+            continue
+        for f in r.findings:
+            line = Text("  ")
+            line.append(f"{f.state:<8}", style=VERIFY_STYLE.get(f.state, ""))
+            line.append(f" {f.path}")
+            by = f" by {', '.join(f.patchsets)}" if f.patchsets else ""
+            line.append(f" ({f.detail}{by})", style="dim")
+            console.print(line, soft_wrap=True, highlight=False)
+        counts = {}
+        for f in r.findings:
+            counts[f.state] = counts.get(f.state, 0) + 1
+        found = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no difference"
+        skipped = f"; {len(r.skipped)} outside the site folder not checked" if r.skipped else ""
+        console.print(Text(f"{head}: {r.listed} files in {r.record.parent.name}/RECORD, "
+                           f"{r.hashed} hashed: {found}{skipped}",
+                           style="bold red" if r.differs else "green"),
+                      soft_wrap=True, highlight=False)
