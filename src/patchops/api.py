@@ -184,3 +184,13 @@ def verify(*, python: Optional[str] = None, roots: Sequence[Path] = (), sites: S
 def any_difference(results) -> bool:
     """Return whether any copy differs from its RECORD in a way patchops did not write."""
     return any(result.differs for result in results)
+
+
+def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None, from_wheel: bool = False,
+            out_dir: Path = Path("patchsets"), versions: Optional[str] = None, force: bool = False,
+            record: bool = True):
+    """Write patchsets/NAME.yaml reproducing hand edits of `files` (a CaptureResult)."""
+    from patchops import capture as capturing
+
+    return capturing.capture(name, files, base=base, from_wheel=from_wheel, out_dir=out_dir,
+                             versions=versions, force=force, record=record)

@@ -168,6 +168,23 @@ def verify_command(python: Optional[str] = PythonOption, root: List[Path] = Root
     raise typer.Exit(USAGE_OR_INPUT_ERROR if any(r.error for r in results) else OK)
 
 
+@command("capture")
+def capture_command(name: str = typer.Argument(..., help="Name of the new patchset, kebab-case."),
+                    files: List[Path] = typer.Argument(..., help="Hand-edited files inside a vLLM copy."),
+                    base: Optional[Path] = typer.Option(None, "--base", help="The pristine text of the one FILE."),
+                    from_wheel: bool = typer.Option(False, "--from-wheel",
+                                                    help="Take the pristine text from this vLLM's PyPI wheel, checked against RECORD."),
+                    out: Path = typer.Option(Path("patchsets"), "--out", help="Folder to write NAME.yaml in."),
+                    vllm: Optional[str] = typer.Option(None, "--vllm", help="vLLM range of the patchset (default: >= the copy's)."),
+                    force: bool = typer.Option(False, "--force", help="Replace an existing NAME.yaml."),
+                    no_record: bool = typer.Option(False, "--no-record",
+                                                   help="Do not record the edited files as patched by NAME.")) -> None:
+    """Turn hand edits of installed vLLM files into a patchset that reproduces them byte for byte."""
+    result = api.capture(name, files, base=base, from_wheel=from_wheel, out_dir=out, versions=vllm,
+                         force=force, record=not no_record)
+    render.capture_text(_console(), result)
+
+
 class Format(str, Enum):
     text = "text"
     json = "json"

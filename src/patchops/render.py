@@ -348,3 +348,18 @@ def verify_text(console: Console, results) -> None:
                            f"{r.hashed} hashed: {found}{skipped}",
                            style="bold red" if r.differs else "green"),
                       soft_wrap=True, highlight=False)
+
+
+# ---------------------------------------------------------------- capture
+
+def capture_text(console: Console, result) -> None:
+    for item in result.files:
+        ops = ", ".join(op.describe() for op in item.ops)
+        console.print(Text(f"{item.path}: {ops} (pristine text from {item.pristine_from})"),
+                      soft_wrap=True, highlight=False)
+    console.print(Text(f"wrote {result.path} (vLLM {result.versions or 'any'})", style="green"),
+                  soft_wrap=True, highlight=False)
+    for path in result.recorded:
+        console.print(Text(f"recorded {path} as patched by {result.name}: `patchops rollback "
+                           f"{result.name} --patchsets {result.path.parent}` restores the pristine file",
+                           style="dim"), soft_wrap=True, highlight=False)

@@ -200,6 +200,11 @@ def _hash_all(items: Sequence[Tuple[str, str, int]], workers: Optional[int]) -> 
     return out
 
 
+def hash_bytes(algorithm: str, data: bytes) -> str:
+    """Return the hex digest of `data`, as RECORD entries are compared."""
+    return hashlib.new(algorithm, data).hexdigest()
+
+
 def _hash_file(algorithm: str, path: str) -> str:
     digest = hashlib.new(algorithm)
     try:
