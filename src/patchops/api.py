@@ -194,3 +194,28 @@ def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None, fr
 
     return capturing.capture(name, files, base=base, from_wheel=from_wheel, out_dir=out_dir,
                              versions=versions, force=force, record=record)
+
+
+def file_diffs(target: Optional[str] = None, *, python: Optional[str] = None,
+               roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
+    """Return recorded files (of patchset or file `target`) diffed against their stored originals."""
+    from patchops import diffs
+
+    return diffs.diff(target_copies(python=python, roots=roots, sites=sites), target)
+
+
+def export(name: str, *, python: Optional[str] = None, roots: Sequence[Path] = (),
+           sites: Sequence[Path] = (), patchset_dirs: Sequence[Path] = ()) -> str:
+    """Return what patchset `name` does to the copies' pristine files, as a `patch -p1` patch."""
+    from patchops import diffs
+    from patchops.patchset import get_patchset
+
+    patchset = get_patchset(name, patchset_dirs)
+    return diffs.export(target_copies(python=python, roots=roots, sites=sites), patchset)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write an output file (a patch) atomically."""
+    from patchops.store import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))

@@ -185,6 +185,28 @@ def capture_command(name: str = typer.Argument(..., help="Name of the new patchs
     render.capture_text(_console(), result)
 
 
+@command("diff")
+def diff_command(target: Optional[str] = typer.Argument(None, help="A patchset name or a file (default: every patched file)."),
+                 python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                 site: List[Path] = SiteOption) -> None:
+    """Show patched or drifted files as unified diffs against the originals patchops keeps."""
+    render.file_diffs(_console(), api.file_diffs(target, python=python, roots=root, sites=site))
+
+
+@command("export")
+def export_command(name: str = typer.Argument(..., help="The patchset to export."),
+                   output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the patch here."),
+                   python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                   site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
+    """Write what a patchset does to a copy as a patch file for `git apply` or `patch -p1`."""
+    text = api.export(name, python=python, roots=root, sites=site, patchset_dirs=patchsets)
+    if output is None:
+        render.raw(text)
+    else:
+        api.write_text(output, text)
+        _console().print(f"wrote {output}", soft_wrap=True, highlight=False)
+
+
 class Format(str, Enum):
     text = "text"
     json = "json"

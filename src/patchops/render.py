@@ -363,3 +363,31 @@ def capture_text(console: Console, result) -> None:
         console.print(Text(f"recorded {path} as patched by {result.name}: `patchops rollback "
                            f"{result.name} --patchsets {result.path.parent}` restores the pristine file",
                            style="dim"), soft_wrap=True, highlight=False)
+
+
+def raw(text: str) -> None:
+    """Write text exactly as it is (a patch: rich would re-wrap it and trim trailing spaces)."""
+    import sys
+
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def file_diffs(console: Console, diffs) -> None:
+    """Print each diff, coloured on a terminal and byte-exact for pipes; `#` lines name copies."""
+    several = len({site for d in diffs for site in d.sites}) > 1
+    for d in diffs:
+        notes = []
+        if several:
+            notes.append(f"# {', '.join(map(str, d.sites))}")
+        if d.drifted:
+            notes.append(f"# {d.path}: changed since patchops wrote it ({', '.join(d.patchsets)})")
+        header = "".join(note + "\n" for note in notes)
+        if console.is_terminal:
+            for note in notes:
+                console.print(Text(note, style="dim"), soft_wrap=True, highlight=False)
+            colour_diff(console, d.text)
+        else:
+            raw(header + d.text)
+    if not diffs:
+        console.print("nothing patched: no file differs from its original")
