@@ -1,4 +1,4 @@
-"""A wheel holds every subpackage, the shipped facts and the shipped patchsets."""
+"""A wheel holds every subpackage, the shipped facts and the shipped patchsets, and no test helper."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ def test_wheel_contains_code_facts_and_patchsets(tmp_path):
     sources = {f"patchops/{p.relative_to(ROOT / 'src' / 'patchops').as_posix()}"
                for p in (ROOT / "src" / "patchops").rglob("*.py")}
     assert sources <= names, sorted(sources - names)
+    shipped_code = {name for name in names if name.endswith(".py")}
+    assert shipped_code == sources, sorted(shipped_code - sources)  # e.g. tests/support/*
     for facts in (ROOT / "src" / "patchops" / "data" / "facts").glob("*.json"):
         assert f"patchops/data/facts/{facts.name}" in names
     for patchset in (ROOT / "patchsets").glob("*.yaml"):

@@ -11,12 +11,12 @@ import sys
 import pytest
 
 from conftest import vendor_hardcode
-from patchops import wheelcache
 from patchops.errors import LintInputError
 from patchops.lint import facts as facts_mod
 from patchops.lint import facts_extract
 from patchops.lint.facts import (SHIPPED_DIR, Facts, Flag, extract_facts, facts_for_copy,
                                  facts_for_version, shipped_versions)
+from tests.support import wheelcache
 
 pytestmark = pytest.mark.vllm
 

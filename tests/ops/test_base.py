@@ -9,9 +9,9 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 from packaging.specifiers import SpecifierSet
 
-from patchops import wheelcache
 from patchops.ops.base import (SiteCount, dotted_name, normalize_expr, positions, replace_nodes,
                                version_in, walk)
+from tests.support import wheelcache
 
 
 @pytest.mark.parametrize("text, low, high, shown", [
