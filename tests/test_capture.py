@@ -10,7 +10,8 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import MID, NEW, NEWEST, OLD
-from patchops import capture, patching, wheelcache
+from patchops import capture, patching
+from tests.support import wheelcache
 from patchops.cli import OK, app
 from patchops.errors import PatchopsError
 from patchops.locate import locate_site

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import MID, NEWEST, vendor_hardcode
-from patchops import diffs, patching, wheelcache
+from patchops import diffs, patching
+from tests.support import wheelcache
 from patchops.cli import OK, USAGE_OR_INPUT_ERROR, app
 from patchops.errors import PatchopsError
 from patchops.locate import locate_site

@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import NEWEST, vendor_hardcode
-from full_copy import flip_byte, full_copy, unlink_write
-from patchops import patching, verify, wheelcache
+from tests.support.full_copy import flip_byte, full_copy, unlink_write
+from patchops import patching, verify
+from tests.support import wheelcache
 from patchops.cli import DRIFTED, OK, USAGE_OR_INPUT_ERROR, app
 from patchops.locate import locate_site
 from patchops.patchset import get_patchset

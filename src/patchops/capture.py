@@ -163,9 +163,9 @@ def _stored(site_dir: Path, rel: str, path: Path, edited: bytes) -> Tuple[bytes,
 def wheel_text(site_dir: Path, version: Optional[str], rel: str) -> Tuple[bytes, str]:
     """Return vllm/`rel` from the PyPI wheel of `version` (and the wheel's name), if RECORD agrees.
 
-    The wheel is downloaded once into patchops's cache (see patchops.wheelcache).
+    The wheel is downloaded once into patchops's cache (see patchops.pypi).
     """
-    from patchops import verify, wheelcache
+    from patchops import pypi, verify
 
     member = f"vllm/{rel}"
     entries = {e.path: e for e in verify.read_record(verify.find_record(site_dir, version))}
@@ -176,7 +176,7 @@ def wheel_text(site_dir: Path, version: Optional[str], rel: str) -> Tuple[bytes,
     if not _is_pypi_release(version):
         raise PatchopsError(f"{site_dir}: vLLM {version or 'of unknown version'} is not a PyPI "
                             f"release, so there is no wheel to take {member} from; pass --base FILE")
-    wheel = wheelcache.wheel_path(version)
+    wheel = pypi.vllm_wheel(version)
     try:
         with zipfile.ZipFile(wheel) as archive:
             data = archive.read(member)

@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from patchops import wheelcache
+from tests.support import wheelcache
 from patchops.ops import ReplaceFunction, SiteState
 from patchops.ops.replace_function import fingerprint
 from rewrite_assert import assert_rewrite, run_op

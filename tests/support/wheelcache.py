@@ -11,36 +11,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
+from patchops import pypi
 from patchops.errors import PatchopsError
 
 FLASH_ATTN_DIR = "vllm/vllm_flash_attn/"
 
 
-def cache_root() -> Path:
-    """Return the cache folder: $PATCHOPS_CACHE, else ~/.cache/patchops."""
-    return Path(os.environ.get("PATCHOPS_CACHE") or Path.home() / ".cache" / "patchops")
-
-
-def wheel_path(version: str) -> Path:
-    """Download the vLLM wheel for `version` (once) and return its path."""
-    folder = cache_root() / "wheels"
-    folder.mkdir(parents=True, exist_ok=True)
-    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
-    if found:
-        return found[0]
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--quiet", "--dest", str(folder), f"vllm=={version}"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
-    if done.returncode != 0 or not found:
-        raise PatchopsError(f"could not download vllm=={version} from PyPI: {done.stderr.strip()}")
-    return found[0]
+# One home for the download: the shipped module `patchops capture --from-wheel` uses.
+cache_root = pypi.cache_root
+wheel_path = pypi.vllm_wheel
 
 
 def _wanted(name: str, with_flash_attn: bool, full: bool = False) -> bool:

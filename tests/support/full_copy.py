@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from patchops import wheelcache
+from tests.support import wheelcache
 
 
 def full_copy(version: str, dest: Path) -> Path:
