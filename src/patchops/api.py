@@ -117,6 +117,13 @@ def diff(plan) -> str:
     return patching.unified_diff(plan)
 
 
+def mismatches(plan):
+    """Return, for a plan with drift, where each drifted op comes closest (Mismatch list)."""
+    from patchops import mismatch
+
+    return mismatch.mismatches(plan)
+
+
 def commit_apply(plan):
     """Write a plan to every copy as one transaction, backing up originals (an ApplyReport)."""
     from patchops import patching

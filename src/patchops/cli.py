@@ -114,7 +114,8 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
     console = _console()
     plan = api.plan_apply(names, python=python, roots=root, sites=site, patchset_dirs=patchsets,
                           force=force, check=not dry_run)
-    render.plan_text(console, plan, api.diff(plan) if dry_run else "")
+    mismatches = api.mismatches(plan) if dry_run and plan.problems else ()
+    render.plan_text(console, plan, api.diff(plan) if dry_run else "", mismatches)
     if dry_run:
         raise typer.Exit(DRIFTED if plan.problems else OK)
     if plan.changes and not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):

@@ -255,8 +255,11 @@ def _state_line(console: Console, site_dir, version, patchset: str, state: str, 
     console.print(line, soft_wrap=True, highlight=False)
 
 
-def plan_text(console: Console, plan, diff: str = "") -> None:
-    """Print what the plan means per copy and patchset, then the diff (if any) and problems."""
+def plan_text(console: Console, plan, diff: str = "", mismatches=()) -> None:
+    """Print what the plan means per copy and patchset, then the diff (if any) and problems.
+
+    `mismatches` (for --dry-run) replace the problems of the files they explain.
+    """
     for outcome in plan.outcomes:
         _state_line(console, outcome.site_dir, outcome.version, outcome.patchset, outcome.state,
                     outcome.detail)
@@ -264,8 +267,13 @@ def plan_text(console: Console, plan, diff: str = "") -> None:
         console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
     if diff:
         colour_diff(console, diff)
-    if plan.problems:
+    for mismatch in mismatches:
+        console.print(Text(mismatch.message(), style="bold red"), soft_wrap=True, highlight=False)
+    explained = {str(m.path) for m in mismatches}
+    if any(not any(path in p for path in explained) for p in plan.problems):
         console.print(Text(plan.problem_message(), style="bold red"), soft_wrap=True, highlight=False)
+    elif plan.problems:
+        console.print("nothing was written (dry run)")
     elif not plan.changes:
         console.print("nothing to write: every patchset is applied, satisfied or not applicable")
 
