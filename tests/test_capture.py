@@ -219,3 +219,26 @@ def test_cli_capture_then_dry_run(tmp_path):
                            "--patchsets", str(out)], env=env)
     assert dry.exit_code == OK and "+            enforce_eager=True," in dry.output
     assert (fresh / "vllm" / ARG).read_bytes() == pristine(NEWEST, ARG)
+
+
+def test_the_same_edit_in_lib_and_lib64_is_captured_once_and_recorded_in_both(tmp_path, corex_tree):
+    _, sites = corex_tree(MID, with_flash_attn=False)
+    for site in sites:
+        wheelcache.hardcode_like_corex(site)  # the seed's log: both copies edited by hand
+    targets = [site / "vllm" / ARG for site in sites]
+    edited = targets[0].read_bytes()
+    result = capture.capture("corex-hardcode", targets, from_wheel=True, out_dir=tmp_path / "ps")
+    assert len(load_patchset(result.path).ops) == 2 and result.recorded == tuple(targets)
+    copies = [locate_site(site) for site in sites]
+    report = patching.rollback(copies, ["corex-hardcode"])
+    assert sorted(report.restored) == sorted(targets)
+    assert all(t.read_bytes() == pristine(MID, ARG) for t in targets)
+    patching.commit_apply(patching.plan_apply(copies, [load_patchset(result.path)]))
+    assert all(t.read_bytes() == edited for t in targets)
+
+    patching.rollback(copies, ["corex-hardcode"])
+    targets[1].write_bytes(targets[1].read_bytes().replace(b"enforce_eager=self.enforce_eager,",
+                                                           b"enforce_eager=True,"))
+    wheelcache.hardcode_like_corex(sites[0])
+    with pytest.raises(PatchopsError, match="edited differently from the other copy"):
+        capture.capture("corex-hardcode", targets, from_wheel=True, out_dir=tmp_path / "ps", force=True)
