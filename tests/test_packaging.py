@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,8 +12,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_wheel_contains_code_facts_and_patchsets(tmp_path):
+    # Build from a copy: an in-tree build/ keeps files a move left behind and ships them.
+    tree = tmp_path / "tree"
+    for name in ("pyproject.toml", "README.md", "src", "patchsets"):
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, tree / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            tree.mkdir(exist_ok=True)
+            shutil.copy2(source, tree / name)
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path),
-                            str(ROOT)], capture_output=True, text=True)
+                            str(tree)], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     [wheel] = tmp_path.glob("patchops-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
