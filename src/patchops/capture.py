@@ -377,7 +377,7 @@ def _defs_text(module, chain: Tuple[str, ...]) -> List[str]:
     """Return the text of each definition of `chain`, as replace-function reads it."""
     import libcst as cst
 
-    from patchops.ops.base import walk
+    from patchops.ops.tree import walk
 
     return [module.code_for_node(node.with_changes(leading_lines=()))
             for node, _ in walk(module, chain, exact=True) if isinstance(node, cst.FunctionDef)]

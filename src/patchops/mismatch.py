@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from patchops.ops.base import SiteState, one_line, split_scope
+from patchops.ops.base import SiteState, one_line
+from patchops.ops.tree import split_scope
 from patchops.store import sha256
 
 

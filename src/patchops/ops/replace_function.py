@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, List, Tuple
 from packaging.specifiers import SpecifierSet
 
 from patchops.ops.base import (Op, OpExample, OpOutcome, Site, SiteCount, SiteState, file_param,
-                               param, replace_nodes, sites_param, split_scope, versions_param,
-                               walk)
+                               param, sites_param, versions_param)
+from patchops.ops.tree import replace_nodes, split_scope, walk
 
 if TYPE_CHECKING:
     import libcst
