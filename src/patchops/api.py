@@ -191,6 +191,13 @@ def diff(plan) -> str:
     return patching.unified_diff(plan)
 
 
+def mismatches(plan):
+    """Return, for a plan with drift, where each drifted op comes closest (Mismatch list)."""
+    from patchops import mismatch
+
+    return mismatch.mismatches(plan)
+
+
 def commit_apply(plan):
     """Write a plan to every copy as one transaction, backing up originals (an ApplyReport)."""
     from patchops import patching
@@ -244,3 +251,52 @@ def rollback(names: Optional[Sequence[str]] = None, *, force: bool = False,
 
     copies = target_copies(python=python, roots=roots, sites=sites)
     return patching.rollback(copies, names, force=force, patchsets_dirs=patchset_dirs)
+
+
+# ---------------------------------------------------------------- verify, diff, export, capture
+
+def verify(*, python: Optional[str] = None, roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
+    """Check every file of every copy against its RECORD (a CopyVerification per copy)."""
+    from patchops import verify as verifying
+
+    return verifying.verify(target_copies(python=python, roots=roots, sites=sites))
+
+
+def any_difference(results) -> bool:
+    """Return whether any copy differs from its RECORD in a way patchops did not write."""
+    return any(result.differs for result in results)
+
+
+def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None, from_wheel: bool = False,
+            out_dir: Path = Path("patchsets"), versions: Optional[str] = None, force: bool = False,
+            record: bool = True):
+    """Write patchsets/NAME.yaml reproducing hand edits of `files` (a CaptureResult)."""
+    from patchops import capture as capturing
+
+    return capturing.capture(name, files, base=base, from_wheel=from_wheel, out_dir=out_dir,
+                             versions=versions, force=force, record=record)
+
+
+def file_diffs(target: Optional[str] = None, *, python: Optional[str] = None,
+               roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
+    """Return recorded files (of patchset or file `target`) diffed against their stored originals."""
+    from patchops import diffs
+
+    return diffs.diff(target_copies(python=python, roots=roots, sites=sites), target)
+
+
+def export(name: str, *, python: Optional[str] = None, roots: Sequence[Path] = (),
+           sites: Sequence[Path] = (), patchset_dirs: Sequence[Path] = ()) -> str:
+    """Return what patchset `name` does to the copies' pristine files, as a `patch -p1` patch."""
+    from patchops import diffs
+    from patchops.patchset import get_patchset
+
+    patchset = get_patchset(name, patchset_dirs)
+    return diffs.export(target_copies(python=python, roots=roots, sites=sites), patchset)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write an output file (a patch) atomically."""
+    from patchops.store import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))
