@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from patchops.versions import in_range
+from patchops.lint.vllm.releases import in_range
 
 if TYPE_CHECKING:
     from patchops.lint.config import ServeConfig
@@ -39,14 +40,20 @@ class Example:
     `text` is a serve input: a serve spec by default; `kind="config"` for a plain vLLM
     `--config` YAML, `kind="command"` for a launch command. `vllm` is the vLLM version
     the example is linted against (shipped facts). `at` is the (line, column) of the
-    expected finding for INVALID examples.
+    expected finding for INVALID examples, `severity` its severity when not the rule's own.
     """
 
     text: str
     vllm: str = "0.8.5"
     kind: str = "spec"
     at: Optional[Tuple[int, int]] = None
+    severity: Optional[str] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+
+
+def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
+    """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
+    return dataclasses.replace(diagnostic, vllm_message=text)
 
 
 class Rule:
