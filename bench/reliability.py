@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests" / "reliability"), str(ROOT / "tests"), str(ROOT / "src")]
+# tests.support and the harness live beside src/, not in the package.
+sys.path[:0] = [str(ROOT / "tests" / "reliability"), str(ROOT), str(ROOT / "src")]
 
 import harness  # noqa: E402
 
@@ -33,10 +34,8 @@ ENOSPC_STEPS = ("mkdir", "write", "append")
 
 
 def source_tree() -> Path:
-    try:
-        from patchops.wheelcache import site_packages
-    except ImportError:  # moved beside the tests (issue 7)
-        from wheelcache import site_packages
+    from tests.support.wheelcache import site_packages
+
     return site_packages(harness.VERSION)
 
 
