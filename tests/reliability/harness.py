@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[2]
+# The patchops the subprocesses run; pointing it at an older tree shows which tests fail there.
+SRC = Path(os.environ.get("RELIABILITY_SRC", REPO / "src"))
 VERSION = "0.8.5"
 # Real vLLM files the test patchsets rewrite, and what a copy needs to be located.
 TARGETS = ("logger.py", "sampling_params.py")
@@ -127,7 +129,7 @@ def start(world: World, args: Sequence[str], *, fault: Optional[str] = None) -> 
 
 def _env(fault: Optional[str], trace: Optional[Path]) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHOPS_")}
-    env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     if fault:
         env["PATCHOPS_FAULT"] = fault
     if trace:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import harness
+from reliability_fixtures import expected, source  # noqa: F401 (fixtures)
 
 EVERY = 16
 

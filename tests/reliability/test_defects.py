@@ -14,6 +14,7 @@ import sys
 import pytest
 
 import harness
+from reliability_fixtures import expected, source  # noqa: F401 (fixtures)
 from patchops import patching
 from patchops.locate import locate_site
 from patchops.patchset import load_patchset
@@ -21,7 +22,7 @@ from patchops.patchset import load_patchset
 
 def cli(*args, env=None, cwd=None):
     base = {k: v for k, v in os.environ.items() if not k.startswith("PATCHOPS_")}
-    base["PYTHONPATH"] = str(harness.REPO / "src")
+    base["PYTHONPATH"] = str(harness.SRC)
     return subprocess.run([sys.executable, "-m", "patchops", *map(str, args)], capture_output=True,
                           text=True, env={**base, **(env or {})}, cwd=cwd, timeout=120)
 

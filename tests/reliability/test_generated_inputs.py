@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 import generated
 import harness
+from reliability_fixtures import source  # noqa: F401 (fixtures)
 
 FEW = settings(max_examples=int(os.environ.get("RELIABILITY_EXAMPLES", "40")), deadline=None,
                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

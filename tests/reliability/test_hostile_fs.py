@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import harness
+from reliability_fixtures import source  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize("case", harness.HOSTILE, ids=[c.name for c in harness.HOSTILE])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import harness
+from reliability_fixtures import source  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize("spec", harness.RACES, ids=[r.name for r in harness.RACES])

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import harness
+from reliability_fixtures import source  # noqa: F401 (fixtures)
 
 
 def test_smoke_report_prints_every_figure_and_no_loss(source):

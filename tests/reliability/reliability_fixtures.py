@@ -1,4 +1,8 @@
-"""The reliability suite: worlds of two real-vLLM copies, interrupted at named write steps."""
+"""Fixtures of the reliability suite, imported by its test modules.
+
+Not a conftest.py: tests import `conftest` by name (`from conftest import MID`), and a second
+conftest.py on the path would shadow the one in tests/.
+"""
 
 from __future__ import annotations
 
