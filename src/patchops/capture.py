@@ -254,10 +254,10 @@ def _value_ops(old: ast.Module, new: ast.Module, old_src: str, new_src: str, rel
                     and all(field(sa, sb, inner) or compare(sa, sb, inner) for sa, sb in zip(a.body, b.body)))
         if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inner = chain + (a.name,)
-            return all(_compare_arguments(va, vb, inner, old_src, new_src, note, compare)
-                       if name == "args" else compare(va, vb, inner)
-                       for (name, va), vb in zip(ast.iter_fields(a), (getattr(b, n) for n in a._fields)))
-        return all(compare(va, getattr(b, name), chain) for name, va in ast.iter_fields(a))
+            return all(_compare_arguments(va, getattr(b, name), inner, old_src, new_src, note, compare)
+                       if name == "args" else compare(va, getattr(b, name, None), inner)
+                       for name, va in ast.iter_fields(a))
+        return all(compare(va, getattr(b, name, None), chain) for name, va in ast.iter_fields(a))
 
     def keyword(a: ast.keyword, b: ast.keyword, call: ast.Call, chain: Tuple[str, ...]) -> bool:
         if a.arg != b.arg:
