@@ -44,18 +44,48 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     `hardware` (from `--hardware` or `hardware.detect()`) fills the `hardware:` fields the
     input leaves unstated; what the input states wins.
     """
-    from patchops.lint.inputs import load_command, load_file
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
-    if (path is None) == (command is None):
-        raise ValueError("pass exactly one of path or command")
-    cfg = load_command(command) if command is not None else load_file(Path(path))
-    assumed = _assume_hardware(cfg, hardware) if hardware is not None else None
+    cfg, assumed = _load_input(path, command, hardware)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=lint_config(cfg, facts, select=select, ignore=ignore),
                       hardware=assumed)
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    """The effective engine settings of one input (lint.explain.Row each) and what judged them."""
+
+    path: str
+    vllm_version: str
+    facts_origin: str
+    rows: list
+    hardware: Optional[str] = None
+
+
+def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
+            vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+            hardware: Optional["Hardware"] = None) -> ExplainResult:
+    """Return the settings vLLM will run `path` or `command` with, each with its origin."""
+    from patchops.lint.explain import explain as effective
+    from patchops.lint.select import facts_for_config
+
+    cfg, assumed = _load_input(path, command, hardware)
+    facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
+                         rows=effective(cfg, facts), hardware=assumed)
+
+
+def _load_input(path, command, hardware):
+    """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed)."""
+    from patchops.lint.inputs import load_command, load_file
+
+    if (path is None) == (command is None):
+        raise ValueError("pass exactly one of path or command")
+    cfg = load_command(command) if command is not None else load_file(Path(path))
+    return cfg, (_assume_hardware(cfg, hardware) if hardware is not None else None)
 
 
 def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:

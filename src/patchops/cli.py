@@ -264,6 +264,26 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
 
 
+@command("explain")
+def explain_command(file: Optional[Path] = typer.Argument(None, help="A serve spec, vLLM --config file or launch .sh file."),
+                    cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line instead of FILE."),
+                    vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
+                    vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Use shipped facts of this release."),
+                    json_out: bool = JsonOption,
+                    output_format: Optional[Format] = typer.Option(None, "--format", help="json: same as --json."),
+                    hardware: Optional[str] = HardwareOption,
+                    detect_hardware: bool = DetectHardwareOption) -> None:
+    """Show the settings vLLM will really run with, and where each value comes from."""
+    if (file is None) == (cmd is None):
+        raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
+    result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
+                         hardware=_hardware(hardware, detect_hardware))
+    if json_out or output_format is Format.json:
+        print(render.explain_json(result))
+    else:
+        render.explain_table(_console(), result)
+
+
 @command("launch")
 def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` and extra vLLM arguments."),
                    cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line instead of FILE."),

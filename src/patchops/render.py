@@ -319,6 +319,41 @@ def rollback_report_text(console: Console, report) -> None:
         console.print("nothing to restore: the files are already original")
 
 
+def explain_table(console: Console, result) -> None:
+    """Print setting, value and origin per row; then why, for every value that is not a plain default."""
+    from rich.table import Table
+
+    from patchops.lint.vllm.wording import sizes_text
+
+    table = Table(title=f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})",
+                  title_justify="left")
+    table.add_column("setting", no_wrap=True)
+    table.add_column("value", max_width=24, overflow="fold")
+    table.add_column("origin", ratio=1)
+    notes = []
+    for row in result.rows:
+        value = "?" if row.value is None else sizes_text(row.value) if isinstance(row.value, list) \
+            else str(row.value)
+        if not row.certain:
+            value += " (or " + ", ".join(map(str, row.alternatives)) + ")" if row.alternatives else " ?"
+        table.add_row(row.field, value, row.origin + (f" ({row.where})" if row.where else ""))
+        if not row.origin.startswith("vLLM ") and row.origin != "set by you" or not row.certain:
+            notes.append(f"{row.field}: {row.reason}")
+    console.print(table)
+    for note in notes:
+        console.print(Text(note), soft_wrap=True, highlight=False)
+    if result.hardware:
+        console.print(Text(f"assumed hardware: {result.hardware}", style="dim"), soft_wrap=True,
+                      highlight=False)
+
+
+def explain_json(result) -> str:
+    """Return the effective settings keyed by vLLM's field names, each with value and origin."""
+    return json.dumps({"file": result.path, "vllm_version": result.vllm_version,
+                       "facts_origin": result.facts_origin, "assumed_hardware": result.hardware,
+                       "settings": {row.field: row.to_dict() for row in result.rows}}, indent=2)
+
+
 # ---------------------------------------------------------------- verify
 
 VERIFY_STYLE = {"modified": "bold red", "missing": "bold red", "extra": "yellow", "patched": "green"}
