@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 from typer.testing import CliRunner
@@ -54,11 +55,19 @@ def test_patch_workflow_on_a_corex_layout(run, corex_tree):
 
     dry = run("apply", "corex-eager-allreduce", "--dry-run", env=env)
     assert dry.exit_code == OK
-    assert dry.stdout.count("+            enforce_eager=self.enforce_eager,") == 2
+    # Identical copies: one diff, with paths `git apply` takes from a site dir.
+    assert dry.stdout.count("+            enforce_eager=self.enforce_eager,") == 1
+    assert f"# identical in 2 copies: {sites[0]}, {sites[1]}" in dry.stdout
+    diff = dry.stdout[dry.stdout.index("# identical"):dry.stdout.index("note (corex")]
+    assert "--- a/vllm/engine/arg_utils.py\n+++ b/vllm/engine/arg_utils.py\n" in diff
+    checked = subprocess.run(["git", "apply", "--check", "-p1", "-"], cwd=sites[1], input=diff,
+                             text=True, capture_output=True)
+    assert checked.returncode == 0, checked.stderr
     assert [path.read_bytes() for path in target] == vendor
 
-    refused = run("apply", "corex-eager-allreduce", env=env, input="n\n")
-    assert refused.exit_code == PROBLEMS_FOUND
+    refused = run("apply", "corex-eager-allreduce", env=env, input="y\n")
+    assert refused.exit_code == USAGE_OR_INPUT_ERROR
+    assert "stdin is not a terminal" in refused.stderr and "pass --yes" in refused.stderr
     assert [path.read_bytes() for path in target] == vendor
 
     applied = run("apply", "corex-eager-allreduce", "--yes", env=env)
@@ -68,6 +77,7 @@ def test_patch_workflow_on_a_corex_layout(run, corex_tree):
     status = run("status", "--json", env=env)
     assert status.exit_code == OK
     assert [row["state"] for row in json.loads(status.stdout)] == ["applied", "applied"]
+    assert [row["wins"] for row in json.loads(status.stdout)] == [True, False]
 
     target[1].write_text(target[1].read_text().replace("enforce_eager=self.enforce_eager,", "enforce_eager=False,"))
     drifted = run("status", env=env)
@@ -158,16 +168,16 @@ def test_lint_json_sarif_github(run, tmp_path):
 
 
 @pytest.mark.parametrize("text, says", [
-    ("args: [1, 2\n", "serve.yaml:2:1: invalid YAML"),
-    ("- a\n- b\n", "serve.yaml"),
-    ("\x00\x01binary", "serve.yaml"),
+    ("args: [1, 2\n", "serve.yaml:2:1: error: invalid YAML"),
+    ("- a\n- b\n", "serve.yaml:1:1: error: expected a mapping"),
+    ("\x00\x01binary", "serve.yaml:1:1: error: "),
 ])
 def test_lint_bad_input_exits_2_without_traceback(run, tmp_path, text, says):
     spec = tmp_path / "serve.yaml"
     spec.write_text(text)
     result = run("lint", spec, "--vllm-version", "0.8.5")
     assert result.exit_code == USAGE_OR_INPUT_ERROR
-    assert says in result.stderr and result.stderr.startswith("error: ")
+    assert says in result.stdout and "[PO003 input-not-linted]" in result.stdout
     assert "Traceback" not in result.stderr + result.stdout
 
 
@@ -176,7 +186,7 @@ def test_lint_without_any_vllm_says_how_to_choose(run, tmp_path):
     spec.write_text("model: m\nargs:\n  max-model-len: 4096\n")
     result = run("lint", spec)
     assert result.exit_code == USAGE_OR_INPUT_ERROR
-    assert "--vllm-version" in result.stderr
+    assert "--vllm-version" in result.stdout and "--python" in result.stdout
 
 
 def test_lint_command_line(run):

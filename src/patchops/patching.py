@@ -491,15 +491,23 @@ def _drift_paragraph(what: str, problems: Sequence[str], force: bool) -> str:
 
 
 def unified_diff(plan: ApplyPlan) -> str:
-    """Return the plan's changes as a plain unified diff, for --dry-run."""
-    chunks = []
+    """Return the plan's changes as a unified diff, for --dry-run.
+
+    Paths are relative to the site dir (`a/vllm/engine/arg_utils.py`), so `git apply` or
+    `patch -p1` run there take it; a change identical in several copies (lib and lib64) is
+    shown once, under a `#` line naming the copies (both tools skip such lines).
+    """
+    groups: Dict[Tuple[str, bytes, bytes], List[FilePlan]] = {}
     for item in plan.changes:
-        old = item.old.decode("utf-8", "replace").splitlines(keepends=True)
-        new = item.new.decode("utf-8", "replace").splitlines(keepends=True)
-        name = str(item.path)
-        lines = difflib.unified_diff(old, new, fromfile="a" + name if name.startswith("/") else "a/" + name,
-                                     tofile="b" + name if name.startswith("/") else "b/" + name)
-        for line in lines:
+        groups.setdefault((item.display, item.old, item.new), []).append(item)
+    chunks = []
+    for (name, old_bytes, new_bytes), items in groups.items():
+        sites = ", ".join(str(item.site_dir) for item in items)
+        chunks.append(f"# in {sites}\n" if len(items) == 1 else
+                      f"# identical in {len(items)} copies: {sites}\n")
+        old = old_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        new = new_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        for line in difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"):
             chunks.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(chunks)
 

@@ -6,6 +6,8 @@ A patchset is one YAML file named after it:
     summary: one line
     description: |                       # optional
       why, and what it changes
+    notes: |                             # optional: what to do after applying; printed by apply
+      the caveat a user must not miss
     vllm: ">=0.6.3"                      # PEP 440 specifier of supported vLLM versions
     ops:
       - op: set-keyword                  # one of patchops.ops.OPS
@@ -44,7 +46,8 @@ SHIPPED_DIR = Path(__file__).resolve().parents[2] / "patchsets"
 PACKAGED_DIR = Path(__file__).resolve().parent / "patchsets"
 
 _NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_TOP_KEYS = {"name": True, "summary": True, "description": False, "vllm": True, "ops": True}
+_TOP_KEYS = {"name": True, "summary": True, "description": False, "notes": False, "vllm": True,
+             "ops": True}
 _SUFFIXES = (".yaml", ".yml")
 _YAML_TYPES = {
     "tag:yaml.org,2002:str": "a string", "tag:yaml.org,2002:int": "a number",
@@ -67,6 +70,7 @@ class Patchset:
     versions: SpecifierSet
     ops: Tuple[Op, ...]
     path: Path
+    notes: str = ""     # what to do after applying it: apply and --dry-run print it
 
     def applies_to(self, version: Optional[str]) -> bool:
         """Say whether vLLM `version` is in range; None (unknown) counts as in range."""
@@ -211,13 +215,15 @@ class _Loader:
         description = ""
         if "description" in top:
             description = self.string(top["description"][1], "description", empty_ok=True)
+        notes = self.string(top["notes"][1], "notes", empty_ok=True) if "notes" in top else ""
         versions = self.checked(top["vllm"][1], "vllm", "versions")
 
         ops_node = top["ops"][1]
         if not isinstance(ops_node, yaml.SequenceNode) or not ops_node.value:
             raise self.fail(ops_node, f'"ops" must be a non-empty list of ops, found {_kind_of(ops_node)}')
         ops = tuple(self.op(node, i) for i, node in enumerate(ops_node.value, 1))
-        return Patchset(name, summary.strip(), description.strip(), versions, ops, self.path)
+        return Patchset(name, summary.strip(), description.strip(), versions, ops, self.path,
+                        notes.strip())
 
     def mapping(self, node: yaml.Node, what: str) -> Dict[str, Tuple[yaml.Node, yaml.Node]]:
         if not isinstance(node, yaml.MappingNode):
