@@ -517,3 +517,52 @@ def test_settings_hardware_applies_to_specs_that_state_none(tmp_path):
     stated.write_text(spec.read_text() + "hardware: {compute_capability: 9.0}\n")
     [own] = api.lint_inputs([stated], settings=turing)
     assert "PO303" not in [d.code for d in own.diagnostics]
+
+
+def test_dry_run_drift_is_an_error_on_stderr_with_advice_for_the_patchset_author(run, tmp_path):
+    from patchops import wheelcache
+
+    site = tmp_path / "site"
+    wheelcache.copy_site_packages(MID, site)
+    target = site / "vllm" / "engine" / "arg_utils.py"
+    target.write_text(target.read_text().replace("enforce_eager=self.enforce_eager,", "enforce_eager=False,"))
+    dry = run("apply", "corex-eager-allreduce", "--site", site, "--dry-run")
+    assert dry.exit_code == DRIFTED
+    assert dry.stderr.startswith("error: cannot apply: ") and "cannot apply" not in dry.stdout
+    assert "`pristine:` list" in dry.stderr and "found enforce_eager=False" in dry.stderr
+
+
+def test_a_replaced_file_is_noted_once(run, tmp_path):
+    from patchops import wheelcache
+
+    site = tmp_path / "site"
+    wheelcache.copy_site_packages(MID, site)
+    vendor_hardcode(site)
+    target = site / "vllm" / "engine" / "arg_utils.py"
+    vendor = target.read_bytes()
+    assert run("apply", "corex-eager-allreduce", "--site", site, "--yes").exit_code == OK
+    target.write_bytes(vendor)  # a reinstall puts the vendor's file back
+    again = run("apply", "corex-eager-allreduce", "--site", site, "--yes")
+    assert again.exit_code == OK and again.stdout.count("file was replaced (reinstall?)") == 1
+
+
+@pytest.mark.parametrize("asked, linted", [("0.10.1", "0.10.1.1"), ("0.10.0", "0.10.0"),
+                                           ("0.10.1.1", "0.10.1.1"), ("0.9.2", "0.9.2"),
+                                           ("0.9.3", "0.9.2")])
+def test_vllm_version_picks_the_release_it_names(run, asked, linted):
+    shown = json.loads(run("lint", "--cmd", "vllm serve m", "--vllm-version", asked, "--json").stdout)
+    assert shown["inputs"][0]["vllm_version"] == linted
+
+
+def test_invalid_flag_value_fix_lists_the_choices(run):
+    shown = json.loads(run("lint", "--cmd", "vllm serve m --kv-cache-dtype fp9 --max-model-len 32k",
+                           "--vllm-version", "0.6.3.post1", "--json").stdout)
+    fixes = [d["fix"] for d in shown["diagnostics"] if d["code"] == "PO107"]
+    assert fixes == ["use one of 'auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3'",
+                     "write an integer, with no unit or suffix (this vLLM reads the value as it is)"]
+
+
+def test_rules_listing_shows_when_a_rule_reports_info(run):
+    [po502] = [line for line in run("rules").stdout.splitlines() if line.startswith("PO502")]
+    assert "error|info" in po502
+    assert json.loads(run("rules", "PO502", "--json").stdout)[0]["unsure_severity"] == "info"

@@ -172,7 +172,7 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
     if json_out:
         render.print_json(console, render.apply_report_dict(report, plan, targets))
     else:
-        render.apply_report_text(console, report)
+        render.apply_report_text(console, report, shown=plan.notes)
 
 
 def _interactive() -> bool:

@@ -481,8 +481,10 @@ def _drift_paragraph(what: str, problems: Sequence[str], force: bool) -> str:
     changed = any("changed since patchops wrote it" in p for p in problems)
     other = any("changed since patchops wrote it" not in p for p in problems)
     if other:
-        text += ("Each target must be as vLLM (or the vendor) shipped it, or already patched: "
-                 "reinstall vLLM to get pristine files, or fix the patchset for this version. ")
+        text += ("Each target must be as vLLM (or the vendor) shipped it, or already patched. "
+                 "If the file is as shipped, the patchset does not know this vendor's code: add "
+                 "the value found to the op's `pristine:` list (or widen its match) in the "
+                 "patchset file; if someone edited the file, reinstall vLLM to get it back. ")
     if changed and not force:
         text += ("For files changed since patchops wrote them, `patchops rollback --force` "
                  "restores the original (keeping the changed file in the store), or "

@@ -204,12 +204,17 @@ def rules_table(console: Console, rules) -> None:
     for rule in rules:
         line = Text(f"{rule.code}  ", style="bold")
         line.append(f"{rule.name:<{width}}  ")
-        line.append(f"{rule.severity:<7}  ", style=SEVERITY_STYLE[rule.severity])
+        line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
         line.append(f"vLLM {_versions(rule.versions)}", style="dim")
         console.print(line, highlight=False)
         summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
                                 subsequent_indent=" " * 7)
         console.print(Text(summary), soft_wrap=True, highlight=False)
+
+
+def _severities(rule) -> str:
+    """Return `error`, or `error|info` for a rule that says info when the facts cannot tell."""
+    return f"{rule.severity}|{rule.unsure_severity}" if rule.unsure_severity else rule.severity
 
 
 def _versions(spec: str) -> str:
@@ -218,14 +223,15 @@ def _versions(spec: str) -> str:
 
 def rule_json(rules) -> str:
     return json.dumps([{
-        "code": rule.code, "name": rule.name, "severity": rule.severity, "versions": rule.versions,
+        "code": rule.code, "name": rule.name, "severity": rule.severity,
+        "unsure_severity": rule.unsure_severity, "versions": rule.versions,
         "summary": rule.summary(), "docs": rule.docs(), "vllm_message": rule.vllm_message,
     } for rule in rules], indent=2)
 
 
 def rule_docs(console: Console, rule) -> None:
     """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
-    text = (f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}; "
+    text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
             f"vLLM {_versions(rule.versions)}\n\n{rule.docs()}")
     if rule.vllm_message:
         text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
@@ -425,9 +431,11 @@ def problems_text(console: Console, plan) -> None:
             Text.assemble(("error:", "bold red"), " ", plan.problem_message()), soft_wrap=True)
 
 
-def apply_report_text(console: Console, report) -> None:
+def apply_report_text(console: Console, report, shown=()) -> None:
+    """Print what apply wrote; notes in `shown` (the plan's, printed already) are not repeated."""
     for note in dict.fromkeys(report.notes):
-        _note(console, note)
+        if note not in shown:
+            _note(console, note)
     for path, backup in zip(report.written, report.backups):
         console.print(Text(f"patched {path} (original kept as {backup})"), soft_wrap=True, highlight=False)
     for pyc in report.removed_bytecode:

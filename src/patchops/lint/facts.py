@@ -289,8 +289,13 @@ def facts_for_version(version: str) -> Facts:
         raise LintInputError(
             f"vLLM version {version!r} is not a version number; shipped facts exist for: {listing}")
     exact = [v for v in known if v == str(version)]
+    # 0.10.1 ships as 0.10.1.1 (a re-release of the same code): take the release's own
+    # patch versions before the nearest release below.
+    same = [v for v in known if Version(v).release[:len(wanted)] == wanted]
     if exact:
         chosen = exact[0]
+    elif same:
+        chosen = same[0]
     else:
         below = [v for v in known if Version(v).release <= wanted]
         if not below:

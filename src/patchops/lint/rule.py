@@ -55,6 +55,8 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[str] = "error"
+    # Severity when the facts cannot tell (shipped facts, nothing inspected), if it differs.
+    unsure_severity: ClassVar[Optional[str]] = None
     versions: ClassVar[str] = ""          # PEP 440 specifier of vLLM versions where the rule holds
     vllm_message: ClassVar[Optional[str]] = None  # the exact vLLM text it prevents, if any
     VALID: ClassVar[Sequence[Example]] = ()
