@@ -566,3 +566,18 @@ def test_rules_listing_shows_when_a_rule_reports_info(run):
     [po502] = [line for line in run("rules").stdout.splitlines() if line.startswith("PO502")]
     assert "error|info" in po502
     assert json.loads(run("rules", "PO502", "--json").stdout)[0]["unsure_severity"] == "info"
+
+
+def test_pre_commit_hooks_take_specs_configs_and_launch_scripts():
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text())
+    assert [h["id"] for h in hooks] == ["patchops-lint", "patchops-lint-system"]
+    for hook in hooks:
+        assert hook["entry"] == "patchops lint" and "types" not in hook  # `types: [yaml]` drops .sh
+        wanted = ["serve.yaml", "deploy/vllm-prod.yml", "scripts/start_vllm.sh", "qwen-serve.yaml"]
+        unwanted = ["k8s/deployment.yaml", "scripts/build.sh", "vllm.txt", "serve.yaml.bak"]
+        assert [bool(re.search(hook["files"], f)) for f in wanted + unwanted] == [True] * 4 + [False] * 4
