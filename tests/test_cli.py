@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from conftest import MID, vendor_hardcode
 from patchops.cli import DRIFTED, OK, PROBLEMS_FOUND, USAGE_OR_INPUT_ERROR, app
+from tests.support import wheelcache
 
 SPEC = """\
 model: /models/Qwen2.5-32B-Instruct
@@ -387,7 +388,7 @@ def test_version_help_and_completion(run):
 
 
 def test_apply_prompt_shows_the_diff_and_interrupt_exits_130(run, vllm_site, tmp_path, monkeypatch):
-    from patchops import cli, wheelcache
+    from patchops import cli
 
     site = tmp_path / "site"
     wheelcache.copy_site_packages(MID, site)
@@ -411,8 +412,6 @@ def test_apply_prompt_shows_the_diff_and_interrupt_exits_130(run, vllm_site, tmp
 
 
 def test_apply_and_rollback_json_and_empty_rollback_all(run, vllm_site, tmp_path):
-    from patchops import wheelcache
-
     site = tmp_path / "site"
     wheelcache.copy_site_packages(MID, site)
     vendor_hardcode(site)
@@ -520,8 +519,6 @@ def test_settings_hardware_applies_to_specs_that_state_none(tmp_path):
 
 
 def test_dry_run_drift_is_an_error_on_stderr_with_advice_for_the_patchset_author(run, tmp_path):
-    from patchops import wheelcache
-
     site = tmp_path / "site"
     wheelcache.copy_site_packages(MID, site)
     target = site / "vllm" / "engine" / "arg_utils.py"
@@ -533,8 +530,6 @@ def test_dry_run_drift_is_an_error_on_stderr_with_advice_for_the_patchset_author
 
 
 def test_a_replaced_file_is_noted_once(run, tmp_path):
-    from patchops import wheelcache
-
     site = tmp_path / "site"
     wheelcache.copy_site_packages(MID, site)
     vendor_hardcode(site)

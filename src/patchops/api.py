@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no use for it
+    from patchops.hardware import Hardware
     from patchops.lint.rule import Diagnostic
     from patchops.locate import VllmCopy
     from patchops.patching import StatusRow
@@ -36,6 +37,7 @@ class LintResult:
     diagnostics: List["Diagnostic"]
     error: Optional[str] = None
     source_lines: Tuple[str, ...] = ()   # the input's text, for snippets
+    hardware: Optional[str] = None       # the assumed hardware and its source, when not stated
 
     @property
     def errors(self) -> int:
@@ -49,13 +51,15 @@ class LintResult:
 def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
          python: Optional[str] = None, select: Sequence[str] = (), ignore: Sequence[str] = (),
-         hardware: Optional[Mapping[str, object]] = None, text: Optional[str] = None) -> LintResult:
+         hardware: Optional["Hardware"] = None, text: Optional[str] = None) -> LintResult:
     """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
 
-    `text` is the content of `path` when it was not read from disk (stdin). Raises
-    LintInputError when the input cannot be linted; lint_inputs() reports it instead.
+    `hardware` (from `--hardware`, the settings file or `hardware.detect()`) fills the
+    `hardware:` fields the input leaves unstated; what the input states wins. `text` is the
+    content of `path` when it was not read from disk (stdin). Raises LintInputError when the
+    input cannot be linted; lint_inputs() reports it instead.
     """
-    from patchops.lint.config import load_command, load_file, load_text
+    from patchops.lint.inputs import load_command, load_file, load_text
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
@@ -67,24 +71,24 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
         cfg = load_text(text, path=str(path))
     else:
         cfg = load_file(Path(path))
-    for key, value in (hardware or {}).items():
-        _default_context(cfg, f"hardware.{key}", value)
+    assumed = _assume_hardware(cfg, hardware) if hardware is not None else None
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=lint_config(cfg, facts, select=select, ignore=ignore),
-                      source_lines=tuple(cfg.lines))
+                      source_lines=tuple(cfg.lines), hardware=assumed)
 
 
 def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
                 vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
                 python: Optional[str] = None, select: Sequence[str] = (),
-                ignore: Sequence[str] = (), settings=None, stdin=None) -> List[LintResult]:
+                ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
+                settings=None, stdin=None) -> List[LintResult]:
     """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
 
     A folder stands for the YAML and .sh files under it; `-` reads `stdin`. `settings` (a
     patchops.settings.Settings, default: the file found from the current folder) adds its
     select/ignore lists and per-file ignores, and gives the vLLM version, interpreter and
-    hardware for inputs that state none. A bad selector is still a UsageError: it would
+    hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
     change every result.
     """
     from patchops import settings as settings_file
@@ -102,8 +106,9 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
         raise UsageError("--vllm names the copy to lint against; drop --vllm-version and --python")
     if vllm_path is None:
         vllm_version, python = vllm_version or found.vllm_version, python or found.python
-    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python,
-                  hardware=found.hardware)
+    if hardware is None and found.hardware:
+        hardware = settings_hardware(found)
+    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware)
     inputs: List[dict] = [dict(path=p) for p in expand_inputs(paths)]
     if command is not None:
         inputs.append(dict(command=command))
@@ -146,14 +151,51 @@ def _text_of(path: Optional[Path]) -> str:
         return ""
 
 
-def _default_context(cfg, dotted: str, value) -> None:
-    """Give `cfg` a context value from the settings file unless the input states its own."""
+def settings_hardware(found) -> "Hardware":
+    """Return the settings file's `hardware` table as a Hardware naming that file as its source."""
+    from patchops.hardware import Hardware
+
+    table = dict(found.hardware)
+    if "compute_capability" in table:
+        table["compute_capability"] = str(table["compute_capability"])
+    if "memory_gib" in table:
+        table["memory_gib"] = float(table["memory_gib"])
+    return Hardware(source=str(found.path), **table)
+
+
+def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
+    """Add the hardware fields `cfg` does not state; say what was assumed, or None if nothing."""
     from patchops.lint.config import Setting
 
-    if dotted not in cfg.context:
-        key = dotted.split(".", 1)[1]
-        cfg.context[dotted] = Setting(key=key, name=dotted, value=value, line=1, column=1,
-                                      source="settings")
+    added = [key for key in hardware.context() if key not in cfg.context]
+    for key in added:
+        cfg.context[key] = Setting(key=key, name=key, value=hardware.context()[key], line=0,
+                                   column=0, source=hardware.source)
+    return hardware.describe() if added else None
+
+
+def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
+                python: Optional[str] = None, extra: Sequence[str] = (),
+                select: Sequence[str] = (), ignore: Sequence[str] = (),
+                hardware: Optional["Hardware"] = None):
+    """Lint a config against the copy that will run it; return (LintResult, Launch).
+
+    The interpreter is `python`, else the spec's `vllm.python`, else this one. With `extra`
+    arguments the assembled command line is linted, since those arguments override the file.
+    """
+    from patchops import launching
+    from patchops.lint.inputs import load_command, load_file
+
+    if (path is None) == (command is None):
+        raise ValueError("pass exactly one of path or command")
+    cfg = load_command(command) if command is not None else load_file(Path(path))
+    stated = cfg.context.get("vllm.python")
+    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
+    launch = launching.build_launch(cfg, python, copy.site_dir, extra)
+    checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command)
+    result = lint(**checked, vllm_path=copy.site_dir, select=select, ignore=ignore,
+                  hardware=hardware)
+    return result, launch
 
 
 def rules(code: Optional[str] = None):

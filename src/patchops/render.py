@@ -53,6 +53,8 @@ def lint_text(console: Console, results, *, concise: bool = False) -> None:
             if d.vllm_message:
                 console.print(Text(f"  vLLM: {d.vllm_message}", style="dim"), soft_wrap=True,
                               highlight=False)
+    for hardware in sorted({r.hardware for r in results if r.hardware}):
+        console.print(Text(f"assumed hardware: {hardware}", style="dim"), soft_wrap=True, highlight=False)
     console.print(Text(lint_summary_line(results), style="dim"), soft_wrap=True, highlight=False)
 
 
@@ -111,7 +113,7 @@ def lint_json(results) -> str:
         "summary": lint_summary(diagnostics),
         "inputs": [{"file": r.path, "vllm_version": r.vllm_version or None,
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
-                    "error": r.error} for r in results],
+                    "error": r.error, "assumed_hardware": r.hardware} for r in results],
     }
     return json.dumps(document, indent=2)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from patchops.versions import in_range
+from patchops.lint.vllm.releases import in_range
 
 if TYPE_CHECKING:
     from patchops.lint.config import ServeConfig
@@ -31,6 +32,12 @@ class Diagnostic:
     fix: Optional[str] = None
     vllm_message: Optional[str] = None
 
+    def named_by(self, selector: str) -> bool:
+        """Return whether `selector` (a code, prefix or rule name, as in ignore[...]) names this rule."""
+        from patchops.lint.selectors import matches
+
+        return matches(selector, self.code, self.name)
+
 
 @dataclass(frozen=True)
 class Example:
@@ -47,6 +54,11 @@ class Example:
     kind: str = "spec"
     at: Optional[Tuple[int, int]] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+
+
+def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
+    """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
+    return dataclasses.replace(diagnostic, vllm_message=text)
 
 
 class Rule:

@@ -48,7 +48,7 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
 def suppressed(cfg: ServeConfig, d: Diagnostic) -> bool:
     """Return whether a `# patchops: ignore[...]` comment on the finding's line names its rule."""
     names = cfg.suppressions.get(d.line, ())
-    return any(s == "*" or selectors.matches(s, d.code, d.name) for s in names)
+    return any(s == "*" or d.named_by(s) for s in names)
 
 
 def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
@@ -60,8 +60,8 @@ def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
 def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
     from patchops.errors import LintInputError
-    from patchops.lint.config import load_text
     from patchops.lint.facts import facts_for_version
+    from patchops.lint.inputs import load_text
 
     facts = facts_for_version(example.vllm)
     if example.facts:

@@ -48,14 +48,12 @@ class UnusedSuppression(Rule):
 
     def check_suppressions(self, cfg: ServeConfig, found: Sequence[Diagnostic]) -> Iterator[Diagnostic]:
         """Yield one finding per suppressed code that matched no finding on its line."""
-        from patchops.lint.selectors import matches
-
         for line, codes in sorted(cfg.suppressions.items()):
             text = cfg.lines[line - 1] if 0 < line <= len(cfg.lines) else ""
             column = text.find("# patchops") + 1 or 1
             here = [d for d in found if d.line == line]
             for code in sorted(codes):
-                if not any(code == "*" or matches(code, d.code, d.name) for d in here):
+                if not any(code == "*" or d.named_by(code) for d in here):
                     what = "a bare ignore" if code == "*" else f"suppression of {code}"
                     yield self.diagnostic(cfg, (line, column), f"{what} matches no finding on this line",
                                           fix="remove the ignore comment" if code == "*"
