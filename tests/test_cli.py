@@ -576,3 +576,26 @@ def test_pre_commit_hooks_take_specs_configs_and_launch_scripts():
         wanted = ["serve.yaml", "deploy/vllm-prod.yml", "scripts/start_vllm.sh", "qwen-serve.yaml"]
         unwanted = ["k8s/deployment.yaml", "scripts/build.sh", "vllm.txt", "serve.yaml.bak"]
         assert [bool(re.search(hook["files"], f)) for f in wanted + unwanted] == [True] * 4 + [False] * 4
+
+
+def test_status_answers_from_a_hash_the_second_time(run, tmp_path, monkeypatch):
+    from patchops import patching
+
+    sites = [tmp_path / "a", tmp_path / "b"]
+    for site in sites:
+        wheelcache.copy_site_packages(MID, site)
+    target = sites[1] / "vllm" / "engine" / "arg_utils.py"
+    target.write_text(target.read_text().replace("enforce_eager=self.enforce_eager,", "enforce_eager=False,"))
+    args = ["status", "corex-eager-allreduce", "--site", sites[0], "--site", sites[1], "--json"]
+    first = json.loads(run(*args).stdout)
+    assert [row["state"] for row in first] == ["satisfied", "drifted"]
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("status parsed a file whose verdict was cached")
+
+    monkeypatch.setattr(patching, "_rewrite", no_parsing)
+    again = json.loads(run(*args).stdout)
+    assert again == first and str(target) in again[1]["detail"]
+    # Other bytes are another question: parsed again (and here, refused by the stub).
+    target.write_text(target.read_text().replace("enforce_eager=False,", "enforce_eager=None,"))
+    assert run(*args).exit_code == 70

@@ -618,6 +618,16 @@ def _status_copy(ctx: _Copy, patchsets: Sequence["Patchset"]) -> List[StatusRow]
         assert data is not None
         shown = ctx.display(rel)
         current = sha256(data)
+        # Hash before parse: the same bytes, patchsets and version got this answer before.
+        from patchops import verdicts
+
+        remembered_key = verdicts.key(current, rel, [p.path for p in wanted], version)
+        remembered = verdicts.get(remembered_key, ctx.path(rel))
+        if remembered is not None and all(p.name in remembered for p in wanted):
+            for p in wanted:
+                state, detail = remembered[p.name]
+                found[p.name, rel] = FileStatus(shown, state, detail, None, current)
+            continue
         problems: List[str] = []
         rewritten = _rewrite_quietly(data, rel, wanted, version, ctx.path(rel), problems)
         results = {r.patchset: r for r in rewritten.results} if rewritten is not None else {}
@@ -639,6 +649,8 @@ def _status_copy(ctx: _Copy, patchsets: Sequence["Patchset"]) -> List[StatusRow]
                 found[p.name, rel] = FileStatus(shown, ST_NOT_APPLICABLE,
                                                 result.message or "no target site in this file",
                                                 None, current)
+        verdicts.put(remembered_key, ctx.path(rel),
+                     {p.name: (found[p.name, rel].state, found[p.name, rel].detail) for p in wanted})
     rows = []
     applicable_names = {p.name for p in applicable}
     for p in patchsets:
