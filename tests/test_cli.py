@@ -599,3 +599,23 @@ def test_status_answers_from_a_hash_the_second_time(run, tmp_path, monkeypatch):
     # Other bytes are another question: parsed again (and here, refused by the stub).
     target.write_text(target.read_text().replace("enforce_eager=False,", "enforce_eager=None,"))
     assert run(*args).exit_code == 70
+
+
+@pytest.mark.parametrize("args", [["lint", "--cmd", "vllm serve m", "--vllm-version", "0.8.5"],
+                                  ["rules"], ["locate"]])
+def test_output_to_a_pipe_does_not_import_rich(args, tmp_path):
+    # rich.console costs more than a status run; only a terminal needs colour.
+    import sys
+
+    env = dict(os.environ, PATCHOPS_CACHE=str(tmp_path), PYTHONPATH="", PATCHOPS_ROOTS="")
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "patchops", *args], env=env,
+                          capture_output=True, text=True)
+    assert done.stdout and done.returncode in (OK, PROBLEMS_FOUND), done.stderr[-500:]
+    assert " rich.console" not in done.stderr and " rich.text" not in done.stderr
+
+
+def test_plain_output_prints_markup_as_written(capsys):
+    from patchops.output import Line, Output
+
+    Output().print(Line.assemble(("[bold]x[/bold]", "red"), " y"))
+    assert capsys.readouterr().out == "[bold]x[/bold] y\n"

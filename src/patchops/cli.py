@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from patchops import api, render
 from patchops.errors import PatchopsError, UsageError
+from patchops.output import Line, Output
 
 OK = 0
 PROBLEMS_FOUND = 1
@@ -42,8 +41,8 @@ def _main_options(version: bool = typer.Option(False, "--version", callback=_pri
     """Locate, patch, roll back and lint vLLM installs without importing vLLM."""
 
 
-def _console() -> Console:
-    return Console(highlight=False)
+def _console() -> Output:
+    return Output()
 
 
 def command(*args, **kwargs):
@@ -81,8 +80,7 @@ def command(*args, **kwargs):
 
 def _error(message: str) -> None:
     """Print `error: <message>` to stderr; the message is text, never rich markup."""
-    Console(stderr=True, highlight=False).print(Text.assemble(("error:", "bold red"), " ", message),
-                                                soft_wrap=True)
+    Output(stderr=True).print(Line.assemble(("error:", "bold red"), " ", message))
 
 
 def _is_cli_flow(error: Exception) -> bool:
@@ -161,7 +159,7 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
             render.print_json(console, render.plan_dict(plan, targets))
         else:
             render.plan_text(console, plan, api.diff(plan), targets=targets, stat=stat)
-        render.problems_text(console, plan)
+        render.problems_text(plan)
         raise typer.Exit(DRIFTED if plan.problems else OK)
     if not json_out:
         render.plan_text(console, plan, targets=targets)
@@ -179,7 +177,7 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def _confirm(console: Console, plan) -> bool:
+def _confirm(console: Output, plan) -> bool:
     """Ask before writing; `d` shows the diff first. Without a terminal, say to pass --yes."""
     count = len(plan.changes)
     if not _interactive():
@@ -215,9 +213,10 @@ def _progress(message: str):
     """Show a spinner on stderr while a slow step runs, only when stderr is a terminal."""
     import contextlib
 
-    if not sys.stderr.isatty():
+    errors = Output(stderr=True)
+    if not errors.is_terminal:
         return contextlib.nullcontext()
-    return Console(stderr=True).status(message)
+    return errors.rich().status(message)
 
 
 @command("rollback")

@@ -7,8 +7,7 @@ import textwrap
 from dataclasses import asdict
 from typing import Dict, List, Optional
 
-from rich.console import Console
-from rich.text import Text
+from patchops.output import Line, Output
 
 from patchops import __version__
 
@@ -28,7 +27,7 @@ def lint_summary(diagnostics) -> Dict[str, int]:
     return summary
 
 
-def lint_text(console: Console, results, *, concise: bool = False) -> None:
+def lint_text(console: Output, results, *, concise: bool = False) -> None:
     """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
 
     The full form adds the source line with a caret under the column, the fix and the vLLM
@@ -38,24 +37,23 @@ def lint_text(console: Console, results, *, concise: bool = False) -> None:
     for result in results:
         lines = result.source_lines
         for d in result.diagnostics:
-            line = Text(f"{d.file}:{d.line}:{d.column}:", style="bold")
+            line = Line(f"{d.file}:{d.line}:{d.column}:", style="bold")
             line.append(f" {d.severity}:", style=SEVERITY_STYLE[d.severity])
             line.append(f" {d.message} ")
             line.append(f"[{d.code}]" if concise else f"[{d.code} {d.name}]", style="dim")
-            console.print(line, soft_wrap=True, highlight=False)
+            console.print(line)
             if concise:
                 continue
             if 0 < d.line <= len(lines):
                 for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
-                    console.print(Text(row, style="dim"), soft_wrap=True, highlight=False)
+                    console.print(Line(row, style="dim"))
             if d.fix:
-                console.print(Text(f"  fix: {d.fix}", style="green"), soft_wrap=True, highlight=False)
+                console.print(Line(f"  fix: {d.fix}", style="green"))
             if d.vllm_message:
-                console.print(Text(f"  vLLM: {d.vllm_message}", style="dim"), soft_wrap=True,
-                              highlight=False)
+                console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
     for hardware in sorted({r.hardware for r in results if r.hardware}):
-        console.print(Text(f"assumed hardware: {hardware}", style="dim"), soft_wrap=True, highlight=False)
-    console.print(Text(lint_summary_line(results), style="dim"), soft_wrap=True, highlight=False)
+        console.print(Line(f"assumed hardware: {hardware}", style="dim"))
+    console.print(Line(lint_summary_line(results), style="dim"))
 
 
 def snippet(text: str, line: int, column: int, width: int = 80) -> List[str]:
@@ -200,18 +198,18 @@ def _gh_prop(value: str) -> str:
     return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def rules_table(console: Console, rules) -> None:
+def rules_table(console: Output, rules) -> None:
     """Print each rule as a heading line (code, name, severity, vLLM versions) and its summary."""
     width = max(len(rule.name) for rule in rules)
     for rule in rules:
-        line = Text(f"{rule.code}  ", style="bold")
+        line = Line(f"{rule.code}  ", style="bold")
         line.append(f"{rule.name:<{width}}  ")
         line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
         line.append(f"vLLM {_versions(rule.versions)}", style="dim")
-        console.print(line, highlight=False)
+        console.print(line)
         summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
                                 subsequent_indent=" " * 7)
-        console.print(Text(summary), soft_wrap=True, highlight=False)
+        console.print(Line(summary))
 
 
 def _severities(rule) -> str:
@@ -231,7 +229,7 @@ def rule_json(rules) -> str:
     } for rule in rules], indent=2)
 
 
-def rule_docs(console: Console, rule) -> None:
+def rule_docs(console: Output, rule) -> None:
     """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
     text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
             f"vLLM {_versions(rule.versions)}\n\n{rule.docs()}")
@@ -240,14 +238,14 @@ def rule_docs(console: Console, rule) -> None:
     if console.is_terminal:
         from rich.markdown import Markdown
 
-        console.print(Markdown(text))
+        console.rich().print(Markdown(text))
     else:
-        print(text)
+        console.print(text)
 
 
 # ---------------------------------------------------------------- diff
 
-def colour_diff(console: Console, diff: str) -> None:
+def colour_diff(console: Output, diff: str) -> None:
     """Print a unified diff, red for removed lines and green for added ones."""
     for line in diff.splitlines():
         style = None
@@ -259,15 +257,12 @@ def colour_diff(console: Console, diff: str) -> None:
             style = "red"
         elif line.startswith("@@"):
             style = "cyan"
-        console.print(Text(line, style=style or ""), soft_wrap=True, highlight=False)
+        console.print(Line(line, style=style or ""))
 
 
-def print_json(console: Console, data) -> None:
+def print_json(console: Output, data) -> None:
     """Print JSON, highlighted on a terminal and plain for pipes."""
-    if console.is_terminal:
-        console.print_json(json.dumps(data, default=str))
-    else:
-        print(json.dumps(data, indent=2, default=str))
+    console.print_json(data)
 
 
 # ---------------------------------------------------------------- locate
@@ -286,7 +281,7 @@ def location_dict(location) -> dict:
     }
 
 
-def location_text(console: Console, location) -> None:
+def location_text(console: Output, location) -> None:
     if not location.copies:
         console.print(f"no vLLM copy found on the import path of {location.python} or under the "
                       "vendor roots; pass --python with the interpreter that runs vLLM (patchops "
@@ -295,18 +290,16 @@ def location_text(console: Console, location) -> None:
         return
     for c in location.copies:
         mark = "wins" if c.wins else ("shadowed" if c.importable else "not on the import path")
-        console.print(Text.assemble(("* " if c.wins else "  "), (str(c.site_dir), "bold"),
+        console.print(Line.assemble(("* " if c.wins else "  "), (str(c.site_dir), "bold"),
                                     f"  vLLM {c.version or 'unknown'}  ",
-                                    (f"[{mark}]", "green" if c.wins else "yellow")),
-                      soft_wrap=True, highlight=False)
-        console.print(Text(f"    found via {', '.join(c.found_via)}; version from {c.version_source}",
-                           style="dim"), soft_wrap=True, highlight=False)
+                                    (f"[{mark}]", "green" if c.wins else "yellow")))
+        console.print(Line(f"    found via {', '.join(c.found_via)}; version from {c.version_source}",
+                           style="dim"))
         for alias in c.aliases:
-            console.print(Text(f"    = {alias} (same files)", style="dim"), soft_wrap=True, highlight=False)
+            console.print(Line(f"    = {alias} (same files)", style="dim"))
     winner = location.winner
-    console.print(Text(f"{location.python}: `import vllm` loads "
-                       + (str(winner.package_dir) if winner else "no copy (none is on its path)")),
-                  soft_wrap=True, highlight=False)
+    console.print(Line(f"{location.python}: `import vllm` loads "
+                       + (str(winner.package_dir) if winner else "no copy (none is on its path)")))
 
 
 # ---------------------------------------------------------------- patch
@@ -316,53 +309,49 @@ def patchset_dicts(patchsets) -> list:
              "path": str(p.path), "description": p.description, "notes": p.notes} for p in patchsets]
 
 
-def patchsets_text(console: Console, patchsets) -> None:
+def patchsets_text(console: Output, patchsets) -> None:
     for p in patchsets:
-        console.print(Text.assemble((p.name, "bold"), f"  vLLM {p.versions}  ", p.summary),
-                      soft_wrap=True, highlight=False)
-        console.print(Text(f"    {p.path}", style="dim"), soft_wrap=True, highlight=False)
+        console.print(Line.assemble((p.name, "bold"), f"  vLLM {p.versions}  ", p.summary))
+        console.print(Line(f"    {p.path}", style="dim"))
 
 
-def patchset_text(console: Console, p) -> None:
+def patchset_text(console: Output, p) -> None:
     """Print one patchset in full: what it changes, where, and what to do after applying it."""
-    console.print(Text.assemble((p.name, "bold"), f"  vLLM {p.versions}"), highlight=False)
-    console.print(Text(p.summary), soft_wrap=True, highlight=False)
+    console.print(Line.assemble((p.name, "bold"), f"  vLLM {p.versions}"))
+    console.print(Line(p.summary))
     if p.description:
-        console.print(Text("\n" + p.description), soft_wrap=True, highlight=False)
-    console.print(Text(f"\nfiles: {', '.join(f'vllm/{rel}' for rel in p.files)}"), soft_wrap=True,
-                  highlight=False)
-    console.print(Text(f"source: {p.path}", style="dim"), soft_wrap=True, highlight=False)
+        console.print(Line("\n" + p.description))
+    console.print(Line(f"\nfiles: {', '.join(f'vllm/{rel}' for rel in p.files)}"))
+    console.print(Line(f"source: {p.path}", style="dim"))
     _patchset_notes(console, [p])
 
 
-def _patchset_notes(console: Console, patchsets) -> None:
+def _patchset_notes(console: Output, patchsets) -> None:
     for p in patchsets:
         if p.notes:
-            console.print(Text(f"note ({p.name}): {' '.join(p.notes.split())}", style="yellow"),
-                          soft_wrap=True, highlight=False)
+            console.print(Line(f"note ({p.name}): {' '.join(p.notes.split())}", style="yellow"))
 
 
 STATE_STYLE = {"applies": "green", "applied": "green", "satisfied": "cyan", "not-applied": "yellow",
                "not-applicable": "dim", "drift": "bold red", "drifted": "bold red"}
 
 
-def _note(console: Console, note: str, style: str = "yellow") -> None:
-    console.print(Text(f"note: {note}", style=style), soft_wrap=True, highlight=False)
+def _note(console: Output, note: str, style: str = "yellow") -> None:
+    console.print(Line(f"note: {note}", style=style))
 
 
-def _copy_heading(console: Console, site_dir, version, wins: Optional[bool]) -> None:
+def _copy_heading(console: Output, site_dir, version, wins: Optional[bool]) -> None:
     mark = {True: "  [imported]", False: "  [shadowed]", None: ""}[wins]
-    console.print(Text.assemble((str(site_dir), "bold"), f"  vLLM {version or 'unknown'}",
-                                (mark, "green" if wins else "yellow")),
-                  soft_wrap=True, highlight=False)
+    console.print(Line.assemble((str(site_dir), "bold"), f"  vLLM {version or 'unknown'}",
+                                (mark, "green" if wins else "yellow")))
 
 
-def _state_line(console: Console, patchset: str, state: str, detail: str) -> None:
-    line = Text(f"  {patchset}: ")
+def _state_line(console: Output, patchset: str, state: str, detail: str) -> None:
+    line = Line(f"  {patchset}: ")
     line.append(state, style=STATE_STYLE.get(state, ""))
     if detail:
         line.append(f" - {detail}", style="dim")
-    console.print(line, soft_wrap=True, highlight=False)
+    console.print(line)
 
 
 def _by_copy(items):
@@ -380,7 +369,7 @@ def _wins(targets, site_dir: str) -> Optional[bool]:
     return None if copy is None else copy.wins
 
 
-def plan_text(console: Console, plan, diff: str = "", *, targets=None, stat: bool = False) -> None:
+def plan_text(console: Output, plan, diff: str = "", *, targets=None, stat: bool = False) -> None:
     """Print per copy what the plan means for each patchset, the diff or its --stat, and notes."""
     for note in targets.notes() if targets is not None else ():
         _note(console, note)
@@ -393,7 +382,7 @@ def plan_text(console: Console, plan, diff: str = "", *, targets=None, stat: boo
     if diff:
         if stat:
             for row in diff_stat(diff):
-                console.print(row, soft_wrap=True, highlight=False)
+                console.print(row)
         else:
             colour_diff(console, diff)
     if not plan.problems and not plan.changes:
@@ -426,22 +415,21 @@ def diff_stat(diff: str) -> List[str]:
     return rows
 
 
-def problems_text(console: Console, plan) -> None:
+def problems_text(plan) -> None:
     """Print a plan's drift as `error: ...` on stderr, as every other refusal is printed."""
     if plan.problems:
-        Console(stderr=True, highlight=False).print(
-            Text.assemble(("error:", "bold red"), " ", plan.problem_message()), soft_wrap=True)
+        Output(stderr=True).print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
 
 
-def apply_report_text(console: Console, report, shown=()) -> None:
+def apply_report_text(console: Output, report, shown=()) -> None:
     """Print what apply wrote; notes in `shown` (the plan's, printed already) are not repeated."""
     for note in dict.fromkeys(report.notes):
         if note not in shown:
             _note(console, note)
     for path, backup in zip(report.written, report.backups):
-        console.print(Text(f"patched {path} (original kept as {backup})"), soft_wrap=True, highlight=False)
+        console.print(Line(f"patched {path} (original kept as {backup})"))
     for pyc in report.removed_bytecode:
-        console.print(Text(f"removed stale bytecode {pyc}", style="dim"), soft_wrap=True, highlight=False)
+        console.print(Line(f"removed stale bytecode {pyc}", style="dim"))
 
 
 def plan_dict(plan, targets=None) -> dict:
@@ -486,7 +474,7 @@ def status_dicts(report) -> list:
     } for row in report.rows]
 
 
-def status_text(console: Console, report) -> None:
+def status_text(console: Output, report) -> None:
     """Print status per copy: a heading naming the copy and whether Python imports it, then rows."""
     for note in report.targets.notes() + list(report.notes):
         _note(console, note)
@@ -513,7 +501,7 @@ def rollback_report_dict(report) -> dict:
     }
 
 
-def rollback_report_text(console: Console, report) -> None:
+def rollback_report_text(console: Output, report) -> None:
     for note in dict.fromkeys(report.notes):
         _note(console, note)
     for item in report.files:
@@ -523,6 +511,6 @@ def rollback_report_text(console: Console, report) -> None:
         line += f"; kept {', '.join(item.kept)})" if item.kept else ")"
         if item.forced:
             line += f"; the edited file is kept as {item.saved}"
-        console.print(Text(line), soft_wrap=True, highlight=False)
+        console.print(Line(line))
     if not report.changed and not report.notes:
         console.print("nothing to restore: the files are already original")
