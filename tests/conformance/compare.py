@@ -8,7 +8,8 @@ Per case and version, patchops' errors (warnings and notes do not count) meet vL
 * false error: patchops errors, vLLM builds its configuration;
 * miss: vLLM refuses, patchops has no error;
 * wrong cause: both refuse, but no patchops error names vLLM's cause;
-* unmapped: both refuse, and no pattern in causes.yaml names a rule for vLLM's message yet.
+* unmapped: both refuse, and no pattern in causes.yaml matches vLLM's message yet (a pattern
+  with no codes is a known check no rule covers: any patchops error on it is a wrong cause).
 
 baseline.json lists today's disagreements by case id, so the test fails on a regression
 and on an improvement that the baseline does not record yet.
@@ -43,7 +44,7 @@ class Row:
     outcome: str
     vllm: dict                    # the recorded verdict
     errors: Tuple[str, ...]       # patchops error codes
-    expected: Tuple[str, ...]     # the codes naming vLLM's cause ((): unknown)
+    expected: Tuple[str, ...]     # the codes naming vLLM's cause ((): none or not known)
     messages: Tuple[str, ...]     # patchops error lines, for reports
 
 
@@ -52,18 +53,22 @@ class Row:
 def load_causes() -> List[Tuple[re.Pattern, Tuple[str, ...]]]:
     """Return (pattern, codes) from causes.yaml, in file order (the first match wins)."""
     entries = yaml.safe_load(CAUSES.read_text()) or []
-    return [(re.compile(e["pattern"]), tuple(e["codes"])) for e in entries]
+    return [(re.compile(e["pattern"]), tuple(e["codes"] or ())) for e in entries]
 
 
-def expected_causes(case: Case, verdict: dict, causes=None) -> Tuple[str, ...]:
-    """Return the rule codes that name why vLLM refused `case` ((): not known yet)."""
+def expected_causes(case: Case, verdict: dict, causes=None) -> Optional[Tuple[str, ...]]:
+    """Return the rule codes that name why vLLM refused `case`.
+
+    () means a known vLLM check that no rule covers yet (any patchops error is then a wrong
+    cause); None means nobody has mapped vLLM's message yet.
+    """
     if case.cause:
         return case.cause
     message = verdict.get("message", "")
     for pattern, codes in causes if causes is not None else load_causes():
         if pattern.search(message):
             return codes
-    return ()
+    return None
 
 
 # --------------------------------------------------------------------------- patchops
@@ -111,7 +116,7 @@ def classify(case: Case, version: str, verdict: dict, found, *, causes=None,
         found = [d for d in found if d.severity == "error"]
         errors = tuple(dict.fromkeys(d.code for d in found))
         messages = tuple(f"{d.code} {d.name}: {d.message}" for d in found)
-    expected: Tuple[str, ...] = ()
+    expected: Optional[Tuple[str, ...]] = ()
     if verdict["verdict"] == "ok":
         later = all(stages.get(code) == "later" for code in errors)
         outcome = "agree" if not errors or later else "false-error"
@@ -119,14 +124,14 @@ def classify(case: Case, version: str, verdict: dict, found, *, causes=None,
         expected = expected_causes(case, verdict, causes)
         if not errors:
             outcome = "miss"
-        elif not expected:
+        elif expected is None:
             outcome = "unmapped"
         elif set(errors) & set(expected):
             outcome = "agree"
         else:
             outcome = "wrong-cause"
     return Row(case=case.id, version=version, outcome=outcome, vllm=verdict, errors=errors,
-               expected=expected, messages=messages)
+               expected=expected or (), messages=messages)
 
 
 def compare_version(version: str, cases: Sequence[Case]) -> List[Row]:

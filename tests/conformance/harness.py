@@ -45,9 +45,16 @@ def load_verdicts(version: str) -> dict:
 
 
 def save_verdicts(version: str, data: dict) -> None:
+    """Write one case per line, sorted by id, so a re-recording diffs case by case."""
     VERDICTS.mkdir(exist_ok=True)
-    data["cases"] = dict(sorted(data["cases"].items()))
-    verdict_path(version).write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    head = {k: v for k, v in data.items() if k != "cases"}
+    lines = [json.dumps(head)[:-1] + ', "cases": {']
+    rows = sorted(data["cases"].items())
+    for index, (case_id, verdict) in enumerate(rows):
+        comma = "," if index < len(rows) - 1 else ""
+        lines.append(f" {json.dumps(case_id)}: {json.dumps(verdict, sort_keys=True)}{comma}")
+    lines.append("}}")
+    verdict_path(version).write_text("\n".join(lines) + "\n")
 
 
 def stale(cases: Iterable[Case], version: str) -> List[Case]:
@@ -109,7 +116,8 @@ def record(version: str, cases: List[Case], *, log: Callable[[str], None] = prin
                "architectures": sorted({_architecture(c.model) for c in cases})}
         (scratch / "job.json").write_text(json.dumps(job))
         parent = dict(gpu_profiles()[DEFAULT_GPU], count=DEFAULT_GPUS, host_ram_gib=512)
-        env = venvs.environment(venv, parent, scratch / "home")
+        # A home kept with the venv: vLLM 0.10+ caches its model-class inspections there.
+        env = venvs.environment(venv, parent, venv.root / "patchops-home")
         log(f"vllm {version}: {len(cases)} cases")
         run_started = time.monotonic()
         done = subprocess.run([str(venv.python), str(PROBE), str(scratch / "job.json")], env=env,
