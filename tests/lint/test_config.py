@@ -8,7 +8,8 @@ import pytest
 
 from patchops.errors import LintInputError
 from patchops.lint import yamlread
-from patchops.lint.config import ServeConfig, load_command, load_file, load_text, parse_compute_capability
+from patchops.lint.config import ServeConfig, parse_compute_capability
+from patchops.lint.inputs import load_command, load_file, load_text
 
 
 def dedent(text: str) -> str:
@@ -390,6 +391,7 @@ BAD_YAML = {
 }
 
 
+@pytest.mark.timeout(60)  # the billion-laughs case must fail, not hang, if the guard regresses
 @pytest.mark.parametrize("case", sorted(BAD_YAML))
 def test_bad_yaml_is_one_clear_error(case):
     text, pattern = BAD_YAML[case]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from patchops.versions import in_range
+from patchops.lint.vllm.releases import in_range
 
 if TYPE_CHECKING:
     from patchops.lint.config import ServeConfig
@@ -31,6 +32,12 @@ class Diagnostic:
     fix: Optional[str] = None
     vllm_message: Optional[str] = None
 
+    def named_by(self, selector: str) -> bool:
+        """Return whether `selector` (a code, prefix or rule name, as in ignore[...]) names this rule."""
+        from patchops.lint.selectors import matches
+
+        return matches(selector, self.code, self.name)
+
 
 @dataclass(frozen=True)
 class Example:
@@ -39,14 +46,20 @@ class Example:
     `text` is a serve input: a serve spec by default; `kind="config"` for a plain vLLM
     `--config` YAML, `kind="command"` for a launch command. `vllm` is the vLLM version
     the example is linted against (shipped facts). `at` is the (line, column) of the
-    expected finding for INVALID examples.
+    expected finding for INVALID examples, `severity` its severity when not the rule's own.
     """
 
     text: str
     vllm: str = "0.8.5"
     kind: str = "spec"
     at: Optional[Tuple[int, int]] = None
+    severity: Optional[str] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+
+
+def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
+    """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
+    return dataclasses.replace(diagnostic, vllm_message=text)
 
 
 class Rule:
@@ -55,6 +68,8 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[str] = "error"
+    # Severity when the facts cannot tell (shipped facts, nothing inspected), if it differs.
+    unsure_severity: ClassVar[Optional[str]] = None
     versions: ClassVar[str] = ""          # PEP 440 specifier of vLLM versions where the rule holds
     vllm_message: ClassVar[Optional[str]] = None  # the exact vLLM text it prevents, if any
     # When vLLM fails: "config" while it builds its configuration (argument parsing, serve
