@@ -58,7 +58,10 @@ class Skip(Exception):
 
 
 def _from_spec(text: str) -> dict:
-    root = yaml.compose(text)
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        raise Skip("not valid YAML: no args block to replay") from None
     if not isinstance(root, yaml.MappingNode):
         raise Skip("not a mapping")
     data = yaml.safe_load(text)
@@ -92,7 +95,10 @@ def _dedent(block: str) -> str:
 
 
 def _from_config(text: str) -> dict:
-    data = yaml.safe_load(text)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {"config": text}      # vLLM's loader meets the same broken file
     if not isinstance(data, dict):
         raise Skip("not a mapping")
     if "model" not in data:

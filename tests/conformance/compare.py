@@ -81,7 +81,8 @@ def lint_case(case: Case, version: str, workdir: Path):
     returns the LintInputError instead.
     """
     from patchops.errors import LintInputError
-    from patchops.lint.config import Setting, load_command
+    from patchops.lint.config import Setting
+    from patchops.lint.inputs import load_command
     from patchops.lint.facts import facts_for_version
     from patchops.lint.runner import lint_config
 
