@@ -299,7 +299,7 @@ def export_command(name: str = typer.Argument(..., help="The patchset to export.
         render.raw(text)
     else:
         api.write_text(output, text)
-        _console().print(f"wrote {output}", soft_wrap=True, highlight=False)
+        _console().print(f"wrote {output}")
 
 
 class Format(str, Enum):

@@ -418,15 +418,17 @@ def diff_stat(diff: str) -> List[str]:
 def problems_text(plan, mismatches=()) -> None:
     """Print a plan's drift as `error: ...` on stderr, as every other refusal is printed.
 
-    `mismatches` (for --dry-run: where a patchset that does not fit comes closest) replace the
-    drift message of the files they explain.
+    `mismatches` (for --dry-run: where a patchset that does not fit comes closest, and whether
+    the file is as pip installed it) replace the generic advice.
     """
     errors = Output(stderr=True)
+    if plan.problems and mismatches:   # the mismatches give the advice, file by file
+        errors.print(Line.assemble(("error:", "bold red"), " cannot apply: ",
+                                   "; ".join(p.rstrip(".") for p in plan.problems), ". Nothing was written."))
+    elif plan.problems:
+        errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
     for mismatch in mismatches:
         errors.print(Line.assemble(("error:", "bold red"), " ", mismatch.message()))
-    explained = {str(m.path) for m in mismatches}
-    if any(not any(path in p for path in explained) for p in plan.problems):
-        errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
 
 
 def apply_report_text(console: Output, report, shown=()) -> None:
