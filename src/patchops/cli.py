@@ -14,12 +14,14 @@ from rich.console import Console
 from rich.text import Text
 
 from patchops import api, render
-from patchops.errors import PatchopsError, UsageError
+from patchops.errors import DriftError, PatchopsError, UsageError
 
 OK = 0
 PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
+NODES_DISAGREE = 5   # fleet: nodes hold different vLLM, files, patch states or lint verdicts
+NODE_FAILED = 6      # fleet: a node refused, failed or died; the message says what became of it
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -30,8 +32,9 @@ def _console() -> Console:
     return Console(highlight=False)
 
 
-def command(*args, **kwargs):
-    """Register a command whose PatchopsError becomes `error: <message>` and its exit code."""
+def command(*args, group: Optional[typer.Typer] = None, **kwargs):
+    """Register a command (on `group`, default the top level) whose PatchopsError becomes
+    `error: <message>` and its exit code."""
 
     def register(function):
         @functools.wraps(function)
@@ -55,7 +58,7 @@ def command(*args, **kwargs):
                        "half-written. Run again with PATCHOPS_DEBUG=1 for the traceback and report it.")
                 raise typer.Exit(INTERNAL_ERROR)
 
-        return app.command(*args, **kwargs)(run)
+        return (group or app).command(*args, **kwargs)(run)
 
     return register
 
@@ -201,6 +204,118 @@ def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code o
         render.rules_table(console, found)
     else:
         render.rule_docs(console, found[0])
+
+
+# ---------------------------------------------------------------- fleet (Ray)
+
+fleet_app = typer.Typer(no_args_is_help=True,
+                        help="Run status, apply, rollback and lint on every node of a Ray cluster.")
+app.add_typer(fleet_app, name="fleet")
+AddressOption = typer.Option("auto", "--address", help="Ray cluster address (auto: the one running here).")
+TimeoutOption = typer.Option(300.0, "--timeout", help="Seconds to wait for every node to answer.")
+NodePythonOption = typer.Option(None, "--python", help="Interpreter that runs vLLM on each node (default: Ray's).")
+NodeRootOption = typer.Option([], "--root", help="Extra vendor root on each node (repeatable).")
+NodeSiteOption = typer.Option([], "--site", help="Only these site-packages folders on each node (repeatable).")
+
+
+def _where(python, root, site, patchsets):
+    from patchops.fleet import Where
+
+    return Where(python, tuple(map(str, root)), tuple(map(str, site)), tuple(map(str, patchsets)))
+
+
+@command("status", group=fleet_app)
+def fleet_status_command(names: List[str] = typer.Argument(None, help="Patchsets to report (default: all)."),
+                         address: str = AddressOption, python: Optional[str] = NodePythonOption,
+                         root: List[Path] = NodeRootOption, site: List[Path] = NodeSiteOption,
+                         patchsets: List[Path] = PatchsetDirOption, json_out: bool = JsonOption,
+                         timeout: float = TimeoutOption) -> None:
+    """Show every node x copy x patchset state, vLLM version and file hashes; name nodes that differ."""
+    from patchops import fleet
+    from patchops.fleet import render as fleet_render
+
+    found = fleet.status(names or (), address=address, where=_where(python, root, site, patchsets),
+                         timeout=timeout)
+    if json_out:
+        render.print_json(_console(), fleet_render.status_dict(found))
+    else:
+        fleet_render.status_text(_console(), found)
+    raise typer.Exit(NODE_FAILED if found.failures else NODES_DISAGREE if found.disagreements
+                     else DRIFTED if found.drifted else OK)
+
+
+@command("apply", group=fleet_app)
+def fleet_apply_command(names: List[str] = typer.Argument(..., help="Patchset names."),
+                        dry_run: bool = typer.Option(False, "--dry-run", help="Plan on every node, write nothing."),
+                        yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+                        force: bool = typer.Option(False, "--force", help="As `patchops apply --force`, on every node."),
+                        address: str = AddressOption, python: Optional[str] = NodePythonOption,
+                        root: List[Path] = NodeRootOption, site: List[Path] = NodeSiteOption,
+                        patchsets: List[Path] = PatchsetDirOption, timeout: float = TimeoutOption) -> None:
+    """Apply patchsets on every node or none: plan everywhere, then commit everywhere."""
+    from patchops import fleet
+    from patchops.fleet import render as fleet_render
+
+    console = _console()
+    plan = fleet.plan_apply(names, address=address, where=_where(python, root, site, patchsets),
+                            force=force, timeout=timeout)
+    fleet_render.plan_text(console, plan)
+    if plan.problems:
+        if dry_run:
+            console.print(Text(plan.problem_message(), style="bold red"), soft_wrap=True)
+            raise typer.Exit(DRIFTED)
+        raise DriftError(plan.problem_message())
+    if dry_run:
+        raise typer.Exit(OK)
+    if plan.changes and not yes and not typer.confirm(
+            f"write {plan.changes} file(s) on {len(plan.nodes)} node(s)?", default=False):
+        console.print("not confirmed: nothing written")
+        raise typer.Exit(PROBLEMS_FOUND)
+    report = fleet.commit_apply(plan, timeout=timeout)
+    fleet_render.apply_text(console, report)
+    if not report.ok:
+        _error(report.failure_message())
+        raise typer.Exit(NODE_FAILED)
+
+
+@command("rollback", group=fleet_app)
+def fleet_rollback_command(names: List[str] = typer.Argument(None, help="Patchsets to roll back."),
+                           all_: bool = typer.Option(False, "--all", help="Roll back every patchset."),
+                           force: bool = typer.Option(False, "--force", help="As `patchops rollback --force`, on every node."),
+                           address: str = AddressOption, python: Optional[str] = NodePythonOption,
+                           root: List[Path] = NodeRootOption, site: List[Path] = NodeSiteOption,
+                           patchsets: List[Path] = PatchsetDirOption, timeout: float = TimeoutOption) -> None:
+    """Restore byte-identical originals on every node; nodes that refuse are named."""
+    from patchops import fleet
+    from patchops.fleet import render as fleet_render
+
+    if bool(names) == all_:
+        raise UsageError("name the patchsets to roll back, or pass --all (not both)")
+    report = fleet.rollback(None if all_ else names, address=address, force=force,
+                            where=_where(python, root, site, patchsets), timeout=timeout)
+    fleet_render.rollback_text(_console(), report)
+    raise typer.Exit(NODE_FAILED if report.failures else OK)
+
+
+@command("lint", group=fleet_app)
+def fleet_lint_command(file: Path = typer.Argument(..., help="A serve spec, vLLM config or launch script."),
+                       address: str = AddressOption, python: Optional[str] = NodePythonOption,
+                       root: List[Path] = NodeRootOption, site: List[Path] = NodeSiteOption,
+                       select: List[str] = typer.Option([], "--select", help="Only these codes (prefixes ok)."),
+                       ignore: List[str] = typer.Option([], "--ignore", help="Skip these codes (prefixes ok)."),
+                       json_out: bool = JsonOption, timeout: float = TimeoutOption) -> None:
+    """Lint one config against the vLLM copy of every node; name the nodes where verdicts differ."""
+    from patchops import fleet
+    from patchops.fleet import render as fleet_render
+
+    found = fleet.lint(file, address=address, where=_where(python, root, site, ()), select=select,
+                       ignore=ignore, timeout=timeout)
+    if json_out:
+        render.print_json(_console(), fleet_render.lint_dict(found))
+    else:
+        fleet_render.lint_text(_console(), found)
+    raise typer.Exit(NODE_FAILED if found.failures else NODES_DISAGREE if found.disagreements
+                     else PROBLEMS_FOUND if found.errors else OK)
 
 
 def _silence_stdout() -> None:

@@ -1,0 +1,157 @@
+"""Turn fleet results into the node x copy x patchset table, reports and JSON (for cli only)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from patchops.fleet.node import NodeFailure
+from patchops.store import short
+
+STATE_STYLE = {"applied": "green", "satisfied": "green", "not-applied": "yellow",
+               "drifted": "bold red", "applies": "yellow", "drift": "bold red"}
+
+
+def _line(console: Console, text: str, style: str = "") -> None:
+    console.print(Text(text, style=style), soft_wrap=True, highlight=False)
+
+
+def _table(console: Console, header: Sequence[str], rows: List[Sequence[str]], state_col: int) -> None:
+    """Print aligned columns (plain text: stable in logs, pipes and the README)."""
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    _line(console, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), "bold")
+    for row in rows:
+        text = Text()
+        for i, (cell, width) in enumerate(zip(row, widths)):
+            text.append(str(cell).ljust(width) + ("  " if i < len(row) - 1 else ""),
+                        style=STATE_STYLE.get(str(cell), "") if i == state_col else "")
+        text.rstrip()
+        console.print(text, soft_wrap=True, highlight=False)
+
+
+def _failures(console: Console, failures: Dict) -> None:
+    for node, failure in failures.items():
+        _line(console, f"node {node.label} ({node.address}): {failure.message}", "bold red")
+
+
+def _problems(console: Console, title: str, messages: Sequence[str]) -> None:
+    if messages:
+        _line(console, title, "bold red")
+        for message in messages:
+            _line(console, f"  {message}", "red")
+
+
+# ---------------------------------------------------------------- status
+
+def status_text(console: Console, found) -> None:
+    """Print one row per node, copy and patchset, with the target files' short hashes."""
+    rows = []
+    for node in found.nodes:
+        report = found.reports.get(node)
+        if report is None:
+            continue
+        hashes = {c.site_dir: ", ".join(f"{path} {short(sha) if sha else 'missing'}"
+                                        for path, sha in c.files) for c in report.copies}
+        for state in report.states:
+            rows.append((node.label, node.address, state.site_dir, state.version or "unknown",
+                         state.patchset, state.state, hashes.get(state.site_dir, "")))
+    if rows:
+        _table(console, ("NODE", "ADDRESS", "COPY", "VLLM", "PATCHSET", "STATE", "FILES"), rows, 5)
+    _failures(console, found.failures)
+    _problems(console, "nodes disagree:", found.disagreements)
+    if not found.disagreements and not found.failures:
+        _line(console, f"{len(found.nodes)} node(s) agree", "dim")
+
+
+def status_dict(found) -> dict:
+    nodes = []
+    for node in found.nodes:
+        report, failure = found.reports.get(node), found.failures.get(node)
+        entry = _node_dict(node, failure)
+        if report is not None:
+            entry["copies"] = [{
+                "site_dir": c.site_dir, "version": c.version, "files": dict(c.files),
+                "patchsets": [{"patchset": s.patchset, "state": s.state, "detail": s.detail}
+                              for s in report.states if s.site_dir == c.site_dir],
+            } for c in report.copies]
+        nodes.append(entry)
+    return {"nodes": nodes, "disagreements": list(found.disagreements)}
+
+
+def _node_dict(node, failure) -> dict:
+    return {"node": node.id, "label": node.label, "address": node.address,
+            "hostname": node.hostname, "error": failure.message if failure else None}
+
+
+# ---------------------------------------------------------------- apply and rollback
+
+def plan_text(console: Console, plan) -> None:
+    """Print each node's plan: one row per copy and patchset."""
+    rows = [(node.label, node.address, o.site_dir, o.version or "unknown", o.patchset, o.state, o.detail)
+            for node in plan.nodes if node in plan.plans for o in plan.plans[node].outcomes]
+    if rows:
+        _table(console, ("NODE", "ADDRESS", "COPY", "VLLM", "PATCHSET", "PLAN", "DETAIL"), rows, 5)
+    for node in plan.nodes:
+        for note in plan.plans[node].notes if node in plan.plans else ():
+            _line(console, f"note: node {node.label}: {note}", "yellow")
+
+
+def apply_text(console: Console, report) -> None:
+    for node, done in report.committed.items():
+        for path, backup in zip(done.written, done.backups):
+            _line(console, f"node {node.label}: patched {path} (original kept as {backup})")
+    for node, undone in report.undone.items():
+        if not isinstance(undone, NodeFailure):
+            for path in undone.restored:
+                _line(console, f"node {node.label}: rolled back {path}", "yellow")
+    if report.ok:
+        _line(console, f"applied on {len(report.committed)} node(s)", "dim")
+
+
+def rollback_text(console: Console, report) -> None:
+    for node in report.nodes:
+        done = report.rolled.get(node)
+        if done is None:
+            continue
+        for path in done.restored:
+            _line(console, f"node {node.label}: restored {path}")
+        for note in done.notes:
+            _line(console, f"note: node {node.label}: {note}", "yellow")
+    _failures(console, report.failures)
+
+
+# ---------------------------------------------------------------- lint
+
+def lint_text(console: Console, found) -> None:
+    """Print each finding once (naming the nodes when not all have it), then a line per node."""
+    seen: Dict[tuple, List] = {}
+    for node, result in found.results.items():
+        for diagnostic in result.diagnostics:
+            seen.setdefault(diagnostic, []).append(node)
+    for (line, column, severity, code, name, message), nodes in sorted(seen.items()):
+        where = "" if len(nodes) == len(found.results) else \
+            " (on " + ", ".join(f"node {n.label}" for n in nodes) + " only)"
+        text = Text(f"{found.path}:{line}:{column}: ", style="bold")
+        text.append(f"{severity}:", style="bold red" if severity == "error" else "yellow")
+        text.append(f" {message} ")
+        text.append(f"[{code} {name}]", style="dim")
+        text.append(where, style="bold")
+        console.print(text, soft_wrap=True, highlight=False)
+    for node, result in found.results.items():
+        errors = sum(d[2] == "error" for d in result.diagnostics)
+        _line(console, f"node {node.label} ({node.address}): vLLM {result.vllm_version} "
+                       f"({result.facts_origin}): {errors} error(s), "
+                       f"{len(result.diagnostics) - errors} other finding(s)", "dim")
+    _failures(console, found.failures)
+    _problems(console, "verdicts differ between nodes:", found.disagreements)
+
+
+def lint_dict(found) -> dict:
+    return {"file": found.path, "disagreements": list(found.disagreements), "nodes": [
+        dict(_node_dict(node, found.failures.get(node)),
+             vllm_version=found.results[node].vllm_version if node in found.results else None,
+             diagnostics=[dict(zip(("line", "column", "severity", "code", "name", "message"), d))
+                          for d in found.results[node].diagnostics] if node in found.results else [])
+        for node in sorted({*found.results, *found.failures}, key=lambda n: (n.address, n.id))]}
