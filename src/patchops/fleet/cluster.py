@@ -51,11 +51,27 @@ def connect(address: str) -> None:
     ray = _ray()
     if ray.is_initialized():
         return
+    _probe(address)
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise FleetError(f"could not join a Ray cluster at {address!r} ({error}); start one "
                          f"with `ray start --head` or pass --address HOST:PORT") from None
+
+
+def _probe(address: str, timeout: float = 10.0) -> None:
+    """Refuse a HOST:PORT nobody listens on now: ray.init would retry it for many minutes."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # "auto", "local", ray:// client addresses: Ray answers those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise FleetError(f"no Ray cluster answers at {address} ({error.strerror or error}); "
+                         f"check the head node's address (`ray status` on it) or use "
+                         f"--address auto on a node of the cluster") from None
 
 
 def alive_nodes() -> Tuple[Node, ...]:
