@@ -39,6 +39,8 @@ def lint_text(console: Console, results) -> None:
             console.print(Text(f"  fix: {d.fix}", style="green"), soft_wrap=True, highlight=False)
         if d.vllm_message:
             console.print(Text(f"  vLLM: {d.vllm_message}", style="dim"), soft_wrap=True, highlight=False)
+    for hardware in sorted({r.hardware for r in results if r.hardware}):
+        console.print(Text(f"assumed hardware: {hardware}", style="dim"), soft_wrap=True, highlight=False)
     counts = lint_summary(diagnostics)
     against: Dict[str, int] = {}
     for result in results:
@@ -55,8 +57,8 @@ def lint_json(results) -> str:
         "vllm_version": results[0].vllm_version if results else None,
         "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
         "summary": lint_summary(diagnostics),
-        "inputs": [{"file": r.path, "vllm_version": r.vllm_version, "facts_origin": r.facts_origin}
-                   for r in results],
+        "inputs": [{"file": r.path, "vllm_version": r.vllm_version, "facts_origin": r.facts_origin,
+                    "assumed_hardware": r.hardware} for r in results],
     }
     return json.dumps(document, indent=2)
 

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from patchops import wheelcache
+from tests.support import wheelcache
 
 HOLD_DIR = Path(__file__).parent / "hold"
 NODES = 3

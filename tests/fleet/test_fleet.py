@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from patchops import api, cli, fleet, wheelcache
+from patchops import api, cli, fleet
+from tests.support import wheelcache
 from patchops.store import Store, sha256
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm]
