@@ -266,9 +266,9 @@ NodeSiteOption = typer.Option([], "--site", help="Only these site-packages folde
 
 
 def _where(python, root, site, patchsets):
-    from patchops.fleet import Where
+    from patchops.fleet import Where, driver_patchsets
 
-    return Where(python, tuple(map(str, root)), tuple(map(str, site)), tuple(map(str, patchsets)))
+    return Where(python, tuple(map(str, root)), tuple(map(str, site)), driver_patchsets(patchsets))
 
 
 @command("status", group=fleet_app)

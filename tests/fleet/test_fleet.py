@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -21,6 +22,7 @@ from patchops.store import Store, sha256
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm]
 
+ROOT = Path(__file__).resolve().parents[2]
 NAME = "corex-eager-allreduce"
 ARG = "vllm/engine/arg_utils.py"
 PATCHED = b"enforce_eager=self.enforce_eager"
@@ -164,6 +166,23 @@ def test_rollback_refused_by_a_hand_edited_node_is_named_and_others_restored(clu
     assert arg_utils(cluster, edited).read_bytes() == patched + b"# hand edit\n"
     for node in nodes[1:]:
         assert arg_utils(cluster, node).read_bytes() == originals[node]
+
+
+def test_the_drivers_patchsets_are_sent_to_every_node(cluster, tmp_path):
+    nodes, _ = corex_nodes(cluster)
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shipped = (ROOT / "patchsets" / f"{NAME}.yaml").read_text()
+    (folder / "my-eager.yaml").write_text(shipped.replace(f"name: {NAME}", "name: my-eager", 1))
+    where = fleet.Where(patchsets=fleet.driver_patchsets([folder]))
+    shutil.rmtree(folder)   # only the driver ever had it: the nodes must get it sent along
+    found = fleet.status(["my-eager"], address=cluster.address, where=where)
+    assert not found.failures
+    assert {n: [(s.patchset, s.state) for s in r.states] for n, r in by_node(found.reports).items()} \
+        == {node: [("my-eager", "not-applied")] for node in nodes}
+    without = fleet.status(["my-eager"], address=cluster.address, where=fleet.Where())
+    assert sorted(n.id for n in without.failures) == sorted(nodes)
+    assert 'unknown patchset "my-eager"' in next(iter(without.failures.values())).message
 
 
 def test_lint_names_the_nodes_where_verdicts_differ(cluster, tmp_path):

@@ -18,9 +18,9 @@ from patchops.fleet import node as on_node
 from patchops.fleet.cluster import DEFAULT_TIMEOUT, FleetError, Node, alive_nodes, connect, on_each
 from patchops.fleet.compare import lint_disagreements, status_disagreements
 from patchops.fleet.node import (NodeCommit, NodeFailure, NodeLint, NodePlan, NodeRollback,
-                                 NodeStatus, Where)
+                                 NodeStatus, Where, driver_patchsets)
 
-__all__ = ["FleetError", "Node", "Where", "status", "plan_apply", "commit_apply", "rollback",
+__all__ = ["FleetError", "Node", "Where", "driver_patchsets", "status", "plan_apply", "commit_apply", "rollback",
            "lint", "FleetStatus", "FleetPlan", "FleetApplyReport", "FleetRollbackReport",
            "FleetLint"]
 
@@ -39,9 +39,14 @@ class FleetStatus:
         return any(s.state == "drifted" for r in self.reports.values() for s in r.states)
 
 
-def status(names: Sequence[str] = (), *, address: str = "auto", where: Where = Where(),
+def status(names: Sequence[str] = (), *, address: str = "auto", where: Optional[Where] = None,
            timeout: float = DEFAULT_TIMEOUT) -> FleetStatus:
-    """Ask every alive node for `patchops status` of `names` (default: every known patchset)."""
+    """Ask every alive node for `patchops status` of `names` (default: every known patchset).
+
+    `where` says how nodes find their copies; by default each node uses the patchsets this
+    machine sees (shipped, $PATCHOPS_PATCHSETS), sent along, as the other calls do.
+    """
+    where = where or Where(patchsets=driver_patchsets())
     connect(address)
     nodes = alive_nodes()
     reports, failures = _split(on_each(on_node.status, {n: (tuple(names), where) for n in nodes},
@@ -76,9 +81,10 @@ class FleetPlan:
                 + ". Nothing was written on any node; `patchops fleet status` shows each node")
 
 
-def plan_apply(names: Sequence[str], *, address: str = "auto", where: Where = Where(),
+def plan_apply(names: Sequence[str], *, address: str = "auto", where: Optional[Where] = None,
                force: bool = False, timeout: float = DEFAULT_TIMEOUT) -> FleetPlan:
     """Plan applying `names` on every alive node; nothing is written."""
+    where = where or Where(patchsets=driver_patchsets())
     connect(address)
     nodes = alive_nodes()
     wanted = tuple(dict.fromkeys(names))
@@ -144,13 +150,14 @@ class FleetRollbackReport:
 
 
 def rollback(names: Optional[Sequence[str]] = None, *, address: str = "auto",
-             where: Where = Where(), force: bool = False,
+             where: Optional[Where] = None, force: bool = False,
              timeout: float = DEFAULT_TIMEOUT) -> FleetRollbackReport:
     """Roll back `names` (None: every patchset) on every alive node; refusing nodes are named.
 
     Not all-or-none like apply: returning files to their originals is the safe direction, and
     a node that refuses (a hand edit) wrote nothing.
     """
+    where = where or Where(patchsets=driver_patchsets())
     connect(address)
     nodes = alive_nodes()
     wanted = None if names is None else tuple(names)
@@ -173,10 +180,11 @@ class FleetLint:
         return sum(d[2] == "error" for r in self.results.values() for d in r.diagnostics)
 
 
-def lint(path: Path, *, address: str = "auto", where: Where = Where(), select: Sequence[str] = (),
+def lint(path: Path, *, address: str = "auto", where: Optional[Where] = None, select: Sequence[str] = (),
          ignore: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT) -> FleetLint:
     """Lint `path` (read here, sent to each node) against the copy each node would import."""
     text = Path(path).read_text(encoding="utf-8")
+    where = where or Where()
     connect(address)
     nodes = alive_nodes()
     calls = {n: (str(path), text, where, tuple(select), tuple(ignore)) for n in nodes}

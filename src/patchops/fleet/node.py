@@ -11,9 +11,10 @@ refused" from "the node died".
 from __future__ import annotations
 
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from patchops import api
 from patchops.errors import PatchopsError
@@ -27,16 +28,36 @@ NOTHING_TO_ROLL_BACK = "nothing to roll back"
 
 @dataclass(frozen=True)
 class Where:
-    """How a node finds its copies: the same options `patchops status` takes, read there."""
+    """How a node finds its copies (the options `patchops status` takes, read there) and the
+    patchsets it applies: the driver's files, sent along, so every node applies the same ones."""
 
     python: Optional[str] = None
     roots: Tuple[str, ...] = ()
     sites: Tuple[str, ...] = ()
-    patchset_dirs: Tuple[str, ...] = ()
+    patchsets: Tuple[Tuple[str, str], ...] = ()    # (file name, YAML text)
 
     def kwargs(self) -> dict:
         return dict(python=self.python, roots=[Path(r) for r in self.roots],
                     sites=[Path(s) for s in self.sites])
+
+    @contextmanager
+    def patchset_dirs(self) -> Iterator[List[Path]]:
+        """Write the driver's patchsets into a temporary folder for the call to look up first."""
+        if not self.patchsets:
+            yield []
+            return
+        with tempfile.TemporaryDirectory(prefix="patchops-fleet-patchsets-") as folder:
+            for name, text in self.patchsets:
+                Path(folder, name).write_text(text, encoding="utf-8")
+            yield [Path(folder)]
+
+
+def driver_patchsets(dirs: Sequence[Path] = ()) -> Tuple[Tuple[str, str], ...]:
+    """Return every patchset file this machine sees (`dirs`, $PATCHOPS_PATCHSETS, shipped)."""
+    from patchops.patchset import patchset_files
+
+    return tuple((path.name, path.read_text(encoding="utf-8"))
+                 for path in patchset_files(dirs).values())
 
 
 @dataclass(frozen=True)
@@ -128,9 +149,9 @@ def status(names: Sequence[str], where: Where) -> NodeStatus:
     """Return every copy's patchset states and target-file hashes on this node."""
     from patchops.patchset import find_patchsets
 
-    dirs = [Path(d) for d in where.patchset_dirs]
-    wanted = list(names) or sorted(find_patchsets(dirs))
-    rows = api.status(wanted, patchset_dirs=dirs, **where.kwargs())
+    with where.patchset_dirs() as dirs:
+        wanted = list(names) or sorted(find_patchsets(dirs))
+        rows = api.status(wanted, patchset_dirs=dirs, **where.kwargs())
     files: Dict[str, Dict[str, None]] = {}
     versions: Dict[str, Optional[str]] = {}
     for row in rows:
@@ -145,8 +166,9 @@ def status(names: Sequence[str], where: Where) -> NodeStatus:
 @refusing
 def plan(names: Sequence[str], where: Where, force: bool) -> NodePlan:
     """Plan the apply on this node and write nothing; drift comes back as `problems`."""
-    found = api.plan_apply(names, patchset_dirs=[Path(d) for d in where.patchset_dirs],
-                           force=force, check=False, **where.kwargs())
+    with where.patchset_dirs() as dirs:
+        found = api.plan_apply(names, patchset_dirs=dirs, force=force, check=False,
+                               **where.kwargs())
     return NodePlan(tuple(_state(o) for o in found.outcomes), _changes(found),
                     tuple(found.problems), tuple(found.notes))
 
@@ -155,12 +177,12 @@ def plan(names: Sequence[str], where: Where, force: bool) -> NodePlan:
 def commit(names: Sequence[str], where: Where, force: bool,
            expected: Tuple[Tuple[str, str, str], ...]) -> NodeCommit:
     """Plan again and write it, if this node's files are still what the first plan saw."""
-    found = api.plan_apply(names, patchset_dirs=[Path(d) for d in where.patchset_dirs],
-                           force=force, **where.kwargs())
-    if _changes(found) != expected:
-        raise PatchopsError("its files changed between the fleet's plan and its commit "
-                            "(another patchops ran there?); nothing was written on it")
-    report = api.commit_apply(found)
+    with where.patchset_dirs() as dirs:
+        found = api.plan_apply(names, patchset_dirs=dirs, force=force, **where.kwargs())
+        if _changes(found) != expected:
+            raise PatchopsError("its files changed between the fleet's plan and its commit "
+                                "(another patchops ran there?); nothing was written on it")
+        report = api.commit_apply(found)
     applied: Dict[str, list] = {}
     for outcome in report.outcomes:
         if outcome.state == "applies":
@@ -173,11 +195,11 @@ def commit(names: Sequence[str], where: Where, force: bool,
 def undo(done: NodeCommit, where: Where) -> NodeRollback:
     """Roll back, copy by copy, the patchsets a fleet commit applied here."""
     restored, notes = [], []
-    for site, names in done.applied:
-        report = api.rollback(list(names), sites=[Path(site)],
-                              patchset_dirs=[Path(d) for d in where.patchset_dirs])
-        restored += [str(path) for path in report.restored]
-        notes += report.notes
+    with where.patchset_dirs() as dirs:
+        for site, names in done.applied:
+            report = api.rollback(list(names), sites=[Path(site)], patchset_dirs=dirs)
+            restored += [str(path) for path in report.restored]
+            notes += report.notes
     return NodeRollback(tuple(restored), tuple(notes))
 
 
@@ -185,9 +207,9 @@ def undo(done: NodeCommit, where: Where) -> NodeRollback:
 def rollback(names: Optional[Sequence[str]], where: Where, force: bool) -> NodeRollback:
     """Roll back `names` (None: all) on this node's copies; nothing to roll back is no failure."""
     try:
-        report = api.rollback(None if names is None else list(names), force=force,
-                              patchset_dirs=[Path(d) for d in where.patchset_dirs],
-                              **where.kwargs())
+        with where.patchset_dirs() as dirs:
+            report = api.rollback(None if names is None else list(names), force=force,
+                                  patchset_dirs=dirs, **where.kwargs())
     except PatchopsError as error:
         if error.message.startswith(NOTHING_TO_ROLL_BACK):  # a node that joined later
             return NodeRollback((), (error.message,))
