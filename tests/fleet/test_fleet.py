@@ -9,6 +9,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -72,8 +74,14 @@ def test_consistent_nodes_agree_and_each_reports_its_own_copy(cluster):
     assert all(row[3:6] == ["0.8.5", NAME, "not-applied"] for row in rows)
     assert "3 node(s) agree" in shown.output
 
-    as_json = json.loads(run(cluster, "status", NAME, "--json").stdout)
+    # A fresh process joins the cluster by its address, as a user's shell would.
+    done = subprocess.run([sys.executable, "-m", "patchops", "fleet", "status", NAME, "--json",
+                           "--address", cluster.address], capture_output=True, text=True, timeout=120)
+    assert done.returncode == cli.OK, done.stderr
+    as_json = json.loads(done.stdout)
     assert {n["node"] for n in as_json["nodes"]} == set(nodes)
+    assert {c["site_dir"] for n in as_json["nodes"] for c in n["copies"]} == \
+        {str(cluster.sites[n]) for n in nodes}
     assert as_json["disagreements"] == []
 
 
