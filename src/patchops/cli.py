@@ -331,7 +331,7 @@ def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code o
 # ---------------------------------------------------------------- fleet (Ray)
 
 fleet_app = typer.Typer(no_args_is_help=True,
-                        help="Run status, apply, rollback and lint on every node of a Ray cluster.")
+                        help="Run status, apply, rollback, verify and lint on every node of a Ray cluster.")
 app.add_typer(fleet_app, name="fleet")
 AddressOption = typer.Option("auto", "--address", help="Ray cluster address (auto: the one running here).")
 TimeoutOption = typer.Option(300.0, "--timeout", help="Seconds to wait for every node to answer.")
@@ -417,6 +417,24 @@ def fleet_rollback_command(names: List[str] = typer.Argument(None, help="Patchse
                             where=_where(python, root, site, patchsets), timeout=timeout)
     fleet_render.rollback_text(_console(), report)
     raise typer.Exit(NODE_FAILED if report.failures else OK)
+
+
+@command("verify", group=fleet_app)
+def fleet_verify_command(address: str = AddressOption, python: Optional[str] = NodePythonOption,
+                         root: List[Path] = NodeRootOption, site: List[Path] = NodeSiteOption,
+                         json_out: bool = JsonOption, timeout: float = TimeoutOption) -> None:
+    """Check every node's copies against pip's RECORD; name the nodes whose files differ."""
+    from patchops import fleet
+    from patchops.fleet import render as fleet_render
+
+    found = fleet.verify(address=address, where=_where(python, root, site, ()), timeout=timeout)
+    if json_out:
+        render.print_json(_console(), fleet_render.verify_dict(found))
+    else:
+        fleet_render.verify_text(_console(), found)
+    raise typer.Exit(NODE_FAILED if found.failures else NODES_DISAGREE if found.disagreements
+                     else DRIFTED if found.differs else USAGE_OR_INPUT_ERROR if found.unverified
+                     else OK)
 
 
 @command("lint", group=fleet_app)

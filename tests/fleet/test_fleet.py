@@ -193,6 +193,28 @@ def test_the_drivers_patchsets_are_sent_to_every_node(cluster, tmp_path):
     assert 'unknown patchset "my-eager"' in next(iter(without.failures.values())).message
 
 
+def test_verify_names_the_node_whose_file_differs_from_record(cluster):
+    nodes = cluster.reset()
+    found = fleet.verify(address=cluster.address)
+    assert not found.failures and found.disagreements == ()
+    # The test copies hold only vLLM's .py files: every node misses the same compiled ones.
+    missing = {n: {p for p, state, _ in c.findings if state == "missing"}
+               for n, [c] in by_node(found.reports).items()}
+    assert len({frozenset(m) for m in missing.values()}) == 1 and missing[nodes[0]]
+
+    edited = nodes[1]
+    path = arg_utils(cluster, edited)
+    path.write_bytes(path.read_bytes() + b"# tuned by hand\n")
+    found = fleet.verify(address=cluster.address)
+    same = [n.label for n in found.nodes if n.id != edited]
+    assert found.disagreements == (
+        f"{ARG} differs from its RECORD hash on some nodes with vLLM 0.8.5: as installed on "
+        f"node {same[0]}, node {same[1]}; modified on node {label(edited)}",)
+    shown = run(cluster, "verify")
+    assert shown.exit_code == cli.NODES_DISAGREE
+    assert f"modified on node {label(edited)}" in shown.output
+
+
 def test_lint_names_the_nodes_where_verdicts_differ(cluster, tmp_path):
     nodes = cluster.reset({2: "0.11.0"})
     config = tmp_path / "serve.yaml"

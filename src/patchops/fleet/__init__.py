@@ -16,13 +16,13 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 from patchops.errors import DriftError
 from patchops.fleet import node as on_node
 from patchops.fleet.cluster import DEFAULT_TIMEOUT, FleetError, Node, alive_nodes, connect, on_each
-from patchops.fleet.compare import lint_disagreements, status_disagreements
-from patchops.fleet.node import (NodeCommit, NodeFailure, NodeLint, NodePlan, NodeRollback,
-                                 NodeStatus, Where, driver_patchsets)
+from patchops.fleet.compare import lint_disagreements, status_disagreements, verify_disagreements
+from patchops.fleet.node import (CopyCheck, NodeCommit, NodeFailure, NodeLint, NodePlan,
+                                 NodeRollback, NodeStatus, Where, driver_patchsets)
 
 __all__ = ["FleetError", "Node", "Where", "driver_patchsets", "status", "plan_apply", "commit_apply", "rollback",
-           "lint", "FleetStatus", "FleetPlan", "FleetApplyReport", "FleetRollbackReport",
-           "FleetLint"]
+           "verify", "lint", "FleetStatus", "FleetPlan", "FleetApplyReport", "FleetRollbackReport",
+           "FleetVerify", "FleetLint"]
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,34 @@ def rollback(names: Optional[Sequence[str]] = None, *, address: str = "auto",
     rolled, failures = _split(on_each(on_node.rollback, {n: (wanted, where, force) for n in nodes},
                                       timeout))
     return FleetRollbackReport(nodes, rolled, failures)
+
+
+@dataclass(frozen=True)
+class FleetVerify:
+    """Every node's copies checked against their RECORD, and where the nodes disagree."""
+
+    nodes: Tuple[Node, ...]
+    reports: Dict[Node, Tuple[CopyCheck, ...]]
+    failures: Dict[Node, NodeFailure]
+    disagreements: Tuple[str, ...]
+
+    @property
+    def differs(self) -> bool:
+        return any(c.differs for copies in self.reports.values() for c in copies)
+
+    @property
+    def unverified(self) -> bool:
+        return any(c.error for copies in self.reports.values() for c in copies)
+
+
+def verify(*, address: str = "auto", where: Optional[Where] = None,
+           timeout: float = DEFAULT_TIMEOUT) -> FleetVerify:
+    """Run `patchops verify` (every file against pip's RECORD) on every alive node."""
+    where = where or Where()
+    connect(address)
+    nodes = alive_nodes()
+    reports, failures = _split(on_each(on_node.verify, {n: (where,) for n in nodes}, timeout))
+    return FleetVerify(nodes, reports, failures, tuple(verify_disagreements(reports)))
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,21 @@ class NodeLint:
     diagnostics: Tuple[Tuple[int, int, str, str, str, str], ...]  # line, col, severity, code, name, message
 
 
+@dataclass(frozen=True)
+class CopyCheck:
+    """One copy of a node checked against its RECORD (`patchops verify`)."""
+
+    site_dir: str
+    version: Optional[str]
+    listed: int
+    findings: Tuple[Tuple[str, str, str], ...]   # (path, state, detail) of files unlike RECORD
+    error: Optional[str]
+
+    @property
+    def differs(self) -> bool:
+        return any(state != "patched" for _, state, _ in self.findings)
+
+
 Result = Union[T, NodeFailure]
 
 
@@ -215,6 +230,14 @@ def rollback(names: Optional[Sequence[str]], where: Where, force: bool) -> NodeR
             return NodeRollback((), (error.message,))
         raise
     return NodeRollback(tuple(str(path) for path in report.restored), tuple(report.notes))
+
+
+@refusing
+def verify(where: Where) -> Tuple[CopyCheck, ...]:
+    """Check every file of this node's copies against the hashes pip recorded (RECORD)."""
+    return tuple(CopyCheck(str(r.site_dir), r.version, r.listed,
+                           tuple((f.path, f.state, f.detail) for f in r.findings), r.error)
+                 for r in api.verify(**where.kwargs()))
 
 
 @refusing

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -18,7 +18,8 @@ def _line(console: Console, text: str, style: str = "") -> None:
     console.print(Text(text, style=style), soft_wrap=True, highlight=False)
 
 
-def _table(console: Console, header: Sequence[str], rows: List[Sequence[str]], state_col: int) -> None:
+def _table(console: Console, header: Sequence[str], rows: List[Sequence[str]],
+           state_col: Optional[int] = None) -> None:
     """Print aligned columns (plain text: stable in logs, pipes and the README)."""
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     _line(console, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), "bold")
@@ -120,6 +121,37 @@ def rollback_text(console: Console, report) -> None:
         for note in done.notes:
             _line(console, f"note: node {node.label}: {note}", "yellow")
     _failures(console, report.failures)
+
+
+# ---------------------------------------------------------------- verify
+
+def verify_text(console: Console, found) -> None:
+    """Print one row per node and copy: files in RECORD and what differs from it, by state."""
+    rows = []
+    for node in found.nodes:
+        for check in found.reports.get(node, ()):
+            counts: Dict[str, int] = {}
+            for _, state, _ in check.findings:
+                counts[state] = counts.get(state, 0) + 1
+            summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+            rows.append((node.label, node.address, check.site_dir, check.version or "unknown",
+                         str(check.listed), f"cannot verify: {check.error}" if check.error
+                         else summary or "as installed"))
+    if rows:
+        _table(console, ("NODE", "ADDRESS", "COPY", "VLLM", "IN RECORD", "DIFFERS"), rows)
+    _failures(console, found.failures)
+    _problems(console, "nodes disagree:", found.disagreements)
+    if not found.disagreements and not found.failures:
+        _line(console, f"{len(found.nodes)} node(s) agree", "dim")
+
+
+def verify_dict(found) -> dict:
+    return {"nodes": [dict(_node_dict(node, found.failures.get(node)), copies=[{
+        "site_dir": c.site_dir, "version": c.version, "listed": c.listed, "error": c.error,
+        "differs": c.differs,
+        "files": [{"path": p, "state": s, "detail": d} for p, s, d in c.findings],
+    } for c in found.reports.get(node, ())]) for node in found.nodes],
+        "disagreements": list(found.disagreements)}
 
 
 # ---------------------------------------------------------------- lint
