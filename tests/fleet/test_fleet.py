@@ -138,6 +138,10 @@ def test_apply_on_every_node_then_a_late_node_shows_not_patched_then_rollback(cl
     found = fleet.status([NAME], address=cluster.address)
     assert found.disagreements == ()
     assert {s.state for r in found.reports.values() for s in r.states} == {"applied"}
+    patched = {node: arg_utils(cluster, node).stat().st_mtime_ns for node in nodes}
+    again = run(cluster, "apply", NAME, "--yes")
+    assert again.exit_code == cli.OK and "nothing to write on any node" in again.output
+    assert {node: arg_utils(cluster, node).stat().st_mtime_ns for node in nodes} == patched
 
     late = cluster.add_node()
     try:

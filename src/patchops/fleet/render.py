@@ -107,7 +107,10 @@ def apply_text(console: Console, report) -> None:
         if not isinstance(undone, NodeFailure):
             for path in undone.restored:
                 _line(console, f"node {node.label}: rolled back {path}", "yellow")
-    if report.ok:
+    if report.ok and not any(done.written for done in report.committed.values()):
+        _line(console, "nothing to write on any node: every patchset is applied, satisfied or "
+                       "not applicable")
+    elif report.ok:
         _line(console, f"applied on {len(report.committed)} node(s)", "dim")
 
 
