@@ -109,9 +109,10 @@ class LocalFleet:
         self.cluster.shutdown()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """Return the session's LocalFleet, started once; skip (saying why) if Ray cannot start."""
+    """Return a LocalFleet for one test module, stopped after it, so the rest of the suite
+    does not share two cores with idle raylets; skip (saying why) if Ray cannot start."""
     if _skip_reason:
         pytest.skip(_skip_reason[0])
     try:
