@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.text import Text
 
 from patchops import render
 from patchops.cli import (DRIFTED, NODE_FAILED, NODES_DISAGREE, OK, PROBLEMS_FOUND,
@@ -72,7 +71,7 @@ def fleet_apply_command(names: List[str] = typer.Argument(..., help="Patchset na
     fleet_render.plan_text(console, plan)
     if plan.problems:
         if dry_run:
-            console.print(Text(plan.problem_message(), style="bold red"), soft_wrap=True)
+            console.print(plan.problem_message(), style="bold red")
             raise typer.Exit(DRIFTED)
         raise DriftError(plan.problem_message())
     if dry_run:

@@ -14,7 +14,7 @@ from patchops.errors import PatchopsError, UsageError
 from patchops.fleet.node import NodeFailure
 
 # The distribution name users install (pyproject's [project] name); a test keeps them equal.
-DISTRIBUTION = "patchops"
+DISTRIBUTION = "vllm-patchops"
 INSTALL_HINT = (f"the fleet commands need Ray, on this machine and on every node: "
                 f"pip install '{DISTRIBUTION}[ray]'")
 DEFAULT_TIMEOUT = 300.0

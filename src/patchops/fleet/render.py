@@ -1,43 +1,41 @@
-"""Turn fleet results into the node x copy x patchset table, reports and JSON (for cli only)."""
+"""Turn fleet results into the node x copy x patchset table, reports and JSON (for the CLI only)."""
 
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
-from rich.console import Console
-from rich.text import Text
-
 from patchops.fleet.node import NodeFailure
+from patchops.output import Line, Output
 from patchops.store import short
 
 STATE_STYLE = {"applied": "green", "satisfied": "green", "not-applied": "yellow",
                "drifted": "bold red", "applies": "yellow", "drift": "bold red"}
 
 
-def _line(console: Console, text: str, style: str = "") -> None:
-    console.print(Text(text, style=style), soft_wrap=True, highlight=False)
+def _line(console: Output, text: str, style: str = "") -> None:
+    console.print(Line(text, style))
 
 
-def _table(console: Console, header: Sequence[str], rows: List[Sequence[str]],
+def _table(console: Output, header: Sequence[str], rows: List[Sequence[str]],
            state_col: Optional[int] = None) -> None:
     """Print aligned columns (plain text: stable in logs, pipes and the README)."""
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     _line(console, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), "bold")
     for row in rows:
-        text = Text()
+        line = Line()
         for i, (cell, width) in enumerate(zip(row, widths)):
-            text.append(str(cell).ljust(width) + ("  " if i < len(row) - 1 else ""),
-                        style=STATE_STYLE.get(str(cell), "") if i == state_col else "")
-        text.rstrip()
-        console.print(text, soft_wrap=True, highlight=False)
+            last = i == len(row) - 1
+            line.append(str(cell) if last else str(cell).ljust(width) + "  ",
+                        STATE_STYLE.get(str(cell), "") if i == state_col else "")
+        console.print(line)
 
 
-def _failures(console: Console, failures: Dict) -> None:
+def _failures(console: Output, failures: Dict) -> None:
     for node, failure in failures.items():
         _line(console, f"node {node.label} ({node.address}): {failure.message}", "bold red")
 
 
-def _problems(console: Console, title: str, messages: Sequence[str]) -> None:
+def _problems(console: Output, title: str, messages: Sequence[str]) -> None:
     if messages:
         _line(console, title, "bold red")
         for message in messages:
@@ -46,7 +44,7 @@ def _problems(console: Console, title: str, messages: Sequence[str]) -> None:
 
 # ---------------------------------------------------------------- status
 
-def status_text(console: Console, found) -> None:
+def status_text(console: Output, found) -> None:
     """Print one row per node, copy and patchset, with the target files' short hashes."""
     rows = []
     for node in found.nodes:
@@ -88,7 +86,7 @@ def _node_dict(node, failure) -> dict:
 
 # ---------------------------------------------------------------- apply and rollback
 
-def plan_text(console: Console, plan) -> None:
+def plan_text(console: Output, plan) -> None:
     """Print each node's plan: one row per copy and patchset."""
     rows = [(node.label, node.address, o.site_dir, o.version or "unknown", o.patchset, o.state, o.detail)
             for node in plan.nodes if node in plan.plans for o in plan.plans[node].outcomes]
@@ -99,7 +97,7 @@ def plan_text(console: Console, plan) -> None:
             _line(console, f"note: node {node.label}: {note}", "yellow")
 
 
-def apply_text(console: Console, report) -> None:
+def apply_text(console: Output, report) -> None:
     for node, done in report.committed.items():
         for path, backup in zip(done.written, done.backups):
             _line(console, f"node {node.label}: patched {path} (original kept as {backup})")
@@ -114,7 +112,7 @@ def apply_text(console: Console, report) -> None:
         _line(console, f"applied on {len(report.committed)} node(s)", "dim")
 
 
-def rollback_text(console: Console, report) -> None:
+def rollback_text(console: Output, report) -> None:
     for node in report.nodes:
         done = report.rolled.get(node)
         if done is None:
@@ -128,7 +126,7 @@ def rollback_text(console: Console, report) -> None:
 
 # ---------------------------------------------------------------- verify
 
-def verify_text(console: Console, found) -> None:
+def verify_text(console: Output, found) -> None:
     """Print one row per node and copy: files in RECORD and what differs from it, by state."""
     rows = []
     for node in found.nodes:
@@ -159,7 +157,7 @@ def verify_dict(found) -> dict:
 
 # ---------------------------------------------------------------- lint
 
-def lint_text(console: Console, found) -> None:
+def lint_text(console: Output, found) -> None:
     """Print each finding once (naming the nodes when not all have it), then a line per node."""
     seen: Dict[tuple, List] = {}
     for node, result in found.results.items():
@@ -168,12 +166,9 @@ def lint_text(console: Console, found) -> None:
     for (line, column, severity, code, name, message), nodes in sorted(seen.items()):
         where = "" if len(nodes) == len(found.results) else \
             " (on " + ", ".join(f"node {n.label}" for n in nodes) + " only)"
-        text = Text(f"{found.path}:{line}:{column}: ", style="bold")
-        text.append(f"{severity}:", style="bold red" if severity == "error" else "yellow")
-        text.append(f" {message} ")
-        text.append(f"[{code} {name}]", style="dim")
-        text.append(where, style="bold")
-        console.print(text, soft_wrap=True, highlight=False)
+        console.print(Line.assemble((f"{found.path}:{line}:{column}: ", "bold"),
+                                    (f"{severity}:", "bold red" if severity == "error" else "yellow"),
+                                    f" {message} ", (f"[{code} {name}]", "dim"), (where, "bold")))
     for node, result in found.results.items():
         errors = sum(d[2] == "error" for d in result.diagnostics)
         _line(console, f"node {node.label} ({node.address}): vLLM {result.vllm_version} "
