@@ -20,6 +20,8 @@ PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
 IO_ERROR = 5  # FileIOError: a read or write failed, naming the file
+NODES_DISAGREE = 6   # fleet: nodes hold different vLLM, files, patch states or lint verdicts
+NODE_FAILED = 7      # fleet: a node refused, failed or died; the message says what became of it
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 
@@ -46,8 +48,9 @@ def _console() -> Output:
     return Output()
 
 
-def command(*args, **kwargs):
-    """Register a command whose PatchopsError becomes `error: <message>` and its exit code."""
+def command(*args, group: Optional[typer.Typer] = None, **kwargs):
+    """Register a command (on `group`, default the top level) whose PatchopsError becomes
+    `error: <message>` and its exit code."""
 
     def register(function):
         @functools.wraps(function)
@@ -75,7 +78,7 @@ def command(*args, **kwargs):
                        "half-written. Run again with PATCHOPS_DEBUG=1 for the traceback and report it.")
                 raise typer.Exit(INTERNAL_ERROR)
 
-        return app.command(*args, **kwargs)(run)
+        return (group or app).command(*args, **kwargs)(run)
 
     return register
 
@@ -446,3 +449,7 @@ def main() -> None:
         except BrokenPipeError:
             _silence_stdout()
         raise
+
+
+# The fleet group (`patchops fleet ...`) lives in fleet_cli.py; importing it registers it on app.
+from patchops import fleet_cli  # noqa: E402,F401
