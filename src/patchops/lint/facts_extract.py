@@ -1590,6 +1590,8 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
     capture = guarded("capture sizes", lambda: capture_sizes_default(src, classes), None)
     has_fa = any(src.exists(rel) for rel in FLASH_ATTN_SO)
     has_fi = library_present(site, "flashinfer", extra_paths)
+    from patchops.lint.facts_knowledge import read_knowledge
+    knowledge = read_knowledge(src, classes, site, extra_paths, guarded)
     src.stat(".")  # the site dir's listing says whether a package (flashinfer) came or went
 
     notes.extend(src.notes)
@@ -1608,6 +1610,7 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
         hardcoded=hardcoded,
         capture_sizes_default=capture,
         notes=tuple(notes),
+        **knowledge,
     )
     return facts, sorted(src.consulted)
 

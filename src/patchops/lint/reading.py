@@ -82,6 +82,8 @@ class OptionTable:
                 negated = _action(flag) == "boolean_optional" and option.startswith("--no-") \
                     and option not in ("--" + flag.name.lstrip("-"),) + tuple(flag.aliases)
                 self.options.setdefault(option, _Option(flag, negated))
+            for option in inverse_options(flag, facts.option_inverses):
+                self.options.setdefault(option, _Option(flag, True))
 
     def long_names(self) -> List[str]:
         return sorted(o for o in self.options if o.startswith("--"))
@@ -399,6 +401,14 @@ def _option_strings(flag: Flag) -> List[str]:
         if _action(flag) == "boolean_optional" and option.startswith("--"):
             strings.append("--no-" + option[2:])
     return strings
+
+
+def inverse_options(flag: Flag, inverses: Dict[str, str]) -> List[str]:
+    """Return the `--disable-x` spellings 0.33's EnableDisableAction adds to `--enable-x`."""
+    if _action(flag) != "boolean_optional":
+        return []
+    return [inverse + option[len(prefix):] for option in ["--" + flag.name] + list(flag.aliases)
+            for prefix, inverse in inverses.items() if option.startswith(prefix)]
 
 
 def _display(flag: Flag) -> str:

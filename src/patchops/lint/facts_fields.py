@@ -1,0 +1,257 @@
+"""Fields of vLLM's config classes, read with `ast`: nested JSON configs and value ranges.
+
+Two kinds of knowledge argparse does not hold, read from the config dataclasses themselves:
+
+* nested configs (`--speculative-config`, `--compilation-config`): each field's name, the
+  kinds of value its annotation allows, its `Literal[...]` choices and `Field(gt=...)` bounds,
+  and what the class does with a key it does not have (a stdlib dataclass raises TypeError,
+  a pydantic dataclass ignores it unless its config says `extra="forbid"`);
+* ranges of plain flags that the config classes check after parsing: pydantic
+  `Field(gt=0, le=1)` (0.12+) and the generic guards `if self.x > 1.0: raise ValueError(...)`
+  at the top of `__post_init__` / `_verify_args` (0.6.3 - 0.11).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Dict, List, Optional, Tuple
+
+from patchops.lint.facts_extract import ARG_UTILS, Classes, Hints, Module, Source, _last_name
+
+# Nested JSON flags and the class vLLM builds from them.
+NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig"}
+# Config classes whose fields mirror EngineArgs fields of the same name (range checks).
+RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfig")
+CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm.config.parallel",
+                  "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation")
+BOUNDS = ("gt", "ge", "lt", "le")
+# `if self.x OP c: raise` rejects values on that side; the bound that stays allowed.
+_GUARD_BOUND = {ast.Gt: "le", ast.GtE: "lt", ast.Lt: "ge", ast.LtE: "gt"}
+GUARD_METHODS = ("__post_init__", "_verify_args", "verify_args")
+
+
+def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
+    """Return flag dest -> {"class", "extra", "validated", "fields": {name: {...}}}."""
+    out: Dict[str, Dict[str, Any]] = {}
+    hints = Hints(classes)
+    for dest, class_name in NESTED_CONFIGS.items():
+        found = _find_config_class(src, class_name)
+        if found is None:
+            continue
+        mod, cls = found
+        pydantic = _is_pydantic(src, mod, cls, classes)
+        fields: Dict[str, Dict[str, Any]] = {}
+        for name, info in classes.fields(mod, cls).items():
+            if name.startswith("_") or _init_false(info.value):
+                continue
+            fields[name] = _field_summary(hints.atoms(info.annotation, info.mod), info.value)
+        out[dest] = {"class": class_name, "extra": _extra_policy(src, mod, cls, pydantic),
+                     "validated": pydantic, "fields": fields}
+    return out
+
+
+def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
+    """Return EngineArgs dest -> {"gt"/"ge"/"lt"/"le": bound, "class", "how", "message"?}."""
+    engine_fields = set()
+    mod = src.module_file(ARG_UTILS)
+    if mod is not None:
+        found = src.find_class(mod, "EngineArgs")
+        if found:
+            engine_fields = set(classes.fields(*found))
+    out: Dict[str, Dict[str, Any]] = {}
+    for class_name in RANGE_CLASSES:
+        found = _find_config_class(src, class_name)
+        if found is None:
+            continue
+        cmod, cls = found
+        fields = classes.fields(cmod, cls)
+        for name, info in fields.items():
+            bounds = _field_bounds(info.value)
+            if bounds and name in engine_fields:
+                out.setdefault(name, {"class": class_name, "how": "pydantic Field"}).update(bounds)
+        for guard_field, bound, value, message in _guards(cls):
+            if guard_field in fields and guard_field in engine_fields and guard_field not in out:
+                entry = {"class": class_name, "how": "guard", bound: value}
+                if message:
+                    entry["message"] = message
+                out[guard_field] = entry
+    return out
+
+
+# -- classes -----------------------------------------------------------------------------------
+
+
+def _find_config_class(src: Source, name: str) -> Optional[Tuple[Module, ast.ClassDef]]:
+    for dotted in CONFIG_MODULES:
+        mod = src.module(dotted)
+        if mod is None:
+            continue
+        found = src.find_class(mod, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _decorator_origins(src: Source, mod: Module, cls: ast.ClassDef) -> List[tuple]:
+    origins = []
+    for deco in cls.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        origins.append((deco, src.entity(target, mod)))
+    return origins
+
+
+def _is_pydantic(src: Source, mod: Module, cls: ast.ClassDef, classes: Classes) -> bool:
+    if "BaseModel" in classes.base_names(mod, cls):
+        return True
+    for _deco, origin in _decorator_origins(src, mod, cls):
+        if origin is None:
+            continue
+        if origin[0] == "external" and origin[1].startswith("pydantic"):
+            return True
+        if origin[0] == "func" and _mentions(origin[2], "pydantic_dataclass", "dataclass"):
+            # vLLM's own @config decorator (0.12+) wraps pydantic.dataclasses.dataclass.
+            return _module_imports_pydantic(origin[1])
+    return False
+
+
+def _module_imports_pydantic(mod: Module) -> bool:
+    for node in mod.tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pydantic"):
+            return True
+        if isinstance(node, ast.Import) and any(a.name.startswith("pydantic") for a in node.names):
+            return True
+    return False
+
+
+def _mentions(fn: ast.AST, *names: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(fn))
+
+
+def _extra_policy(src: Source, mod: Module, cls: ast.ClassDef, pydantic: bool) -> str:
+    """Return "reject" when an unknown key makes vLLM raise, "ignore" when it is dropped."""
+    if not pydantic:
+        return "reject"  # a stdlib dataclass: __init__() got an unexpected keyword argument
+    places: List[ast.AST] = [cls]
+    for deco, origin in _decorator_origins(src, mod, cls):
+        places.append(deco)
+        if origin is not None and origin[0] == "func":
+            places.append(origin[2])
+    for place in places:
+        for node in ast.walk(place):
+            if isinstance(node, ast.keyword) and node.arg == "extra" and \
+                    isinstance(node.value, ast.Constant) and node.value.value == "forbid":
+                return "reject"
+    return "ignore"
+
+
+# -- fields ------------------------------------------------------------------------------------
+
+
+def _init_false(value: Optional[ast.AST]) -> bool:
+    if isinstance(value, ast.Call) and _last_name(value.func) in ("field", "Field"):
+        for kw in value.keywords:
+            if kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                return True
+    return False
+
+
+def _field_summary(atoms, value: Optional[ast.AST]) -> Dict[str, Any]:
+    """Reduce annotation atoms to JSON: the kinds of value allowed, Literal choices, bounds."""
+    kinds = set()
+    choices: List[Any] = []
+    for atom in atoms:
+        kind = atom[0]
+        if kind == "literal":
+            choices.extend(atom[1])
+            kinds.update("str" if isinstance(v, str) else "int" if isinstance(v, int) else "other"
+                         for v in atom[1])
+        elif kind in ("int", "float", "str", "bool", "none", "list", "set", "tuple"):
+            kinds.add("list" if kind in ("set", "tuple") else kind)
+        elif kind in ("dict", "dictsub", "dataclass"):
+            kinds.add("dict")
+        else:
+            kinds.add("other")       # an enum, a class, a callable: not judged
+    summary: Dict[str, Any] = {"kinds": sorted(kinds)}
+    only_literal = atoms and all(a[0] in ("literal", "none") for a in atoms)
+    if choices and only_literal:
+        summary["choices"] = choices
+    summary.update(_field_bounds(value))
+    return summary
+
+
+def _field_bounds(value: Optional[ast.AST]) -> Dict[str, Any]:
+    if not (isinstance(value, ast.Call) and _last_name(value.func) == "Field"):
+        return {}
+    out = {}
+    for kw in value.keywords:
+        if kw.arg in BOUNDS:
+            number = _number(kw.value)
+            if number is not None:
+                out[kw.arg] = number
+    return out
+
+
+def _number(expr: ast.AST) -> Optional[float]:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) \
+            and not isinstance(expr.value, bool):
+        return expr.value
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = _number(expr.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+# -- guards ------------------------------------------------------------------------------------
+
+
+def _guards(cls: ast.ClassDef):
+    """Yield (field, bound, value, message) for `if self.f OP const: raise E(msg)` guards.
+
+    Only unconditional guards at the top of the method body count: a guard nested under
+    another condition depends on more than the value.
+    """
+    for stmt in cls.body:
+        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in GUARD_METHODS):
+            continue
+        for node in stmt.body:
+            if not (isinstance(node, ast.If) and not node.orelse and node.body
+                    and isinstance(node.body[0], ast.Raise)):
+                continue
+            test = node.test
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                    and type(test.ops[0]) in _GUARD_BOUND):
+                continue
+            left, right = test.left, test.comparators[0]
+            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name)
+                    and left.value.id == "self"):
+                continue
+            value = _number(right)
+            if value is None:
+                continue
+            yield left.attr, _GUARD_BOUND[type(test.ops[0])], value, \
+                _message(node.body[0], left.attr)
+
+
+def _message(raise_stmt: ast.Raise, field: str) -> Optional[str]:
+    """Return the raised message with `{value}` where the field's value is interpolated."""
+    exc = raise_stmt.exc
+    if not (isinstance(exc, ast.Call) and exc.args):
+        return None
+    parts: List[str] = []
+    for piece in _string_pieces(exc.args[0]):
+        if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+            parts.append(piece.value)
+        elif isinstance(piece, ast.FormattedValue) and isinstance(piece.value, ast.Attribute) \
+                and piece.value.attr == field:
+            parts.append("{value}")
+        else:
+            return None
+    return "".join(parts)
+
+
+def _string_pieces(expr: ast.AST) -> List[ast.AST]:
+    if isinstance(expr, ast.JoinedStr):
+        return list(expr.values)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _string_pieces(expr.left) + _string_pieces(expr.right)
+    return [expr]
