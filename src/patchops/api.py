@@ -5,7 +5,7 @@ Other programs (CI gates, launch scripts) call these directly; nothing here prin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
@@ -23,6 +23,16 @@ class LintResult:
     vllm_version: str
     facts_origin: str
     diagnostics: List["Diagnostic"]
+    model_config: Optional[str] = None     # the model's config.json read, None when not on this machine
+    skipped: List[str] = field(default_factory=list)  # rules not run for want of it
+
+    @property
+    def model_note(self) -> Optional[str]:
+        """Say which checks were skipped because the model's config.json is unknown."""
+        if not self.skipped:
+            return None
+        return (f"{self.path}: the model's config.json is not on this machine, so "
+                f"{', '.join(self.skipped)} did not run (pass --model-config FILE)")
 
     @property
     def errors(self) -> int:
@@ -35,18 +45,33 @@ class LintResult:
 
 def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
-         select: Sequence[str] = (), ignore: Sequence[str] = ()) -> LintResult:
-    """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`."""
+         select: Sequence[str] = (), ignore: Sequence[str] = (),
+         model_config: Optional[Path] = None) -> LintResult:
+    """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
+
+    `model_config` is the model's config.json when the model is not on this machine.
+    """
     from patchops.lint.config import load_command, load_file
-    from patchops.lint.runner import lint_config
+    from patchops.lint.model_facts import model_facts_for, read_model_facts
+    from patchops.lint.reading import read_as_vllm
+    from patchops.lint.rules import ALL_RULES
+    from patchops.lint.runner import is_selected, lint_config
     from patchops.lint.select import facts_for_config
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
     cfg = load_command(command) if command is not None else load_file(Path(path))
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    seen = read_as_vllm(cfg, facts)
+    cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
+        else model_facts_for(seen)
+    diagnostics = lint_config(cfg, facts, select=select, ignore=ignore)
+    skipped = [] if cfg.model_facts is not None or seen.model is None else [
+        rule.name for rule in ALL_RULES
+        if rule.reads_model and is_selected(rule.code, select, ignore) and rule.applies_to(facts.version)]
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
-                      diagnostics=lint_config(cfg, facts, select=select, ignore=ignore))
+                      diagnostics=diagnostics, skipped=skipped,
+                      model_config=cfg.model_facts.path if cfg.model_facts is not None else None)
 
 
 def rules(code: Optional[str] = None):

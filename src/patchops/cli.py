@@ -165,6 +165,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line to lint."),
                  vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
                  vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Lint against shipped facts of this release."),
+                 model_config: Optional[Path] = typer.Option(None, "--model-config", help="The model's config.json, when the model is not on this machine."),
                  output_format: Format = typer.Option(Format.text, "--format"),
                  select: List[str] = typer.Option([], "--select", help="Only these codes (prefixes ok)."),
                  ignore: List[str] = typer.Option([], "--ignore", help="Skip these codes (prefixes ok)."),
@@ -175,7 +176,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
     inputs = [dict(path=f) for f in files or ()] + ([dict(command=cmd)] if cmd is not None else [])
     results = [api.lint(**given, vllm_path=vllm, vllm_version=vllm_version, select=select,
-                        ignore=ignore) for given in inputs]
+                        ignore=ignore, model_config=model_config) for given in inputs]
     console = _console()
     if output_format is Format.json:
         print(render.lint_json(results))

@@ -45,7 +45,8 @@ def lint_text(console: Console, results) -> None:
         key = f"vLLM {result.vllm_version} ({result.facts_origin})"
         against[key] = against.get(key, 0) + 1
     console.print(Text(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
-                       + "; ".join(f"{n} file(s) linted against {key}" for key, n in against.items()),
+                       + "; ".join(f"{n} file(s) linted against {key}" for key, n in against.items())
+                       + "".join(f"; {r.model_note}" for r in results if r.model_note),
                        style="dim"), soft_wrap=True, highlight=False)
 
 
@@ -55,7 +56,8 @@ def lint_json(results) -> str:
         "vllm_version": results[0].vllm_version if results else None,
         "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
         "summary": lint_summary(diagnostics),
-        "inputs": [{"file": r.path, "vllm_version": r.vllm_version, "facts_origin": r.facts_origin}
+        "inputs": [{"file": r.path, "vllm_version": r.vllm_version, "facts_origin": r.facts_origin,
+                    "model_config": r.model_config, "skipped": list(r.skipped)}
                    for r in results],
     }
     return json.dumps(document, indent=2)

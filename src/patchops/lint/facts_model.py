@@ -21,11 +21,17 @@ FUNCTIONS = ("_get_and_verify_max_len", "derive_max_model_len_and_key")
 
 
 def max_len_facts(src: Source) -> Dict[str, Any]:
-    """Return {"keys", "unscaled_rope_types", "yarn_base", "tokenizer_max_length"} or {}."""
+    """Return {"keys", "unscaled_rope_types", "yarn_base", "tokenizer_max_length",
+    "per_layer_rope"} or {}.
+
+    `per_layer_rope` (0.33): rope parameters are iterated per layer type and the length is
+    multiplied by the factor found (1.0 when every type is unscaled), so it turns float.
+    """
     keys: Optional[List[str]] = None
     unscaled: Optional[List[str]] = None
     yarn_base = False
     tokenizer = False
+    per_layer = False
     for rel in MAX_LEN_FILES:
         mod = src.module_file(rel)
         if mod is None:
@@ -45,10 +51,12 @@ def max_len_facts(src: Source) -> Dict[str, Any]:
                     yarn_base = True
                 elif isinstance(node, ast.Name) and node.id == "tokenizer_config":
                     tokenizer = True
+                elif isinstance(node, ast.Call) and _is_name(node.func, "iter_rope_parameters"):
+                    per_layer = True
     if keys is None:
         return {}
     return {"keys": keys, "unscaled_rope_types": unscaled or [], "yarn_base": yarn_base,
-            "tokenizer_max_length": tokenizer}
+            "tokenizer_max_length": tokenizer, "per_layer_rope": per_layer}
 
 
 def _is_name(expr: ast.AST, name: str) -> bool:

@@ -47,6 +47,7 @@ class Example:
     kind: str = "spec"
     at: Optional[Tuple[int, int]] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+    model: Optional[dict] = None  # the model's config.json, for rules that read it (model_facts.py)
 
 
 class Rule:
@@ -57,6 +58,8 @@ class Rule:
     severity: ClassVar[str] = "error"
     versions: ClassVar[str] = ""          # PEP 440 specifier of vLLM versions where the rule holds
     vllm_message: ClassVar[Optional[str]] = None  # the exact vLLM text it prevents, if any
+    stage: ClassVar[str] = "config"       # "config": vLLM refuses while building its config; "later": at worker start or after
+    reads_model: ClassVar[bool] = False   # needs the model's config.json (skipped, and said so, without it)
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
 

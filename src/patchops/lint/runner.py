@@ -8,6 +8,7 @@ from typing import Iterable, List, Sequence
 from patchops.errors import UsageError
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
+from patchops.lint.model_facts import model_facts_for, model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rule import Diagnostic, Example
 from patchops.lint.rules import ALL_RULES
@@ -39,6 +40,7 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
     """Return the findings for `cfg` against `facts`, sorted by position then code."""
     check_selectors(select, ignore)
     seen = read_as_vllm(cfg, facts)
+    seen.model_facts = model_facts_for(seen)
     found: List[Diagnostic] = []
     for rule_class in ALL_RULES:
         if rule_class is UnusedSuppression or not is_selected(rule_class.code, select, ignore):
@@ -68,4 +70,6 @@ def lint_example(example: Example) -> List[Diagnostic]:
         overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in example.facts.items()}
         facts = dataclasses.replace(facts, **overrides)
     cfg = load_text(example.text, path="example.yaml", kind=example.kind)
+    if example.model is not None:
+        cfg.model_facts = model_facts_from_dict(example.model)
     return lint_config(cfg, facts)

@@ -11,7 +11,9 @@ from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesM
 from patchops.lint.rules.duplicate_key import DuplicateKey
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
+from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
+from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
 from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
 from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlashBackend
@@ -52,4 +54,6 @@ ALL_RULES = (
     FlashinferNotInstalled,
     AttentionBackendEnvRemoved,
     FlagHardcodedByFork,
+    HeadsNotDivisibleByTp,
+    MaxModelLenAboveDerived,
 )
