@@ -45,19 +45,22 @@ def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, An
             if name.startswith("_") or _init_false(info.value):
                 continue
             fields[name] = _field_summary(hints.atoms(info.annotation, info.mod), info.value)
+            if "SkipValidation" in ast.dump(info.annotation):
+                fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
         out[dest] = {"class": class_name, "extra": _extra_policy(src, mod, cls, pydantic),
                      "validated": pydantic, "fields": fields}
     return out
 
 
 def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
-    """Return EngineArgs dest -> {"gt"/"ge"/"lt"/"le": bound, "class", "how", "message"?}."""
-    engine_fields = set()
-    mod = src.module_file(ARG_UTILS)
-    if mod is not None:
-        found = src.find_class(mod, "EngineArgs")
-        if found:
-            engine_fields = set(classes.fields(*found))
+    """Return EngineArgs dest -> what a config class checks of its value after parsing.
+
+    {"gt"/"ge"/"lt"/"le": bound} from `Field(...)` or a guard, or {"choices": [...]} from a
+    `field_validator` that refuses values outside the field's Literal (0.33 kv_cache_dtype),
+    with "class", "how" and, for guards and validators, the raised "message".
+    """
+    dests = _engine_dests(src, classes)
+    hints = Hints(classes)
     out: Dict[str, Dict[str, Any]] = {}
     for class_name in RANGE_CLASSES:
         found = _find_config_class(src, class_name)
@@ -65,17 +68,80 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
             continue
         cmod, cls = found
         fields = classes.fields(cmod, cls)
+        mapped = {name: dests.get((class_name, name), name if (None, name) in dests else None)
+                  for name in fields}
         for name, info in fields.items():
+            if name.startswith("_"):
+                continue  # private fields are no flags
             bounds = _field_bounds(info.value)
-            if bounds and name in engine_fields:
-                out.setdefault(name, {"class": class_name, "how": "pydantic Field"}).update(bounds)
+            if bounds and mapped[name]:
+                out.setdefault(mapped[name], {"class": class_name, "how": "pydantic Field"}).update(bounds)
         for guard_field, bound, value, message in _guards(cls):
-            if guard_field in fields and guard_field in engine_fields and guard_field not in out:
+            dest = mapped.get(guard_field)
+            if dest and dest not in out:
                 entry = {"class": class_name, "how": "guard", bound: value}
                 if message:
                     entry["message"] = message
-                out[guard_field] = entry
+                out[dest] = entry
+        for name, message in _choice_validators(cls):
+            dest = mapped.get(name)
+            if not dest or name not in fields:
+                continue
+            choices = [v for atom in hints.atoms(fields[name].annotation, fields[name].mod)
+                       if atom[0] == "literal" for v in atom[1]]
+            if choices:
+                out.setdefault(dest, {"class": class_name, "how": "field_validator"}).update(
+                    choices=choices, message=message)
     return out
+
+
+def _engine_dests(src: Source, classes: Classes) -> Dict[Tuple[Optional[str], str], str]:
+    """Map (config class, field) -> EngineArgs dest, from defaults like `CacheConfig.cache_dtype`.
+
+    (None, name) keys list every EngineArgs field, for configs whose field has the same name.
+    """
+    out: Dict[Tuple[Optional[str], str], str] = {}
+    mod = src.module_file(ARG_UTILS)
+    found = src.find_class(mod, "EngineArgs") if mod is not None else None
+    if not found:
+        return out
+    for name, info in classes.fields(*found).items():
+        out[(None, name)] = name
+        value = info.value
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            out.setdefault((value.value.id, value.attr), name)
+        elif isinstance(value, ast.Call) and _last_name(value.func) == "get_field" and len(value.args) == 2 \
+                and isinstance(value.args[0], ast.Name) and isinstance(value.args[1], ast.Constant):
+            out.setdefault((value.args[0].id, value.args[1].value), name)
+    return out
+
+
+def _choice_validators(cls: ast.ClassDef):
+    """Yield (field, message) for `@field_validator("f")` methods that raise on a bad value."""
+    for stmt in cls.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        for deco in stmt.decorator_list:
+            if isinstance(deco, ast.Call) and _last_name(deco.func) == "field_validator" \
+                    and len(deco.args) == 1 and isinstance(deco.args[0], ast.Constant):
+                raises = [n for n in ast.walk(stmt) if isinstance(n, ast.Raise)]
+                if raises and any(isinstance(n, ast.Compare) or
+                                  (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not))
+                                  for n in ast.walk(stmt)):
+                    yield deco.args[0].value, _message_prefix(raises[0])
+
+
+def _message_prefix(raise_stmt: ast.Raise) -> Optional[str]:
+    """Return the raised message up to its first interpolation ("Invalid kv_cache_dtype: ")."""
+    exc = raise_stmt.exc
+    if not (isinstance(exc, ast.Call) and exc.args):
+        return None
+    text = ""
+    for piece in _string_pieces(exc.args[0]):
+        if not (isinstance(piece, ast.Constant) and isinstance(piece.value, str)):
+            break
+        text += piece.value
+    return text or None
 
 
 # -- classes -----------------------------------------------------------------------------------
