@@ -88,6 +88,7 @@ class Facts:
     value_ranges: Dict[str, Dict[str, Any]] = field(default_factory=dict)    # dest -> {"gt"/"le"...: bound, "message"?}
     option_inverses: Dict[str, str] = field(default_factory=dict)  # "--enable-" -> "--disable-" (0.33 EnableDisableAction)
     max_len: Dict[str, Any] = field(default_factory=dict)          # _get_and_verify_max_len's keys and rope handling
+    parallel: Dict[str, Any] = field(default_factory=dict)         # world size above the GPUs: "ray" or "refuse"; ray_required
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
 
     # -- lookups for rules ----------------------------------------------------------------
@@ -142,6 +143,7 @@ class Facts:
             "value_ranges": self.value_ranges,
             "option_inverses": self.option_inverses,
             "max_len": self.max_len,
+            "parallel": self.parallel,
             "has_ray": self.has_ray,
         }
 
@@ -167,6 +169,7 @@ class Facts:
             value_ranges=dict(data.get("value_ranges") or {}),
             option_inverses=dict(data.get("option_inverses") or {}),
             max_len=dict(data.get("max_len") or {}),
+            parallel=dict(data.get("parallel") or {}),
             has_ray=data.get("has_ray"),
         )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Dict, Sequence
 
-from patchops.lint import facts_fields, facts_model, facts_parser, facts_registries
+from patchops.lint import facts_fields, facts_model, facts_parallel, facts_parser, facts_registries
 from patchops.lint.facts_extract import Classes, Source, library_present
 
 
@@ -24,5 +24,6 @@ def read_knowledge(src: Source, classes: Classes, site: Path, extra_paths: Seque
         "value_ranges": guarded("value ranges", lambda: facts_fields.value_range_facts(src, classes), {}),
         "option_inverses": guarded("boolean flag spellings", lambda: facts_parser.option_inverses(src), {}),
         "max_len": guarded("max length derivation", lambda: facts_model.max_len_facts(src), {}),
+        "parallel": guarded("executor choice", lambda: facts_parallel.parallel_facts(src), {}),
         "has_ray": library_present(site, "ray", extra_paths),
     }

@@ -21,12 +21,14 @@ from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
 from patchops.lint.rules.parser_flag_missing import ParserFlagMissing
+from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unknown_parser_name import UnknownParserName
 from patchops.lint.rules.unused_suppression import UnusedSuppression
+from patchops.lint.rules.world_size_exceeds_gpus import WorldSizeExceedsGpus
 from patchops.lint.rules.value_out_of_range import ValueOutOfRange
 from patchops.lint.rules.yaml_11_boolean import Yaml11Boolean
 from patchops.lint.rules.yaml_collection_mangled import YamlCollectionMangled
@@ -61,6 +63,8 @@ ALL_RULES = (
     FlagHardcodedByFork,
     HeadsNotDivisibleByTp,
     MaxModelLenAboveDerived,
+    WorldSizeExceedsGpus,
+    RayExecutorWithoutRay,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,
