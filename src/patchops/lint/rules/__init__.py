@@ -1,5 +1,6 @@
 """The rule catalogue: explicit imports, ALL_RULES sorted by code (a test checks the order)."""
 
+from patchops.lint.rules.abbreviated_flag import AbbreviatedFlag
 from patchops.lint.rules.attention_backend_env_removed import AttentionBackendEnvRemoved
 from patchops.lint.rules.batched_tokens_below_max_seqs import BatchedTokensBelowMaxSeqs
 from patchops.lint.rules.batched_tokens_below_model_len import BatchedTokensBelowModelLen
@@ -45,6 +46,7 @@ ALL_RULES = (
     YamlCollectionMangled,
     YamlTrueBreaksStoreTrue,
     InvalidFlagValue,
+    AbbreviatedFlag,
     BatchedTokensBelowModelLen,
     BatchedTokensBelowMaxSeqs,
     ChunkedPrefillOffIgnored,
