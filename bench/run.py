@@ -21,9 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from patchops import wheelcache
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.support lives beside src/, not in the package
+from tests.support import wheelcache  # noqa: E402
+
 LIB = "usr/local/corex/lib/python3/dist-packages"
 LIB64 = "usr/local/corex/lib64/python3/dist-packages"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no use for it
+    from patchops.hardware import Hardware
     from patchops.lint.rule import Diagnostic
 
 
@@ -23,6 +24,7 @@ class LintResult:
     vllm_version: str
     facts_origin: str
     diagnostics: List["Diagnostic"]
+    hardware: Optional[str] = None   # the assumed hardware and its source, when not stated
     model_config: Optional[str] = None     # the model's config.json read, None when not on this machine
     skipped: List[str] = field(default_factory=list)  # rules not run for want of it
 
@@ -46,12 +48,14 @@ class LintResult:
 def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
          select: Sequence[str] = (), ignore: Sequence[str] = (),
-         model_config: Optional[Path] = None) -> LintResult:
+         hardware: Optional["Hardware"] = None, model_config: Optional[Path] = None) -> LintResult:
     """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
 
-    `model_config` is the model's config.json when the model is not on this machine.
+    `hardware` (from `--hardware` or `hardware.detect()`) fills the `hardware:` fields the
+    input leaves unstated; what the input states wins. `model_config` is the model's
+    config.json when the model is not on this machine.
     """
-    from patchops.lint.config import load_command, load_file
+    from patchops.lint.inputs import load_command, load_file
     from patchops.lint.model_facts import model_facts_for, read_model_facts
     from patchops.lint.reading import read_as_vllm
     from patchops.lint.rules import ALL_RULES
@@ -61,6 +65,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
     cfg = load_command(command) if command is not None else load_file(Path(path))
+    assumed = _assume_hardware(cfg, hardware) if hardware is not None else None
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
     seen = read_as_vllm(cfg, facts)
     cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
@@ -70,8 +75,43 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
         rule.name for rule in ALL_RULES
         if rule.reads_model and is_selected(rule.code, select, ignore) and rule.applies_to(facts.version)]
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
-                      diagnostics=diagnostics, skipped=skipped,
+                      diagnostics=diagnostics, hardware=assumed, skipped=skipped,
                       model_config=cfg.model_facts.path if cfg.model_facts is not None else None)
+
+
+def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
+    """Add the hardware fields `cfg` does not state; say what was assumed, or None if nothing."""
+    from patchops.lint.config import Setting
+
+    added = [key for key in hardware.context() if key not in cfg.context]
+    for key in added:
+        cfg.context[key] = Setting(key=key, name=key, value=hardware.context()[key], line=0,
+                                   column=0, source=hardware.source)
+    return hardware.describe() if added else None
+
+
+def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
+                python: Optional[str] = None, extra: Sequence[str] = (),
+                select: Sequence[str] = (), ignore: Sequence[str] = (),
+                hardware: Optional["Hardware"] = None):
+    """Lint a config against the copy that will run it; return (LintResult, Launch).
+
+    The interpreter is `python`, else the spec's `vllm.python`, else this one. With `extra`
+    arguments the assembled command line is linted, since those arguments override the file.
+    """
+    from patchops import launching
+    from patchops.lint.inputs import load_command, load_file
+
+    if (path is None) == (command is None):
+        raise ValueError("pass exactly one of path or command")
+    cfg = load_command(command) if command is not None else load_file(Path(path))
+    stated = cfg.context.get("vllm.python")
+    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
+    launch = launching.build_launch(cfg, python, copy.site_dir, extra)
+    checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command)
+    result = lint(**checked, vllm_path=copy.site_dir, select=select, ignore=ignore,
+                  hardware=hardware)
+    return result, launch
 
 
 def rules(code: Optional[str] = None):

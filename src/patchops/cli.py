@@ -160,6 +160,23 @@ class Format(str, Enum):
     github = "github"
 
 
+HardwareOption = typer.Option(
+    None, "--hardware", help="GPUs the config runs on, e.g. 4xBI-V100:32GiB:cc7.5:corex or "
+    "'{gpus: 4, memory_gib: 32}'; fills what the config leaves unstated.")
+DetectHardwareOption = typer.Option(
+    True, "--detect-hardware/--no-detect-hardware",
+    help="Without --hardware, read this box's GPUs (nvidia-smi, ixsmi, rocm-smi, amd-smi, npu-smi).")
+
+
+def _hardware(text: Optional[str], detect: bool):
+    """Return the stated hardware, this box's (when asked and found), or None."""
+    from patchops import hardware
+
+    if text is not None:
+        return hardware.parse_hardware(text)
+    return hardware.detect() if detect else None
+
+
 @command("lint")
 def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs, vLLM --config files or launch .sh files."),
                  cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line to lint."),
@@ -170,13 +187,16 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  select: List[str] = typer.Option([], "--select", help="Only these codes (prefixes ok)."),
                  ignore: List[str] = typer.Option([], "--ignore", help="Skip these codes (prefixes ok)."),
                  strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
-                 exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings.")) -> None:
+                 exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
+                 hardware: Optional[str] = HardwareOption,
+                 detect_hardware: bool = DetectHardwareOption) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
     if not files and cmd is None:
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
     inputs = [dict(path=f) for f in files or ()] + ([dict(command=cmd)] if cmd is not None else [])
+    assumed = _hardware(hardware, detect_hardware)
     results = [api.lint(**given, vllm_path=vllm, vllm_version=vllm_version, select=select,
-                        ignore=ignore, model_config=model_config) for given in inputs]
+                        ignore=ignore, hardware=assumed, model_config=model_config) for given in inputs]
     console = _console()
     if output_format is Format.json:
         print(render.lint_json(results))
@@ -188,6 +208,33 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
         render.lint_text(console, results)
     failing = sum(r.errors + (r.warnings if strict else 0) for r in results)
     raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
+
+
+@command("launch")
+def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` and extra vLLM arguments."),
+                   cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line instead of FILE."),
+                   python: Optional[str] = PythonOption,
+                   print_only: bool = typer.Option(False, "--print", help="Print the command instead of running it."),
+                   strict: bool = typer.Option(False, "--strict", help="Warnings stop the launch too."),
+                   hardware: Optional[str] = HardwareOption,
+                   detect_hardware: bool = DetectHardwareOption) -> None:
+    """Lint against the copy that will run, stop on errors, else run exactly that vLLM command."""
+    from patchops.launching import exec_launch
+
+    given = list(args or ())
+    if cmd is None and not given:
+        raise UsageError("give the serve spec, vLLM config or launch script to launch, or --cmd COMMAND")
+    source = dict(command=cmd) if cmd is not None else dict(path=Path(given.pop(0)))
+    result, launch = api.plan_launch(**source, python=python, extra=given,
+                                     hardware=_hardware(hardware, detect_hardware))
+    if result.diagnostics:
+        render.lint_text(_console(), [result])
+    if result.errors or (strict and result.warnings):
+        raise typer.Exit(PROBLEMS_FOUND)
+    if print_only:
+        print(launch.shell())
+        raise typer.Exit(OK)
+    exec_launch(launch)
 
 
 @command("rules")

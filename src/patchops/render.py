@@ -39,6 +39,8 @@ def lint_text(console: Console, results) -> None:
             console.print(Text(f"  fix: {d.fix}", style="green"), soft_wrap=True, highlight=False)
         if d.vllm_message:
             console.print(Text(f"  vLLM: {d.vllm_message}", style="dim"), soft_wrap=True, highlight=False)
+    for hardware in sorted({r.hardware for r in results if r.hardware}):
+        console.print(Text(f"assumed hardware: {hardware}", style="dim"), soft_wrap=True, highlight=False)
     counts = lint_summary(diagnostics)
     against: Dict[str, int] = {}
     for result in results:
@@ -57,8 +59,8 @@ def lint_json(results) -> str:
         "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
         "summary": lint_summary(diagnostics),
         "inputs": [{"file": r.path, "vllm_version": r.vllm_version, "facts_origin": r.facts_origin,
-                    "model_config": r.model_config, "skipped": list(r.skipped)}
-                   for r in results],
+                    "assumed_hardware": r.hardware, "model_config": r.model_config,
+                    "skipped": list(r.skipped)} for r in results],
     }
     return json.dumps(document, indent=2)
 

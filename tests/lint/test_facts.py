@@ -11,12 +11,14 @@ import sys
 import pytest
 
 from conftest import vendor_hardcode
-from patchops import wheelcache
 from patchops.errors import LintInputError
 from patchops.lint import facts as facts_mod
 from patchops.lint import facts_extract
 from patchops.lint.facts import (SHIPPED_DIR, Facts, Flag, extract_facts, facts_for_copy,
                                  facts_for_version, shipped_versions)
+from patchops.lint.facts_extract.source_tree import Source
+from patchops.lint.facts_extract.static_eval import Classes
+from tests.support import wheelcache
 
 pytestmark = pytest.mark.vllm
 
@@ -84,8 +86,8 @@ def test_033_literal_option_count_matches_reference(facts_of):
     # reference §7: 282 option strings written out in add_argument calls; the FrontendArgs
     # fields (entrypoints/common/cli_args.py, 62 with BaseFrontendArgs') come on top.
     facts = facts_of("0.33.0")
-    src = facts_extract.Source(wheelcache.site_packages("0.33.0"))
-    classes = facts_extract.Classes(src)
+    src = Source(wheelcache.site_packages("0.33.0"))
+    classes = Classes(src)
     module = src.module_file("vllm/entrypoints/common/cli_args.py")
     frontend = set(classes.fields(*src.find_class(module, "FrontendArgs")))
     assert len(frontend) == 62
@@ -394,7 +396,32 @@ def test_facts_for_version_nearest_below():
     assert facts_for_version("0.8.5rc1").version == "0.8.5"  # matched on the release number
 
 
-@pytest.mark.parametrize("version", ["0.5.4", "dev", ""])
+@pytest.mark.parametrize("asked,chosen", [
+    ("0.10.1", "0.10.1.1"),          # a hotfix stands for its release, not 0.10.0 below it
+    ("0.10.1.2", "0.10.1.1"), ("0.10.1rc1", "0.10.1.1"), ("0.10.0.1", "0.10.0"),
+    ("0.6.3", "0.6.3.post1"), ("0.8.5-corex.4.2", "0.8.5"), ("0.8.5+corex.4.3", "0.8.5"),
+    ("0.11.0rc2", "0.11.0"),
+])
+def test_facts_for_version_reads_like_an_installed_copy(asked, chosen):
+    facts = facts_for_version(asked)
+    assert facts.version == chosen
+    assert facts.origin == f"shipped facts from vllm-{chosen} wheel (nearest to {asked})"
+
+
+def test_facts_for_version_exact_keeps_the_shipped_origin():
+    for version in ("0.10.0", "0.10.1.1", "0.10.2"):
+        facts = facts_for_version(version)
+        assert facts.version == version and "nearest" not in facts.origin
+
+
+def test_facts_for_version_dev_is_the_newest_and_says_so():
+    facts = facts_for_version("dev")
+    assert facts.version == shipped_versions()[-1]
+    assert facts.origin == (f"shipped facts from vllm-{facts.version} wheel (dev is not a release "
+                            "number: read as the newest)")
+
+
+@pytest.mark.parametrize("version", ["0.5.4", ""])
 def test_facts_for_version_unknown(version):
     with pytest.raises(LintInputError) as err:
         facts_for_version(version)

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from patchops.lint.facts import Facts, facts_for_version
-from patchops.lint.facts_extract import Classes, Source
-from patchops.lint.facts_fields import nested_config_facts, value_range_facts
-from patchops.lint.facts_model import max_len_facts
-from patchops.lint.facts_parser import option_inverses
-from patchops.lint.facts_registries import _registered, registry_facts
+from patchops.lint.facts_extract.bool_spellings import option_inverses
+from patchops.lint.facts_extract.config_fields import nested_config_facts, value_range_facts
+from patchops.lint.facts_extract.max_len import max_len_facts
+from patchops.lint.facts_extract.registries import _registered, registry_facts
+from patchops.lint.facts_extract.source_tree import Source
+from patchops.lint.facts_extract.static_eval import Classes
 
 pytestmark = pytest.mark.vllm
 

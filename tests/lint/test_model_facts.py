@@ -12,8 +12,8 @@ from patchops import api
 from patchops.cli import app
 from patchops.errors import LintInputError
 from patchops.lint.facts import facts_for_version
-from patchops.lint.model_facts import (derived_max_len, find_model_config, model_facts_from_dict,
-                                       read_model_facts)
+from patchops.lint.model_facts import find_model_config, model_facts_from_dict, read_model_facts
+from patchops.lint.vllm.model_len import derived_max_len
 
 LLAMA = {"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 8,
          "hidden_size": 4096, "num_hidden_layers": 32, "max_position_embeddings": 8192,

@@ -1,11 +1,10 @@
-"""What a model's config.json says, read without transformers, and the length vLLM derives.
+"""What a model's config.json says, read without transformers.
 
 vLLM reads `config.json` through transformers at config time and refuses a launch whose
 `tensor_parallel_size` does not divide the attention heads, or whose `max_model_len` exceeds
-the length it derives from the model. When the model is a local folder, a Hugging Face cache
-snapshot (`$HF_HOME/hub/models--ORG--NAME/snapshots/*/config.json`) or a file given with
-`lint --model-config`, those checks can run before launch. The derivation follows the copy's
-own `_get_and_verify_max_len`, whose key list and rope handling are facts (`facts.max_len`).
+the length it derives from the model (lint/vllm/model_len.py). When the model is a local
+folder, a Hugging Face cache snapshot (`$HF_HOME/hub/models--ORG--NAME/snapshots/*/config.json`)
+or a file given with `lint --model-config`, those checks can run before launch.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from patchops.errors import LintInputError
 
@@ -24,11 +23,6 @@ KV_HEAD_KEYS = ("num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query
 LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
 HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model")
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
-# Used when facts hold no derivation (an unreadable copy): the list every release 0.8.5+ has.
-FALLBACK_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
-                     "model_max_length", "max_target_positions", "max_sequence_length",
-                     "max_seq_length", "seq_len")
-DEFAULT_MAX_LEN = 2048  # vLLM's assumption when config.json has none of the keys
 
 
 @dataclass(frozen=True)
@@ -102,20 +96,6 @@ class ModelFacts:
         return [rope]
 
 
-@dataclass(frozen=True)
-class DerivedLen:
-    """vLLM's derived maximum length: the value, the key it came from, and its message form."""
-
-    value: Union[int, float]
-    key: Optional[str]
-    model_max_length: Optional[int]
-
-    @property
-    def shown(self) -> str:
-        """Render as vLLM's f-string does (`16384.0` after a float rope factor)."""
-        return str(self.value)
-
-
 def find_model_config(model: str, env: Mapping[str, str], base_dirs: Sequence[Path] = ()) -> Optional[Path]:
     """Return the config.json vLLM would read for `model`, if it is on this machine.
 
@@ -171,68 +151,6 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
             if isinstance(text, dict) and "model_type" not in text and "model_type" in data:
                 text = dict(text, model_type=data["model_type"])
     return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length)
-
-
-def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
-                    disable_sliding_window: bool = False) -> Optional[DerivedLen]:
-    """Return what `_get_and_verify_max_len` derives for `model`, or None for "no keys".
-
-    `max_len` is the copy's `facts.max_len` (keys, unscaled rope types, YaRN base, whether
-    tokenizer_config's model_max_length counts). None means vLLM would assume 2048 only when
-    the user gave no length, and accept any length the user gives.
-    """
-    cfg = model.text_config
-    keys = max_len.get("keys") or FALLBACK_LEN_KEYS
-    derived: Union[int, float] = float("inf")
-    key: Optional[str] = None
-    for name in keys:
-        value = cfg.get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if value < derived:
-                key = name
-            derived = min(derived, value)
-    explicit = cfg.get("model_max_length")
-    if explicit:  # Command-R / Cohere: model_max_length wins outright
-        key, derived = "model_max_length", explicit
-    window = model.sliding_window
-    if disable_sliding_window and window is not None and window < derived:
-        key, derived = "sliding_window", window
-    if max_len.get("tokenizer_max_length") and model.tokenizer_max_length is not None:
-        derived = min(derived, model.tokenizer_max_length)
-    if derived == float("inf"):
-        return None
-    ropes = model.rope_parameters()
-    if not ropes and max_len.get("per_layer_rope") and "rope_theta" in cfg:
-        ropes = [{"rope_type": "default"}]   # transformers 5 standardises rope_theta into rope_parameters
-    if ropes and "gemma3" not in model.model_type:
-        unscaled = set(max_len.get("unscaled_rope_types") or ())
-        factor: Union[int, float] = 1.0
-        base = derived
-        for rope in ropes:
-            rope_type = rope.get("rope_type") or rope.get("type") or "default"
-            if rope_type in unscaled:
-                continue
-            factor = rope.get("factor", factor) or 1.0
-            if rope_type == "yarn" and max_len.get("yarn_base") and \
-                    "original_max_position_embeddings" in rope:
-                base = rope["original_max_position_embeddings"]
-        if max_len.get("per_layer_rope") or \
-                any((r.get("rope_type") or r.get("type") or "default") not in unscaled for r in ropes):
-            derived = base * factor
-    return DerivedLen(value=derived, key=key, model_max_length=cfg.get("model_max_length"))
-
-
-def env_flag(value: Optional[str]) -> bool:
-    """Read a vLLM boolean env var (VLLM_ALLOW_LONG_MAX_MODEL_LEN): "1" or "true"."""
-    return (value or "0").strip().lower() in ("1", "true")
-
-
-def describe(model: ModelFacts) -> Tuple[Tuple[str, Any], ...]:
-    """Return the facts as (name, value) pairs, for `lint --verbose` style listings and tests."""
-    return (("heads", model.num_attention_heads), ("kv_heads", model.num_key_value_heads),
-            ("layers", model.num_hidden_layers), ("hidden_size", model.hidden_size),
-            ("head_size", model.head_size), ("experts", model.num_experts),
-            ("sliding_window", model.sliding_window), ("dtype", model.dtype))
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from patchops.lint.config import load_text
 from patchops.lint.facts import facts_for_version
+from patchops.lint.inputs import load_text
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.duplicate_key import DuplicateKey
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from patchops.lint.config import load_text
 from patchops.lint.facts import facts_for_version
+from patchops.lint.inputs import load_text
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.yaml_true_breaks_store_true import YamlTrueBreaksStoreTrue
 

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, Optional
 
 from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts, facts_for_version, shipped_versions
-from patchops.lint.reading import OptionTable
+from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-
-
-@lru_cache(maxsize=None)
-def _table(version: str) -> OptionTable:
-    return OptionTable(facts_for_version(version))
+from patchops.lint.vllm import options
 
 
 def _written(key: str) -> Optional[str]:
@@ -57,36 +51,13 @@ class AbbreviatedFlag(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        table = OptionTable(facts)
         for dest, found in sorted(cfg.args.items()):
             option = _written(found.key)
-            if option is None or option in table.options:
+            expanded = options.expansion(facts, option) if option else None
+            if expanded is None or expanded[1] != dest:
                 continue
-            resolved, match, _, error = table.resolve(option)
-            if match is None or error is not None or match.flag.dest != dest:
-                continue
-            elsewhere = self._elsewhere(option, dest)
+            elsewhere = options.meaning_elsewhere(option, dest)
             where = ("; " + "; ".join(elsewhere)) if elsewhere else ""
             yield self.diagnostic(
-                cfg, found, f"abbreviation {option} expands to {resolved} in vLLM {facts.version}"
-                f"{where}", fields=(dest,), fix=f"write {resolved}")
-
-    @staticmethod
-    def _elsewhere(option: str, dest: str) -> List[str]:
-        """Describe the shipped releases where `option` does not mean `dest`."""
-        groups: List[Tuple[str, List[str]]] = []
-        for version in shipped_versions():
-            _, match, _, error = _table(version).resolve(option)
-            if error is not None:
-                label = "ambiguous"
-            elif match is None:
-                label = "unknown"
-            elif match.flag.dest != dest:
-                label = f"means --{match.flag.name}"
-            else:
-                continue
-            if groups and groups[-1][0] == label:
-                groups[-1][1].append(version)
-            else:
-                groups.append((label, [version]))
-        return [f"{label} in vLLM {', '.join(versions)}" for label, versions in groups]
+                cfg, found, f"abbreviation {option} expands to {expanded[0]} in vLLM {facts.version}"
+                f"{where}", fields=(dest,), fix=f"write {expanded[0]}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
 
 VLLM_MESSAGE = ("Total number of attention heads ({heads}) must be divisible by tensor parallel "
                 "size ({tp}).")
@@ -50,8 +50,8 @@ class HeadsNotDivisibleByTp(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
-        found = bh.setting(cfg, "tensor_parallel_size")
-        tp = bh.to_int(found.value) if found is not None else None
+        found = inputs.setting(cfg, "tensor_parallel_size")
+        tp = inputs.to_int(found.value) if found is not None else None
         if model is None or tp is None or tp <= 0:
             return
         heads = model.num_attention_heads or 0   # vLLM: getattr(hf_text_config, "num_attention_heads", 0)

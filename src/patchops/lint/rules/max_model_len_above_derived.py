@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
-from patchops.lint.model_facts import derived_max_len, env_flag
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
+from patchops.lint.vllm.model_len import derived_max_len, env_flag
 
 ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 # The sentence every release raises with (then version-specific advice follows).
@@ -65,17 +65,17 @@ class MaxModelLenAboveDerived(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
-        found = bh.setting(cfg, "max_model_len")
-        user = bh.to_int(found.value) if found is not None else None
+        found = inputs.setting(cfg, "max_model_len")
+        user = inputs.to_int(found.value) if found is not None else None
         if model is None or user is None or user <= 0:   # unset, or 0.33's auto (-1)
             return
         derived = derived_max_len(model, facts.max_len,
-                                  disable_sliding_window=bool(bh.bool_value(cfg, "disable_sliding_window")))
+                                  disable_sliding_window=bool(inputs.bool_value(cfg, "disable_sliding_window")))
         if derived is None or user <= derived.value:
             return
         if derived.model_max_length is not None and user <= derived.model_max_length:
             return
-        allowed = env_flag(bh.env_value(cfg, ENV))
+        allowed = env_flag(inputs.env_value(cfg, ENV))
         vllm_text = VLLM_MESSAGE.format(user=user, key=derived.key, derived=derived.shown,
                                         model_max_length=derived.model_max_length)
         limit = int(derived.value)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
 
 # switch -> (the parser flag it needs, vLLM's TypeError text)
 NEEDS = {
@@ -48,10 +48,10 @@ class ParserFlagMissing(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         for switch, (needed, vllm_text) in NEEDS.items():
-            found = bh.bool_setting(cfg, switch)
-            if found is None or not bh.bool_value(cfg, switch) or switch not in facts.flags:
+            found = inputs.bool_setting(cfg, switch)
+            if found is None or not inputs.bool_value(cfg, switch) or switch not in facts.flags:
                 continue
-            if bh.value(cfg, needed):
+            if inputs.value(cfg, needed):
                 continue
             flag, parser = "--" + switch.replace("_", "-"), "--" + needed.replace("_", "-")
             yield self.diagnostic(

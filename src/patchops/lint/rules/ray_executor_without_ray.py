@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
 
 VLLM_MESSAGE = "Failed to import Ray, please install Ray with `pip install ray`."
 
@@ -44,7 +44,7 @@ class RayExecutorWithoutRay(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = bh.setting(cfg, "distributed_executor_backend")
+        found = inputs.setting(cfg, "distributed_executor_backend")
         if found is None or found.value != "ray":
             return
         present = facts.has_ray if facts.has_ray is not None else facts.parallel.get("ray_required")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
 
 # registry -> (flag dest, plugin flag that can register more, wording in vLLM's KeyError)
 PARSERS = {
@@ -56,13 +56,13 @@ class UnknownParserName(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         for registry, (dest, plugin, wording) in PARSERS.items():
             names = facts.registries.get(registry)
-            found = bh.setting(cfg, dest)
+            found = inputs.setting(cfg, dest)
             if names is None or found is None or not isinstance(found.value, str) or not found.value:
                 continue
             if not self._looked_up(cfg, facts, registry) or found.value in names:
                 continue
             listed = ",".join(names)
-            has_plugin = bh.setting(cfg, plugin) is not None
+            has_plugin = inputs.setting(cfg, plugin) is not None
             tail = ("; a plugin is loaded, which may register it" if has_plugin
                     else f"; vLLM {facts.version} exits before loading the model")
             yield self.diagnostic(
@@ -76,7 +76,7 @@ class UnknownParserName(Rule):
     def _looked_up(cfg: ServeConfig, facts: Facts, registry: str) -> bool:
         """Return whether vLLM looks the name up (api_server / validate_api_server_args)."""
         if registry == "tool_call_parser":
-            return bool(bh.bool_value(cfg, "enable_auto_tool_choice"))
+            return bool(inputs.bool_value(cfg, "enable_auto_tool_choice"))
         if "enable_reasoning" in facts.flags:   # 0.7.3-0.9.2: gated on --enable-reasoning
-            return bool(bh.bool_value(cfg, "enable_reasoning"))
+            return bool(inputs.bool_value(cfg, "enable_reasoning"))
         return True

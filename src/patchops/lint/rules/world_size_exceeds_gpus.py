@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
 
 NO_RAY = ("Unable to load Ray which is required for multi-node inference, please install Ray "
           "with `pip install ray`.")
@@ -60,12 +60,12 @@ class WorldSizeExceedsGpus(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        gpus = bh.ctx_value(cfg, "hardware.gpus")
-        tp_at, pp_at = bh.setting(cfg, "tensor_parallel_size"), bh.setting(cfg, "pipeline_parallel_size")
-        tp = (bh.to_int(tp_at.value) if tp_at else None) or 1
-        pp = (bh.to_int(pp_at.value) if pp_at else None) or 1
+        gpus = inputs.ctx_value(cfg, "hardware.gpus")
+        tp_at, pp_at = inputs.setting(cfg, "tensor_parallel_size"), inputs.setting(cfg, "pipeline_parallel_size")
+        tp = (inputs.to_int(tp_at.value) if tp_at else None) or 1
+        pp = (inputs.to_int(pp_at.value) if pp_at else None) or 1
         world = tp * pp
-        if not isinstance(gpus, int) or world <= gpus or bh.value(cfg, "distributed_executor_backend"):
+        if not isinstance(gpus, int) or world <= gpus or inputs.value(cfg, "distributed_executor_backend"):
             return
         at = tp_at if tp > 1 or pp_at is None else pp_at
         fields = ("tensor_parallel_size", "pipeline_parallel_size", "hardware.gpus")
@@ -73,7 +73,7 @@ class WorldSizeExceedsGpus(Rule):
         action = facts.parallel.get("over_gpus")
         fix = f"lower tensor/pipeline parallelism to fit {gpus} GPUs, or run a Ray cluster"
         if action == "refuse":
-            if (bh.to_int(bh.value(cfg, "nnodes")) or 1) > 1:
+            if (inputs.to_int(inputs.value(cfg, "nnodes")) or 1) > 1:
                 return
             template = facts.parallel.get("over_gpus_message") or "World size ({}) is larger than ({})"
             yield self.diagnostic(

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Dict, Optional
 
-from patchops.lint.facts_extract import Source
+from patchops.lint.facts_extract.source_tree import Source
 
 PARALLEL_FILES = ("vllm/config/parallel.py", "vllm/config.py", "vllm/config/__init__.py")
 

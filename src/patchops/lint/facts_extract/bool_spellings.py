@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Dict
 
-from patchops.lint.facts_extract import Source
+from patchops.lint.facts_extract.source_tree import Source
 
 ARGPARSE_FILES = ("vllm/utils/argparse_utils.py", "vllm/utils/__init__.py", "vllm/utils.py")
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Tuple
 
-from patchops.lint.facts_extract import ARG_UTILS, Classes, Hints, Module, Source, _last_name
+from patchops.lint.facts_extract import ARG_UTILS
+from patchops.lint.facts_extract.source_tree import Module, Source
+from patchops.lint.facts_extract.source_tree import last_name as _last_name
+from patchops.lint.facts_extract.static_eval import Classes, Hints
 
 # Nested JSON flags and the class vLLM builds from them.
 NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig"}

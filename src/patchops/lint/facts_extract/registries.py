@@ -16,7 +16,7 @@ import ast
 import os
 from typing import Dict, List, Tuple
 
-from patchops.lint.facts_extract import Source
+from patchops.lint.facts_extract.source_tree import Source
 
 # Where each registry's parsers live, across releases (site-relative package folders).
 REGISTRY_PACKAGES: Dict[str, Tuple[str, ...]] = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional
 
-from patchops.lint.facts_extract import Source
+from patchops.lint.facts_extract.source_tree import Source
 
 MAX_LEN_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/model.py",
                  "vllm/transformers_utils/model_arch_config_convertor.py")
