@@ -91,6 +91,7 @@ class Facts:
     option_inverses: Dict[str, str] = field(default_factory=dict)  # "--enable-" -> "--disable-" (0.33 EnableDisableAction)
     max_len: Dict[str, Any] = field(default_factory=dict)          # _get_and_verify_max_len's keys and rope handling
     parallel: Dict[str, Any] = field(default_factory=dict)         # world size above the GPUs: "ray" or "refuse"; ray_required
+    guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
 
     # -- lookups for rules ----------------------------------------------------------------
@@ -146,6 +147,7 @@ class Facts:
             "option_inverses": self.option_inverses,
             "max_len": self.max_len,
             "parallel": self.parallel,
+            "guards": self.guards,
             "has_ray": self.has_ray,
         }
 
@@ -172,6 +174,7 @@ class Facts:
             option_inverses=dict(data.get("option_inverses") or {}),
             max_len=dict(data.get("max_len") or {}),
             parallel=dict(data.get("parallel") or {}),
+            guards=dict(data.get("guards") or {}),
             has_ray=data.get("has_ray"),
         )
 

@@ -22,7 +22,7 @@ HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
 KV_HEAD_KEYS = ("num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num")
 LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
 HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model")
-EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+EXPERT_KEYS = ("moe_num_experts", "num_experts", "n_routed_experts", "num_local_experts")
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,12 @@ class ModelFacts:
 
     @property
     def num_experts(self) -> int:
-        return self._first(EXPERT_KEYS) or 0
+        """The first positive expert count, in vLLM's order (_verify_with_expert_parallelism)."""
+        for key in EXPERT_KEYS:
+            value = self.text_config.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        return 0
 
     @property
     def sliding_window(self) -> Optional[int]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict
 
-from patchops.lint.facts_extract import bool_spellings, config_fields, max_len, parallel, registries
+from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, parallel,
+                                         registries)
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -25,5 +26,6 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "option_inverses": guarded("boolean flag spellings", lambda: bool_spellings.option_inverses(src), {}),
         "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
+        "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
         "has_ray": has_ray,
     }

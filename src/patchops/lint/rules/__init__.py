@@ -10,6 +10,7 @@ from patchops.lint.rules.chunked_prefill_off_ignored import ChunkedPrefillOffIgn
 from patchops.lint.rules.concurrency_without_cuda_graphs import ConcurrencyWithoutCudaGraphs
 from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesMeaningChanged
 from patchops.lint.rules.duplicate_key import DuplicateKey
+from patchops.lint.rules.expert_parallel_without_experts import ExpertParallelWithoutExperts
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
@@ -22,6 +23,7 @@ from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
 from patchops.lint.rules.parser_flag_missing import ParserFlagMissing
+from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
@@ -67,6 +69,8 @@ ALL_RULES = (
     MaxModelLenAboveDerived,
     WorldSizeExceedsGpus,
     RayExecutorWithoutRay,
+    ExpertParallelWithoutExperts,
+    PrefixCachingWithSlidingWindow,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,

@@ -1,0 +1,56 @@
+"""Config-time guards of a vLLM copy that rules encode, found by the message they raise.
+
+Some checks are one `if ...: raise` whose condition changed across releases; a rule needs to
+know whether the copy still has the guard and what its condition reads. Found by a fragment
+of the raised message, so moved code is still found:
+
+* `prefix_caching_sliding_window` (CacheConfig._verify_prefix_caching): "always" when the
+  condition is only the sliding window (0.6.3-0.7.3), "v0" when it also tests VLLM_USE_V1
+  (0.8.5-0.11);
+* `expert_parallel_needs_experts` (ModelConfig._verify_with_expert_parallelism, 0.8.5+).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional
+
+from patchops.lint.facts_extract.source_tree import Source
+
+GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
+               "vllm/config/model.py")
+MESSAGES = {
+    "prefix_caching_sliding_window": "Prefix caching is not supported with sliding window",
+    "expert_parallel_needs_experts": "Number of experts in the model must be greater than 0",
+}
+
+
+def guard_facts(src: Source) -> Dict[str, str]:
+    """Return guard name -> "always" | "v0" for the guards the copy has."""
+    out: Dict[str, str] = {}
+    for rel in GUARD_FILES:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for node in ast.walk(mod.tree):
+            if not isinstance(node, ast.If):
+                continue
+            for name, fragment in MESSAGES.items():
+                if name not in out and _raises(node, fragment):
+                    out[name] = "v0" if "VLLM_USE_V1" in ast.dump(node.test) else "always"
+    return out
+
+
+def _raises(node: ast.If, fragment: str) -> bool:
+    for stmt in node.body:
+        if isinstance(stmt, ast.Raise) and fragment in _text(stmt.exc):
+            return True
+    return False
+
+
+def _text(expr: Optional[ast.AST]) -> str:
+    """Return the literal text of a raise's message (string pieces joined)."""
+    if isinstance(expr, ast.Call) and expr.args:
+        expr = expr.args[0]
+    return "".join(n.value for n in ast.walk(expr) if isinstance(n, ast.Constant)
+                   and isinstance(n.value, str)) if expr is not None else ""
