@@ -101,18 +101,23 @@ def test_gpu_memory_utilization_range_by_version(source_of):
     assert (new["gt"], new["le"], new["how"]) == (0, 1, "pydantic Field")
 
 
-def test_guard_under_a_condition_is_not_a_range(tmp_path):
+def test_only_unconditional_guards_on_values_passed_through(tmp_path):
     (tmp_path / "vllm").mkdir()
     (tmp_path / "vllm" / "engine").mkdir()
     (tmp_path / "vllm" / "engine" / "arg_utils.py").write_text(
-        "from dataclasses import dataclass\n@dataclass\nclass EngineArgs:\n    x: float = 1\n    y: float = 1\n")
+        "from dataclasses import dataclass\n@dataclass\nclass EngineArgs:\n    x: float = 1\n    y: float = 1\n"
+        "    z: float = 1\n    def create_engine_config(self):\n"
+        "        return CacheConfig(x=self.x, y=self.y, z=max(self.z, 1))\n")
     (tmp_path / "vllm" / "config.py").write_text(textwrap.dedent("""
         from dataclasses import dataclass
         @dataclass
         class CacheConfig:
             x: float = 1
             y: float = 1
+            z: float = 1
             def _verify_args(self):
+                if self.z < 0:
+                    raise ValueError("z is not passed on unchanged, so vLLM never sees it")
                 if self.x > 2:
                     raise ValueError(f"x is {self.x}")
                 if self.enabled:

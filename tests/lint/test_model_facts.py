@@ -145,7 +145,8 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     spec.write_text("model: org/not-here\nargs:\n  tensor-parallel-size: 3\n")
     result = api.lint(spec, vllm_version="0.8.5")
     assert result.diagnostics == []
-    assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived"]
+    assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived",
+                              "expert-parallel-without-experts", "prefix-caching-with-sliding-window"]
     assert "did not run (pass --model-config FILE)" in result.model_note
     assert api.lint(spec, vllm_version="0.8.5", ignore=["PO70"]).skipped == []
 

@@ -34,10 +34,18 @@ def codes(found, prefix="PO"):
 
 # --- PO701 / PO702: the model ----------------------------------------------------------------
 
+@pytest.mark.parametrize("vllm", ["0.8.5", "0.10.1.1", "0.33.0"])
 @pytest.mark.parametrize("tp,bad", [(4, False), (7, False), (3, True), (8, True)])
-def test_heads_divisible(tp, bad):
-    found = codes(run(f"model: q\nargs:\n  tensor-parallel-size: {tp}\n", model=QWEN_7B), "PO701")
+def test_heads_divisible(tp, bad, vllm):
+    found = codes(run(f"model: q\nargs:\n  tensor-parallel-size: {tp}\n", vllm=vllm, model=QWEN_7B), "PO701")
     assert found == ([("PO701", "error", 3, 3)] if bad else [])
+
+
+def test_tp_zero():
+    text = "model: q\nargs:\n  tensor-parallel-size: 0\n"
+    assert codes(run(text, model=QWEN_7B), "PO70") == [("PO701", "error", 3, 3)]        # ZeroDivisionError
+    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), "PO8") == [("PO801", "error", 3, 3)]  # Field(ge=1)
+    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), "PO70") == []
 
 
 def test_heads_missing_key_passes_like_vllm():
@@ -169,6 +177,13 @@ def test_method_literal_enforced_only_where_pydantic_validates():
     assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO802") == [("PO802", "error", 1, 14)]
 
 
+def test_field_types_where_pydantic_validates():
+    text = cmd("--compilation-config", '{"cudagraph_capture_sizes": "1,2"}')
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == [("PO802", "error", 1, 14)]
+    text = cmd("--compilation-config", '{"cudagraph_capture_sizes": [1, 2]}')
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == []
+
+
 def test_bare_int_compilation_config():
     assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.8.5", kind="command"), "PO802") == []
     assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.33.0", kind="command"), "PO802") == \
@@ -183,6 +198,27 @@ def test_ngram_window(lookup, bad):
     text = cmd("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, ' + lookup + "}")
     found = codes(run(text, kind="command"), "PO803")
     assert found == ([("PO803", "error", 1, 14)] if bad else [])
+
+
+def test_method_without_draft_model():
+    text = cmd("--speculative-config", '{"method": "eagle", "num_speculative_tokens": 2}')
+    assert codes(run(text, kind="command"), "PO803") == [("PO803", "error", 1, 14)]
+    text = cmd("--speculative-config", '{"method": "eagle", "model": "org/eagle-head", "num_speculative_tokens": 2}')
+    assert codes(run(text, kind="command"), "PO803") == []
+
+
+def test_draft_model_refused_in_010_only():
+    text = cmd("--speculative-config", '{"model": "org/small", "num_speculative_tokens": 2}')
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO803") == [("PO803", "error", 1, 14)]
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO803") == []
+    assert codes(run(text, vllm="0.11.0", kind="command"), "PO803") == []
+
+
+def test_spec_decode_on_v0_refused_from_010():
+    text = ("VLLM_USE_V1=0 vllm serve m --speculative-config "
+            "'{\"method\": \"ngram\", \"num_speculative_tokens\": 2}'\n")
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO803") == [("PO803", "error", 1, 28)]
+    assert codes(run(text, vllm="0.9.2", kind="command"), "PO803") == []
 
 
 def test_zero_tokens_reported_once_per_version():
@@ -205,12 +241,15 @@ def test_plugin_turns_the_unknown_parser_into_a_warning():
     assert codes(run(text, vllm="0.10.1.1"), "PO901") == [("PO901", "warning", 4, 3)]
 
 
-def test_reasoning_parser_gated_on_enable_reasoning_before_010():
+def test_reasoning_parser_names_by_version():
     text = "model: m\nargs:\n  reasoning-parser: bogus\n"
-    assert codes(run(text, vllm="0.9.2"), "PO901") == []
-    assert codes(run("model: m\nargs:\n  enable-reasoning: true\n  reasoning-parser: bogus\n", vllm="0.9.2"),
-                 "PO901") == [("PO901", "error", 4, 3)]
-    assert codes(run(text, vllm="0.10.1.1"), "PO901") == [("PO901", "error", 3, 3)]
+    # 0.8.5-0.10 build argparse choices from the registry: a parse error
+    assert codes(run(text, vllm="0.8.5"), "PO107") == [("PO107", "error", 3, 3)]
+    assert codes(run(text, vllm="0.8.5"), "PO901") == []
+    assert codes(run("model: m\nargs:\n  reasoning-parser: qwen3\n", vllm="0.10.1.1"), "PO107") == []
+    # 0.33 checks the registry after parsing
+    assert codes(run(text, vllm="0.33.0"), "PO901") == [("PO901", "error", 3, 3)]
+    assert codes(run("model: m\nargs:\n  reasoning-parser: qwen3\n", vllm="0.33.0"), "PO901") == []
 
 
 def test_auto_tool_choice_needs_parser():

@@ -63,6 +63,7 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
     with "class", "how" and, for guards and validators, the raised "message".
     """
     dests = _engine_dests(src, classes)
+    passed = _passed_through(src)
     hints = Hints(classes)
     out: Dict[str, Dict[str, Any]] = {}
     for class_name in RANGE_CLASSES:
@@ -80,8 +81,9 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
             if bounds and mapped[name]:
                 out.setdefault(mapped[name], {"class": class_name, "how": "pydantic Field"}).update(bounds)
         for guard_field, bound, value, message in _guards(cls):
-            dest = mapped.get(guard_field)
-            if dest and dest not in out:
+            # Before 0.8 the configs are plain classes (no annotated fields): same-name dests.
+            dest = mapped.get(guard_field) or (guard_field if (None, guard_field) in dests else None)
+            if dest and dest not in out and dest in passed:
                 entry = {"class": class_name, "how": "guard", bound: value}
                 if message:
                     entry["message"] = message
@@ -116,6 +118,21 @@ def _engine_dests(src: Source, classes: Classes) -> Dict[Tuple[Optional[str], st
         elif isinstance(value, ast.Call) and _last_name(value.func) == "get_field" and len(value.args) == 2 \
                 and isinstance(value.args[0], ast.Name) and isinstance(value.args[1], ast.Constant):
             out.setdefault((value.args[0].id, value.args[1].value), name)
+    return out
+
+
+def _passed_through(src: Source) -> set:
+    """Return the EngineArgs fields handed to a config class as `x=self.x` (create_engine_config).
+
+    A guard only sees the user's value when EngineArgs passes it on unchanged: 0.8.5 computes
+    `num_lookahead_slots` itself, so `--num-lookahead-slots -1` never meets its guard.
+    """
+    mod = src.module_file(ARG_UTILS)
+    out = set()
+    for node in ast.walk(mod.tree) if mod is not None else ():
+        if isinstance(node, ast.keyword) and node.arg and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
+            out.add(node.value.attr)
     return out
 
 

@@ -7,7 +7,9 @@ of the raised message, so moved code is still found:
 * `prefix_caching_sliding_window` (CacheConfig._verify_prefix_caching): "always" when the
   condition is only the sliding window (0.6.3-0.7.3), "v0" when it also tests VLLM_USE_V1
   (0.8.5-0.11);
-* `expert_parallel_needs_experts` (ModelConfig._verify_with_expert_parallelism, 0.8.5+).
+* `expert_parallel_needs_experts` (ModelConfig._verify_with_expert_parallelism, 0.8.5+);
+* `spec_decode_needs_v1` (CudaPlatform.check_and_update_config, 0.10-0.11: "v0");
+* `draft_model_unsupported` (EngineArgs._is_v1_supported_oracle, 0.10.x).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from typing import Dict, Optional
 from patchops.lint.facts_extract.source_tree import Source
 
 GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
-               "vllm/config/model.py")
+               "vllm/config/model.py", "vllm/engine/arg_utils.py", "vllm/platforms/cuda.py")
 MESSAGES = {
     "prefix_caching_sliding_window": "Prefix caching is not supported with sliding window",
     "expert_parallel_needs_experts": "Number of experts in the model must be greater than 0",
+    "spec_decode_needs_v1": "Speculative decoding is not supported on vLLM V0",
+    "draft_model_unsupported": "Speculative decoding with draft model is not supported yet",
 }
 
 

@@ -7,7 +7,10 @@ fork's odd file costs that fact only.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Dict
+
+from patchops.lint.facts import Flag
 
 from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, parallel,
                                          registries)
@@ -29,3 +32,17 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
         "has_ray": has_ray,
     }
+
+
+def with_registry_choices(src: Source, flags: Dict[str, Flag], knowledge: Dict[str, Any]) -> Dict[str, Flag]:
+    """Give flags whose argparse `choices=` come from a parser registry those names (0.8.x)."""
+    from patchops.lint.facts_extract import ARG_UTILS, CLI_ARGS_FILES
+
+    options = registries.registry_choice_flags(src, (ARG_UTILS,) + CLI_ARGS_FILES)
+    out = dict(flags)
+    for dest, flag in flags.items():
+        registry = options.get("--" + flag.name)
+        names = knowledge["registries"].get(registry) if registry else None
+        if names and flag.choices is None:
+            out[dest] = replace(flag, choices=tuple(names))
+    return out

@@ -82,3 +82,30 @@ def _call_names(call: ast.Call) -> List[str]:
             names.extend(e.value for e in expr.elts
                          if isinstance(e, ast.Constant) and isinstance(e.value, str))
     return names
+
+
+def registry_choice_flags(src: Source, files) -> Dict[str, str]:
+    """Return option -> registry for add_argument calls whose `choices=` list a registry.
+
+    0.8.x builds `--reasoning-parser`'s choices from `ReasoningParserManager.reasoning_parsers`
+    at import time (engine/arg_utils.py), so argparse refuses other names at parse time.
+    """
+    by_manager = {manager: registry for registry, manager in MANAGERS.items()}
+    out: Dict[str, str] = {}
+    for rel in files:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for node in ast.walk(mod.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument" and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                continue
+            for kw in node.keywords:
+                if kw.arg != "choices":
+                    continue
+                names = {n.id for n in ast.walk(kw.value) if isinstance(n, ast.Name)}
+                for manager, registry in by_manager.items():
+                    if manager in names:
+                        out[node.args[0].value] = registry
+    return out

@@ -52,9 +52,17 @@ class HeadsNotDivisibleByTp(Rule):
         model = cfg.model_facts
         found = inputs.setting(cfg, "tensor_parallel_size")
         tp = inputs.to_int(found.value) if found is not None else None
-        if model is None or tp is None or tp <= 0:
+        if model is None or tp is None or tp < 0:
             return
         heads = model.num_attention_heads or 0   # vLLM: getattr(hf_text_config, "num_attention_heads", 0)
+        if tp == 0:
+            if "tensor_parallel_size" in facts.value_ranges:
+                return   # a pydantic bound (ge=1) refuses it first: value-out-of-range
+            yield self.diagnostic(cfg, found, f"tensor_parallel_size 0 divides nothing; vLLM {facts.version} "
+                                  "fails with ZeroDivisionError", fields=("tensor_parallel_size",),
+                                  fix="use a tensor-parallel size of 1 or more",
+                                  vllm_message="integer modulo by zero")
+            return
         if heads % tp == 0:
             return
         fits = [n for n in range(1, tp + 1) if heads and heads % n == 0]

@@ -23,7 +23,8 @@ class NestedConfigInvalid(Rule):
     object; a key the class does not have is an error where the class refuses it (a plain
     dataclass in 0.8.5 `SpeculativeConfig`, `extra="forbid"` from 0.15) and a warning where it
     is silently dropped (pydantic's default, 0.9-0.12); where pydantic validates the class, a
-    `Literal` field takes only its choices (`method`) and a `Field(gt=0)` its range.
+    `Literal` field takes only its choices (`method`), a `Field(gt=0)` its range, and a field
+    only values of its type as pydantic's lax mode reads them (`"1,2"` is no list).
 
     ## Why is this bad?
     vLLM stops at parse or config time: `Extra inputs are not permitted` for `level` in
@@ -111,9 +112,50 @@ def _field_problem(spec: dict, key: str, item: Any) -> Optional[tuple]:
     if choices is not None and item is not None and item not in choices:
         listed = ", ".join(repr(c) for c in choices)
         return f"{key} {item!r} is not one of {listed}", None, f"Input should be {listed}"
+    kind = _wrong_kind(field.get("kinds") or [], item)
+    if kind is not None:
+        return f"{key} {json.dumps(item)} is not {kind}", None, f"Input should be {kind}"
     if isinstance(item, (int, float)) and not isinstance(item, bool):
         for bound, limit in field.items():
             if bound in _BOUND_OK and not _BOUND_OK[bound](item, limit):
                 text = f"Input should be {_BOUND_TEXT[bound]} {limit}"
                 return f"{key} ({item}) must be {_BOUND_TEXT[bound]} {limit}", None, text
     return None
+
+
+_NOUNS = {"int": "a valid integer", "float": "a valid number", "str": "a valid string",
+          "bool": "a valid boolean", "list": "a valid list", "dict": "a valid dictionary"}
+_BOOL_WORDS = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
+
+
+def _wrong_kind(kinds, item: Any) -> Optional[str]:
+    """Return what pydantic (lax mode) wants when `item` fits none of `kinds`, else None."""
+    if not kinds or "other" in kinds or item is None:
+        return None
+    if isinstance(item, bool):
+        fits = "bool" in kinds or "int" in kinds or "float" in kinds
+    elif isinstance(item, int):
+        fits = "int" in kinds or "float" in kinds or ("bool" in kinds and item in (0, 1))
+    elif isinstance(item, float):
+        fits = "float" in kinds or ("int" in kinds and item.is_integer())
+    elif isinstance(item, str):
+        fits = "str" in kinds or ("bool" in kinds and item.strip().lower() in _BOOL_WORDS) or \
+            (("int" in kinds or "float" in kinds) and _numeric(item))
+    elif isinstance(item, list):
+        fits = "list" in kinds
+    elif isinstance(item, dict):
+        fits = "dict" in kinds
+    else:
+        fits = True
+    if fits:
+        return None
+    first = next((k for k in kinds if k in _NOUNS), None)
+    return _NOUNS.get(first) if first else None
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -7,8 +7,16 @@ from typing import Any, Iterator, Optional
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import routing
 
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
+# Methods that need no draft model (SpeculativeConfig.__post_init__ sets `model` for them).
+SELF_DRAFTING = NGRAM + ("suffix", "extract_hidden_states", "custom_class")
+SPEC_NEEDS_V1 = "Speculative decoding is not supported on vLLM V0."
+DRAFT_UNSUPPORTED = "Speculative decoding with draft model is not supported yet."
+# Draft model names SpeculativeConfig recognises as another method (eagle-, medusa heads).
+DETECTED = ("eagle", "medusa", "mlp_speculator", "mlp-speculator")
+NO_DRAFT_MODEL = "num_speculative_tokens was provided without speculative model."
 MISSING_TOKENS = ("num_speculative_tokens must be provided with speculative model unless the "
                   "draft model config contains an n_predict parameter.")
 
@@ -18,9 +26,11 @@ class SpeculativeConfigInvalid(Rule):
     ## What it does
     Checks the guards `SpeculativeConfig.__post_init__` and `_verify_args` apply to every
     `--speculative-config` (0.8.5+, where the old `--speculative-model` flags became one JSON
-    flag): `num_speculative_tokens` present for the n-gram method and greater than zero, and
+    flag): `num_speculative_tokens` present (unless a draft model may bring `n_predict`) and
+    greater than zero, a draft `model` for methods that need one (not n-gram, suffix, MTP), and
     `prompt_lookup_min <= prompt_lookup_max` after vLLM fills a missing one from the other
-    (both missing: 5 and 5). Bounds that pydantic already states as `Field(ge=1)` are left to
+    (both missing: 5 and 5). Where the copy has the guards, speculation on the V0 engine
+    (0.10-0.11) and a draft model (0.10.x) are refused too. Bounds that pydantic already states as `Field(ge=1)` are left to
     `nested-config-invalid`.
 
     ## Why is this bad?
@@ -45,6 +55,9 @@ class SpeculativeConfigInvalid(Rule):
     INVALID = [
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
                 "\"prompt_lookup_min\": 5, \"prompt_lookup_max\": 3}'\n", kind="command", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{\"method\": \"eagle\", \"num_speculative_tokens\": 3}'\n",
+                kind="command", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{}'\n", kind="command", vllm="0.33.0", at=(1, 14)),
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"prompt_lookup_max\": 3}'\n",
                 kind="command", vllm="0.10.1.1", at=(1, 14)),
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 0}'\n",
@@ -59,12 +72,31 @@ class SpeculativeConfigInvalid(Rule):
             return
         value = found.value
         fields = spec["fields"]
-        problem = _problem(value, fields)
+        model_type = cfg.model_facts.model_type if cfg.model_facts is not None else ""
+        problem = _problem(value, fields, model_type) or _unsupported(cfg, facts, value)
         if problem is not None:
             text, vllm_text = problem
             yield self.diagnostic(cfg, found, f"speculative_config {text}; vLLM {facts.version} refuses it",
                                   fields=("speculative_config",), vllm_message=vllm_text,
                                   fix="give num_speculative_tokens > 0 and prompt_lookup_min <= prompt_lookup_max")
+
+
+def _unsupported(cfg: ServeConfig, facts: Facts, value: dict) -> Optional[tuple]:
+    """The copy's refusals of a whole kind of speculation: on V0 (0.10-0.11), by draft model (0.10)."""
+    engine = routing.engine(cfg, facts)
+    if facts.guards.get("spec_decode_needs_v1") and engine.value == routing.V0 and not engine.error:
+        return "is set, and this vLLM runs speculative decoding on V1 only", SPEC_NEEDS_V1
+    method, model = value.get("method"), value.get("model")
+    draft = method == "draft_model" or (method is None and isinstance(model, str) and model not in NGRAM
+                                        and not any(k in model.lower() for k in DETECTED))
+    if facts.guards.get("draft_model_unsupported") and draft:
+        return "uses a draft model, which this vLLM does not support yet", DRAFT_UNSUPPORTED
+    return None
+
+
+def _drafts_itself(method: Optional[str], model_type: str) -> bool:
+    """MTP methods, and a DeepSeek-V3 target, use the target model's own layers as the draft."""
+    return bool(method) and (method == "mtp" or method.endswith("_mtp")) or "deepseek" in model_type
 
 
 def _bounded(fields: dict, name: str) -> bool:
@@ -76,11 +108,17 @@ def _int(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _problem(value: dict, fields: dict) -> Optional[tuple]:
+def _problem(value: dict, fields: dict, model_type: str) -> Optional[tuple]:
     tokens = _int(value.get("num_speculative_tokens"))
-    ngram = value.get("method") in NGRAM or (value.get("method") is None and value.get("model") in NGRAM)
-    if ngram and value.get("num_speculative_tokens") is None:
-        return "uses the n-gram method without num_speculative_tokens", MISSING_TOKENS
+    method, model = value.get("method"), value.get("model")
+    ngram = method in NGRAM or (method is None and model in NGRAM)
+    if value.get("num_speculative_tokens") is None and (ngram or model is None):
+        what = "the n-gram method" if ngram else "no draft model"
+        return f"uses {what} without num_speculative_tokens", MISSING_TOKENS
+    if tokens is not None and model is None and not ngram and method not in SELF_DRAFTING \
+            and not _drafts_itself(method, model_type):
+        return (f"gives num_speculative_tokens with method {method!r} but no draft model",
+                NO_DRAFT_MODEL)
     if tokens is not None and tokens <= 0 and not _bounded(fields, "num_speculative_tokens"):
         return (f"num_speculative_tokens ({tokens}) must be greater than zero",
                 f"Expected num_speculative_tokens to be greater than zero ({tokens}).")

@@ -24,7 +24,8 @@ class UnknownParserName(Rule):
     (`@ToolParserManager.register_module("hermes")`, the `_TOOL_PARSERS_TO_REGISTER` tables),
     since argparse cannot list them. The reasoning parser is checked whenever it is given,
     except on releases that still have `--enable-reasoning` (0.7.3-0.9.2), which check it only
-    with that flag.
+    with that flag; where argparse itself lists the registry as `choices` (0.8.5-0.10
+    `--reasoning-parser`), `invalid-flag-value` reports it at parse time.
 
     ## Why is this bad?
     The server exits before loading the model: `KeyError: 'invalid tool call parser: hermes2
@@ -57,8 +58,10 @@ class UnknownParserName(Rule):
         for registry, (dest, plugin, wording) in PARSERS.items():
             names = facts.registries.get(registry)
             found = inputs.setting(cfg, dest)
-            if names is None or found is None or not isinstance(found.value, str) or not found.value:
-                continue
+            flag = facts.flags.get(dest)
+            if names is None or found is None or not isinstance(found.value, str) or not found.value \
+                    or (flag is not None and flag.choices):
+                continue   # argparse lists the registry itself (0.8.5-0.10 --reasoning-parser): PO107
             if not self._looked_up(cfg, facts, registry) or found.value in names:
                 continue
             listed = ",".join(names)
