@@ -60,7 +60,7 @@ class MaxModelLenAboveDerived(Rule):
                 model=LLAMA2_YARN, at=(3, 3)),
         # The env var turns the error into vLLM's warning.
         Example("model: org/qwen\nenv:\n  VLLM_ALLOW_LONG_MAX_MODEL_LEN: '1'\nargs:\n"
-                "  max-model-len: 65536\n", vllm="0.10.1.1", model=QWEN_7B, at=(5, 3)),
+                "  max-model-len: 65536\n", vllm="0.10.1.1", model=QWEN_7B, at=(5, 3), severity="warning"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

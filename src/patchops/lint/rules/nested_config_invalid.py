@@ -57,7 +57,7 @@ class NestedConfigInvalid(Rule):
                 kind="command", vllm="0.10.1.1", at=(1, 14)),
         # Dropped without a word by 0.10.1.1's pydantic dataclass: a warning.
         Example("vllm serve m --compilation-config '{\"levle\": 3}'\n", kind="command", vllm="0.10.1.1",
-                at=(1, 14)),
+                at=(1, 14), severity="warning"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
