@@ -55,9 +55,28 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
 
 
 def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
+    """Drop a generic finding that a specific one explains: same position, same setting.
+
+    Same position alone is not enough: every key of a command's `--config FILE` sits at the
+    `--config` token, so one file's removed flag and another key's bad value share it.
+    """
     found = list(found)
-    specific = {(d.line, d.column) for d in found if d.code not in GENERIC_CODES}
-    return [d for d in found if d.code not in GENERIC_CODES or (d.line, d.column) not in specific]
+    specific: dict = {}
+    for d in found:
+        if d.code not in GENERIC_CODES:
+            specific.setdefault((d.line, d.column), set()).update(_names(d))
+    return [d for d in found if d.code not in GENERIC_CODES or not _explained(d, specific)]
+
+
+def _names(d: Diagnostic) -> set:
+    return {name.replace("-", "_") for name in d.fields}
+
+
+def _explained(d: Diagnostic, specific: dict) -> bool:
+    names = specific.get((d.line, d.column))
+    if names is None:
+        return False
+    return not names or not _names(d) or bool(names & _names(d))
 
 
 def lint_example(example: Example) -> List[Diagnostic]:
