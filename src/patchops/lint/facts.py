@@ -92,6 +92,7 @@ class Facts:
     max_len: Dict[str, Any] = field(default_factory=dict)          # _get_and_verify_max_len's keys and rope handling
     parallel: Dict[str, Any] = field(default_factory=dict)         # world size above the GPUs: "ray" or "refuse"; ray_required
     guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
+    companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
 
     # -- lookups for rules ----------------------------------------------------------------
@@ -148,6 +149,7 @@ class Facts:
             "max_len": self.max_len,
             "parallel": self.parallel,
             "guards": self.guards,
+            "companions": self.companions,
             "has_ray": self.has_ray,
         }
 
@@ -175,6 +177,7 @@ class Facts:
             max_len=dict(data.get("max_len") or {}),
             parallel=dict(data.get("parallel") or {}),
             guards=dict(data.get("guards") or {}),
+            companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
         )
 

@@ -275,3 +275,11 @@ def test_paired_disable_flag_is_known_only_in_033():
 
 def test_full_name_is_not_an_abbreviation():
     assert codes(run("vllm serve m --enable-chunked-prefill --max-model-len 4096\n", kind="command"), "PO108") == []
+
+
+def test_log_outputs_needs_log_requests_from_011():
+    text = "vllm serve m --enable-log-outputs\n"
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO902") == []   # flag exists, no check
+    assert codes(run(text, vllm="0.11.0", kind="command"), "PO902") == [("PO902", "error", 1, 14)]
+    assert codes(run("vllm serve m --enable-log-outputs --enable-log-requests\n", vllm="0.33.0", kind="command"),
+                 "PO902") == []

@@ -30,6 +30,7 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
         "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
+        "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
         "has_ray": has_ray,
     }
 

@@ -22,7 +22,7 @@ from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlas
 from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
-from patchops.lint.rules.parser_flag_missing import ParserFlagMissing
+from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
@@ -75,5 +75,5 @@ ALL_RULES = (
     NestedConfigInvalid,
     SpeculativeConfigInvalid,
     UnknownParserName,
-    ParserFlagMissing,
+    FlagNeedsCompanion,
 )
