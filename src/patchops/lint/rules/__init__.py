@@ -14,6 +14,7 @@ from patchops.lint.rules.expert_parallel_without_experts import ExpertParallelWi
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
+from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
@@ -41,6 +42,7 @@ from patchops.lint.rules.yaml_true_breaks_store_true import YamlTrueBreaksStoreT
 ALL_RULES = (
     UnusedSuppression,
     SpecVersionMismatch,
+    InputNotLinted,
     UnknownFlag,
     YamlFalseDropped,
     Yaml11Boolean,

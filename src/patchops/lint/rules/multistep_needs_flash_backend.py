@@ -39,6 +39,7 @@ class MultistepNeedsFlashBackend(Rule):
     severity = "error"
     stage = "later"      # MultiStepModelRunner checks the backend at worker start
     versions = ">=0.6.3,<0.10.1"
+    stage = "later"  # MultiStepModelRunner checks it when the worker starts
     vllm_message = ("{ms_config_str} not supported for attention backend: {backend}. "
                     "Set VLLM_ATTENTION_BACKEND to a value from {supported}.")
     VALID = [
