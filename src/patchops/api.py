@@ -75,7 +75,8 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     from patchops.lint.model_facts import model_facts_for, read_model_facts
     from patchops.lint.reading import read_as_vllm
     from patchops.lint.rules import ALL_RULES
-    from patchops.lint.runner import is_selected, lint_config
+    from patchops.lint import selectors
+    from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
     if (path is None) == (command is None):
@@ -94,7 +95,8 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     diagnostics = lint_config(cfg, facts, select=select, ignore=ignore)
     skipped = [] if cfg.model_facts is not None or seen.model is None else [
         rule.name for rule in ALL_RULES
-        if rule.reads_model and is_selected(rule.code, select, ignore) and rule.applies_to(facts.version)]
+        if rule.reads_model and rule.applies_to(facts.version)
+        and selectors.is_selected(rule.code, rule.name, selectors.split(select), selectors.split(ignore))]
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
                       skipped=skipped,
