@@ -336,6 +336,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
                  python: Optional[str] = typer.Option(None, "--python", help="Lint against the copy this interpreter imports."),
                  vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Shipped facts of this release, for inputs that state no version and no installed copy."),
+                 model_config: Optional[Path] = typer.Option(None, "--model-config", help="The model's config.json, when the model is not on this machine."),
                  output_format: Format = typer.Option(Format.text, "--format", "--output-format"),
                  json_out: bool = typer.Option(False, "--json", help="Same as --format json."),
                  select: List[str] = typer.Option([], "--select", help="Only these rules: codes, prefixes or names, comma lists ok."),
@@ -352,7 +353,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     assumed = _hardware(hardware, detect_hardware and not _settings().hardware)
     results = api.lint_inputs(files or (), command=cmd, vllm_path=vllm, python=python,
                               vllm_version=vllm_version, select=select, ignore=ignore,
-                              hardware=assumed)
+                              hardware=assumed, model_config=model_config)
     console = _console()
     if output_format is Format.json:
         print(render.lint_json(results))

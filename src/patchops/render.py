@@ -89,6 +89,7 @@ def lint_summary_line(results) -> str:
     failed = sum(result.error is not None for result in results)
     if failed:
         text += f"; {failed} not linted"
+    text += "".join(f"; {r.model_note}" for r in results if r.model_note)
     return text
 
 
@@ -111,7 +112,9 @@ def lint_json(results) -> str:
         "summary": lint_summary(diagnostics),
         "inputs": [{"file": r.path, "vllm_version": r.vllm_version or None,
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
-                    "error": r.error, "assumed_hardware": r.hardware} for r in results],
+                    "error": r.error, "assumed_hardware": r.hardware,
+                    "model_config": r.model_config,
+                    "skipped": list(r.skipped)} for r in results],
     }
     return json.dumps(document, indent=2)
 

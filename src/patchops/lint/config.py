@@ -67,6 +67,7 @@ class ServeConfig:
     # name -> (setting, vLLM's error text).
     rejected: Dict[str, Tuple[Setting, str]] = field(default_factory=dict)
     read_by: Optional[str] = None               # vLLM version read_as_vllm used, None before
+    model_facts: Optional[Any] = None           # the model's config.json (lint/model_facts.py), filled by lint
 
     def position_of(self, at) -> Tuple[int, int]:
         """Return (line, column) of a Setting, a (line, column) tuple, or (1, 1) for None."""
