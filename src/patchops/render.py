@@ -487,6 +487,12 @@ def status_dicts(report) -> list:
     } for row in report.rows]
 
 
+def status_notes(console: Output, report) -> None:
+    """Print status's notes (a repaired transaction, a copy being patched) apart from its JSON."""
+    for note in report.targets.notes() + list(report.notes):
+        _note(console, note)
+
+
 def status_text(console: Output, report) -> None:
     """Print status per copy: a heading naming the copy and whether Python imports it, then rows."""
     for note in report.targets.notes() + list(report.notes):
