@@ -415,10 +415,20 @@ def diff_stat(diff: str) -> List[str]:
     return rows
 
 
-def problems_text(plan) -> None:
-    """Print a plan's drift as `error: ...` on stderr, as every other refusal is printed."""
-    if plan.problems:
-        Output(stderr=True).print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
+def problems_text(plan, mismatches=()) -> None:
+    """Print a plan's drift as `error: ...` on stderr, as every other refusal is printed.
+
+    `mismatches` (for --dry-run) replace the problems of the files they explain: they say
+    where a patchset that does not fit comes closest.
+    """
+    errors = Output(stderr=True)
+    for mismatch in mismatches:
+        errors.print(Line.assemble(("error:", "bold red"), " ", mismatch.message()))
+    explained = {str(m.path) for m in mismatches}
+    if any(not any(path in p for path in explained) for p in plan.problems):
+        errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
+    elif plan.problems:
+        errors.print("nothing was written (dry run)")
 
 
 def apply_report_text(console: Output, report, shown=()) -> None:
@@ -432,7 +442,7 @@ def apply_report_text(console: Output, report, shown=()) -> None:
         console.print(Line(f"removed stale bytecode {pyc}", style="dim"))
 
 
-def plan_dict(plan, targets=None) -> dict:
+def plan_dict(plan, targets=None, mismatches=()) -> dict:
     """Return a plan (dry run) as JSON-ready data."""
     return {
         "dry_run": True,
@@ -440,6 +450,7 @@ def plan_dict(plan, targets=None) -> dict:
         "changes": [{"site_dir": str(f.site_dir), "file": f.display, "patchsets": list(f.patchsets)}
                     for f in plan.changes],
         "problems": list(plan.problems),
+        "mismatches": [m.message() for m in mismatches],
         "notes": list(dict.fromkeys([*(targets.notes() if targets else ()), *plan.notes])),
         "patchset_notes": {p.name: p.notes for p in plan.patchsets if p.notes},
     }
@@ -514,3 +525,117 @@ def rollback_report_text(console: Output, report) -> None:
         console.print(Line(line))
     if not report.changed and not report.notes:
         console.print("nothing to restore: the files are already original")
+
+
+def explain_table(console: Output, result) -> None:
+    """Print setting, value and origin per row; then why, for every value that is not a plain default."""
+    from rich.table import Table
+
+    from patchops.lint.vllm.wording import sizes_text
+
+    table = Table(title=f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})",
+                  title_justify="left")
+    table.add_column("setting", no_wrap=True)
+    table.add_column("value", max_width=24, overflow="fold")
+    table.add_column("origin", ratio=1)
+    notes = []
+    for row in result.rows:
+        value = "?" if row.value is None else sizes_text(row.value) if isinstance(row.value, list) \
+            else str(row.value)
+        if not row.certain:
+            value += " (or " + ", ".join(map(str, row.alternatives)) + ")" if row.alternatives else " ?"
+        table.add_row(row.field, value, row.origin + (f" ({row.where})" if row.where else ""))
+        if not row.origin.startswith("vLLM ") and row.origin != "set by you" or not row.certain:
+            notes.append(f"{row.field}: {row.reason}")
+    console.rich().print(table)
+    for note in notes:
+        console.print(Line(note))
+    if result.hardware:
+        console.print(Line(f"assumed hardware: {result.hardware}", style="dim"))
+
+
+def explain_json(result) -> str:
+    """Return the effective settings keyed by vLLM's field names, each with value and origin."""
+    return json.dumps({"file": result.path, "vllm_version": result.vllm_version,
+                       "facts_origin": result.facts_origin, "assumed_hardware": result.hardware,
+                       "settings": {row.field: row.to_dict() for row in result.rows}}, indent=2)
+
+
+# ---------------------------------------------------------------- verify
+
+VERIFY_STYLE = {"modified": "bold red", "missing": "bold red", "extra": "yellow", "patched": "green"}
+
+
+def verify_dicts(results) -> list:
+    return [{
+        "site_dir": str(r.site_dir), "version": r.version,
+        "record": str(r.record) if r.record else None, "listed": r.listed, "hashed": r.hashed,
+        "differs": r.differs, "error": r.error, "skipped": list(r.skipped),
+        "files": [{"path": f.path, "state": f.state, "detail": f.detail,
+                   "patchsets": list(f.patchsets)} for f in r.findings],
+    } for r in results]
+
+
+def verify_text(console: Output, results) -> None:
+    """Print one line per differing file, then a summary line per copy."""
+    for r in results:
+        head = f"{r.site_dir} (vLLM {r.version or 'unknown'})"
+        if r.error:
+            console.print(Line(f"{head}: cannot verify: {r.error}", style="bold red"))
+            continue
+        for f in r.findings:
+            line = Line("  ")
+            line.append(f"{f.state:<8}", style=VERIFY_STYLE.get(f.state, ""))
+            line.append(f" {f.path}")
+            by = f" by {', '.join(f.patchsets)}" if f.patchsets else ""
+            line.append(f" ({f.detail}{by})", style="dim")
+            console.print(line)
+        counts = {}
+        for f in r.findings:
+            counts[f.state] = counts.get(f.state, 0) + 1
+        found = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no difference"
+        skipped = f"; {len(r.skipped)} outside the site folder not checked" if r.skipped else ""
+        console.print(Line(f"{head}: {r.listed} files in {r.record.parent.name}/RECORD, "
+                           f"{r.hashed} hashed: {found}{skipped}",
+                           style="bold red" if r.differs else "green"))
+
+
+# ---------------------------------------------------------------- capture
+
+def capture_text(console: Output, result) -> None:
+    for item in result.files:
+        ops = ", ".join(op.describe() for op in item.ops)
+        console.print(Line(f"{item.path}: {ops} (pristine text from {item.pristine_from})"))
+    console.print(Line(f"wrote {result.path} (vLLM {result.versions or 'any'})", style="green"))
+    for path in result.recorded:
+        console.print(Line(f"recorded {path} as patched by {result.name}: `patchops rollback "
+                           f"{result.name} --patchsets {result.path.parent}` restores the pristine file",
+                           style="dim"))
+
+
+def raw(text: str) -> None:
+    """Write text exactly as it is (a patch: rich would re-wrap it and trim trailing spaces)."""
+    import sys
+
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def file_diffs(console: Output, diffs) -> None:
+    """Print each diff, coloured on a terminal and byte-exact for pipes; `#` lines name copies."""
+    several = len({site for d in diffs for site in d.sites}) > 1
+    for d in diffs:
+        notes = []
+        if several:
+            notes.append(f"# {', '.join(map(str, d.sites))}")
+        if d.drifted:
+            notes.append(f"# {d.path}: changed since patchops wrote it ({', '.join(d.patchsets)})")
+        header = "".join(note + "\n" for note in notes)
+        if console.is_terminal:
+            for note in notes:
+                console.print(Line(note, style="dim"))
+            colour_diff(console, d.text)
+        else:
+            raw(header + d.text)
+    if not diffs:
+        console.print("nothing patched: no file differs from its original")
