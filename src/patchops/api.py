@@ -387,13 +387,13 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
     """
     from patchops import patching
     from patchops.errors import PatchopsError
-    from patchops.patchset import get_patchset, load_patchset, patchset_files
+    from patchops.patchset import load_patchset, patchset_files
 
     chosen = find_targets(python=python, roots=roots, sites=sites)
     notes: List[str] = []
     recorded = [] if names else _recorded_patchsets(chosen.copies)
-    if names or recorded:
-        wanted = [get_patchset(name, patchset_dirs) for name in (names or recorded)]
+    if names or recorded:   # a recorded patchset may be known only from the YAML its store kept
+        wanted = patching.load_patchsets(chosen.copies, names or recorded, patchset_dirs)
     else:
         wanted = []
         for path in patchset_files(patchset_dirs).values():
@@ -401,7 +401,8 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
                 wanted.append(load_patchset(path))
             except PatchopsError as error:
                 notes.append(f"skipped: {error.message}")
-    return StatusReport(chosen, tuple(patching.status(chosen.copies, wanted)), tuple(notes))
+    rows = patching.status(chosen.copies, wanted)
+    return StatusReport(chosen, tuple(rows), (*notes, *rows.notes))
 
 
 def status(names: Optional[Sequence[str]] = None, *, python: Optional[str] = None,

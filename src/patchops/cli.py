@@ -23,6 +23,7 @@ OK = 0
 PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
+IO_ERROR = 5  # FileIOError: a read or write failed, naming the file
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 
@@ -55,6 +56,7 @@ def command(*args, **kwargs):
     def register(function):
         @functools.wraps(function)
         def run(*a, **kw):
+            _printable_streams()
             try:
                 return function(*a, **kw)
             except BrokenPipeError:  # `patchops status --json | head`: the reader left, nothing to say
@@ -69,7 +71,7 @@ def command(*args, **kwargs):
             except OSError as error:
                 name = f"{error.filename}: " if error.filename else ""
                 _error(f"{name}{error.strerror or error}")
-                raise typer.Exit(USAGE_OR_INPUT_ERROR)
+                raise typer.Exit(IO_ERROR)
             except Exception as error:  # a bug: one paragraph, the traceback on request
                 if os.environ.get("PATCHOPS_DEBUG") or _is_cli_flow(error):
                     raise
@@ -80,6 +82,14 @@ def command(*args, **kwargs):
         return app.command(*args, **kwargs)(run)
 
     return register
+
+
+def _printable_streams() -> None:
+    """Escape what the terminal cannot encode: a lone surrogate ("\\uD800") in a user's YAML
+    must print, not crash the output stream (issue 6)."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _error(message: str) -> None:

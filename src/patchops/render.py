@@ -418,8 +418,8 @@ def diff_stat(diff: str) -> List[str]:
 def problems_text(plan, mismatches=()) -> None:
     """Print a plan's drift as `error: ...` on stderr, as every other refusal is printed.
 
-    `mismatches` (for --dry-run) replace the problems of the files they explain: they say
-    where a patchset that does not fit comes closest.
+    `mismatches` (for --dry-run: where a patchset that does not fit comes closest) replace the
+    drift message of the files they explain.
     """
     errors = Output(stderr=True)
     for mismatch in mismatches:
@@ -427,8 +427,6 @@ def problems_text(plan, mismatches=()) -> None:
     explained = {str(m.path) for m in mismatches}
     if any(not any(path in p for path in explained) for p in plan.problems):
         errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
-    elif plan.problems:
-        errors.print("nothing was written (dry run)")
 
 
 def apply_report_text(console: Output, report, shown=()) -> None:
@@ -529,25 +527,21 @@ def rollback_report_text(console: Output, report) -> None:
 
 def explain_table(console: Output, result) -> None:
     """Print setting, value and origin per row; then why, for every value that is not a plain default."""
-    from rich.table import Table
-
     from patchops.lint.vllm.wording import sizes_text
 
-    table = Table(title=f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})",
-                  title_justify="left")
-    table.add_column("setting", no_wrap=True)
-    table.add_column("value", max_width=24, overflow="fold")
-    table.add_column("origin", ratio=1)
-    notes = []
+    console.print(Line(f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})", style="bold"))
+    cells, notes = [], []
     for row in result.rows:
         value = "?" if row.value is None else sizes_text(row.value) if isinstance(row.value, list) \
             else str(row.value)
         if not row.certain:
             value += " (or " + ", ".join(map(str, row.alternatives)) + ")" if row.alternatives else " ?"
-        table.add_row(row.field, value, row.origin + (f" ({row.where})" if row.where else ""))
+        cells.append((row.field, value, row.origin + (f" ({row.where})" if row.where else "")))
         if not row.origin.startswith("vLLM ") and row.origin != "set by you" or not row.certain:
             notes.append(f"{row.field}: {row.reason}")
-    console.rich().print(table)
+    widths = [max(len(c[i]) for c in cells) for i in (0, 1)]
+    for name, value, origin in cells:
+        console.print(Line(f"  {name:<{widths[0]}}  {value:<{widths[1]}}  ").append(origin, style="dim"))
     for note in notes:
         console.print(Line(note))
     if result.hardware:

@@ -72,6 +72,10 @@ class Rule:
     unsure_severity: ClassVar[Optional[str]] = None
     versions: ClassVar[str] = ""          # PEP 440 specifier of vLLM versions where the rule holds
     vllm_message: ClassVar[Optional[str]] = None  # the exact vLLM text it prevents, if any
+    # When vLLM fails: "config" while it builds its configuration (argument parsing, serve
+    # validation, create_engine_config: what the conformance harness asks real vLLM), or
+    # "later" (worker start-up, KV-cache sizing, graph capture, a request).
+    stage: ClassVar[str] = "config"
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
 

@@ -45,7 +45,10 @@ def facts_for_config(cfg: ServeConfig, *, vllm_path: Optional[Path] = None,
         return facts_for_copy(winner.site_dir)
     stated = cfg.context.get("vllm.version")
     if stated is not None:
-        return facts_for_version(str(stated.value))
+        try:
+            return facts_for_version(str(stated.value))
+        except LintInputError as exc:  # name the spec's line: the version came from there
+            raise LintInputError(f"{cfg.path}:{stated.line}:{stated.column}: {exc}") from None
     if vllm_version:
         return facts_for_version(vllm_version)
     raise LintInputError(f"{cfg.path}: no vLLM copy is importable here and the config does not say "
