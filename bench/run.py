@@ -46,6 +46,20 @@ def timed(cmd, env, setup=None, runs=5):
     return min(samples), code
 
 
+def paired(cmd, floor_cmd, env, runs=5):
+    """Return (fastest seconds, exit code, fastest floor) with `cmd` and the floor alternating.
+
+    A shared machine's load drifts over minutes; a ratio is only fair between runs made
+    side by side.
+    """
+    best, floor, code = float("inf"), float("inf"), None
+    for _ in range(runs):
+        floor = min(floor, timed(floor_cmd, env, runs=1)[0])
+        took, code = timed(cmd, env, runs=1)
+        best = min(best, took)
+    return best, code, floor
+
+
 def build_layout(base: Path, version: str) -> list:
     sites = [base / LIB, base / LIB64]
     for site in sites:
@@ -126,7 +140,7 @@ def main() -> None:
     rows = []
     floor, _ = timed([py, "-c", "pass"], env, runs=args.runs)
     ui_floor, _ = timed([py, "-c", "import typer, rich"], env, runs=args.runs)
-    goal = f"target <= {UI_GOAL:g}x ui floor ({UI_GOAL * ui_floor:.3f} s)"
+    goal = f"target <= {UI_GOAL:g}x the ui floor run beside it"
     rows.append(("python -c pass (floor)", floor, None, ""))
     rows.append(("python -c 'import typer, rich' (ui floor)", ui_floor, None, ""))
     rows.append(("locate (2 copies)", *timed(po + ["locate"], env, runs=args.runs), ""))
@@ -135,14 +149,17 @@ def main() -> None:
     t, code = timed(po + ["status"], env, setup=lambda: shutil.rmtree(cache / "verdicts", ignore_errors=True),
                     runs=args.runs)
     rows.append(("status, nothing recorded, first run", t, code, "parses each target file once"))
-    t, code = timed(po + ["status"], env, runs=args.runs)
+    ui = [py, "-c", "import typer, rich"]
+    ratios = {}
+    t, code, ratios["status, nothing recorded, again"] = paired(po + ["status"], ui, env, args.runs)
     rows.append(("status, nothing recorded, again", t, code, goal))
     t, code = timed(po + ["apply", "corex-eager-allreduce", "--yes"], env, setup=fresh_tree, runs=args.runs)
     rows.append((f"apply to 2 copies of {args.version}", t, code, "target < 1.0 s"))
     applied_tree()
-    t, code = timed(po + ["apply", "corex-eager-allreduce", "--yes"], env, runs=args.runs)
+    t, code, ratios["re-apply (no-op)"] = paired(po + ["apply", "corex-eager-allreduce", "--yes"], ui,
+                                                 env, args.runs)
     rows.append(("re-apply (no-op)", t, code, goal))
-    t, code = timed(po + ["status"], env, runs=args.runs)
+    t, code, ratios["status (applied)"] = paired(po + ["status"], ui, env, args.runs)
     rows.append(("status (applied)", t, code, goal))
     t, code = timed(po + ["rollback", "--all"], env, setup=applied_tree, runs=args.runs)
     rows.append(("rollback (2 copies)", t, code, ""))
@@ -150,7 +167,7 @@ def main() -> None:
     t, code = timed(lint, env, setup=cold_facts, runs=args.runs)
     rows.append(("lint, cold facts", t, code, ""))
     timed(lint, env, runs=1)
-    t, code = timed(lint, env, runs=args.runs)
+    t, code, ratios["lint, cached facts"] = paired(lint, ui, env, args.runs)
     rows.append(("lint, cached facts", t, code, goal))
     rows += verify_rows(work, args.verify_version, env, args.runs)
 
@@ -159,8 +176,10 @@ def main() -> None:
     print(f"{'step':<{width}}  {'seconds':>8}  {'x floor':>7}  {'x ui':>5}  exit  note")
     for name, seconds, code, note in rows:
         exit_code = "" if code is None else str(code)
-        met = "" if "target <=" not in note else ("  ok" if seconds <= UI_GOAL * ui_floor else "  MISSED")
-        print(f"{name:<{width}}  {seconds:8.3f}  {seconds / floor:7.1f}  {seconds / ui_floor:5.2f}  "
+        # Goal rows are judged against the ui floor measured side by side with them.
+        beside = ratios.get(name, ui_floor)
+        met = "" if name not in ratios else ("  ok" if seconds <= UI_GOAL * beside else "  MISSED")
+        print(f"{name:<{width}}  {seconds:8.3f}  {seconds / floor:7.1f}  {seconds / beside:5.2f}  "
               f"{exit_code:>4}  {note}{met}")
     shutil.rmtree(work, ignore_errors=True)
 

@@ -425,13 +425,10 @@ def problems_text(plan, mismatches=()) -> None:
     the file is as pip installed it) replace the generic advice.
     """
     errors = Output(stderr=True)
-    if plan.problems and mismatches:   # the mismatches give the advice, file by file
-        errors.print(Line.assemble(("error:", "bold red"), " cannot apply: ",
-                                   "; ".join(p.rstrip(".") for p in plan.problems), ". Nothing was written."))
-    elif plan.problems:
-        errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
     for mismatch in mismatches:
         errors.print(Line.assemble(("error:", "bold red"), " ", mismatch.message()))
+    if plan.problems and not mismatches:
+        errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
 
 
 def apply_report_text(console: Output, report, shown=()) -> None:
@@ -445,7 +442,7 @@ def apply_report_text(console: Output, report, shown=()) -> None:
         console.print(Line(f"removed stale bytecode {pyc}", style="dim"))
 
 
-def plan_dict(plan, targets=None) -> dict:
+def plan_dict(plan, targets=None, mismatches=()) -> dict:
     """Return a plan (dry run) as JSON-ready data."""
     return {
         "dry_run": True,
@@ -453,6 +450,7 @@ def plan_dict(plan, targets=None) -> dict:
         "changes": [{"site_dir": str(f.site_dir), "file": f.display, "patchsets": list(f.patchsets)}
                     for f in plan.changes],
         "problems": list(plan.problems),
+        "mismatches": [m.message() for m in mismatches],
         "notes": list(dict.fromkeys([*(targets.notes() if targets else ()), *plan.notes])),
         "patchset_notes": {p.name: p.notes for p in plan.patchsets if p.notes},
     }
