@@ -502,8 +502,10 @@ def _drift_paragraph(what: str, problems: Sequence[str], force: bool) -> str:
     changed = any("changed since patchops wrote it" in p for p in problems)
     other = any("changed since patchops wrote it" not in p for p in problems)
     if other:
-        text += ("Each target must be as vLLM (or the vendor) shipped it, or already patched: "
-                 "reinstall vLLM to get pristine files, or fix the patchset for this version. ")
+        text += ("Each target must be as vLLM (or the vendor) shipped it, or already patched. "
+                 "If the file is as shipped, the patchset does not know this vendor's code: add "
+                 "the value found to the op's `pristine:` list (or widen its match) in the "
+                 "patchset file; if someone edited the file, reinstall vLLM to get it back. ")
     if changed and not force:
         text += ("For files changed since patchops wrote them, `patchops rollback --force` "
                  "restores the original (keeping the changed file in the store), or "
@@ -512,15 +514,23 @@ def _drift_paragraph(what: str, problems: Sequence[str], force: bool) -> str:
 
 
 def unified_diff(plan: ApplyPlan) -> str:
-    """Return the plan's changes as a plain unified diff, for --dry-run."""
-    chunks = []
+    """Return the plan's changes as a unified diff, for --dry-run.
+
+    Paths are relative to the site dir (`a/vllm/engine/arg_utils.py`), so `git apply` or
+    `patch -p1` run there take it; a change identical in several copies (lib and lib64) is
+    shown once, under a `#` line naming the copies (both tools skip such lines).
+    """
+    groups: Dict[Tuple[str, bytes, bytes], List[FilePlan]] = {}
     for item in plan.changes:
-        old = item.old.decode("utf-8", "replace").splitlines(keepends=True)
-        new = item.new.decode("utf-8", "replace").splitlines(keepends=True)
-        name = str(item.path)
-        lines = difflib.unified_diff(old, new, fromfile="a" + name if name.startswith("/") else "a/" + name,
-                                     tofile="b" + name if name.startswith("/") else "b/" + name)
-        for line in lines:
+        groups.setdefault((item.display, item.old, item.new), []).append(item)
+    chunks = []
+    for (name, old_bytes, new_bytes), items in groups.items():
+        sites = ", ".join(str(item.site_dir) for item in items)
+        chunks.append(f"# in {sites}\n" if len(items) == 1 else
+                      f"# identical in {len(items)} copies: {sites}\n")
+        old = old_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        new = new_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        for line in difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"):
             chunks.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(chunks)
 
@@ -685,6 +695,16 @@ def _status_copy(ctx: _Copy, patchsets: Sequence["Patchset"]) -> List[StatusRow]
         assert data is not None
         shown = ctx.display(rel)
         current = sha256(data)
+        # Hash before parse: the same bytes, patchsets and version got this answer before.
+        from patchops import verdicts
+
+        remembered_key = verdicts.key(current, rel, [p.path for p in wanted], version)
+        remembered = verdicts.get(remembered_key, ctx.path(rel))
+        if remembered is not None and all(p.name in remembered for p in wanted):
+            for p in wanted:
+                state, detail = remembered[p.name]
+                found[p.name, rel] = FileStatus(shown, state, detail, None, current)
+            continue
         problems: List[str] = []
         rewritten = _rewrite_quietly(data, rel, wanted, version, ctx.path(rel), problems)
         results = {r.patchset: r for r in rewritten.results} if rewritten is not None else {}
@@ -706,6 +726,8 @@ def _status_copy(ctx: _Copy, patchsets: Sequence["Patchset"]) -> List[StatusRow]
                 found[p.name, rel] = FileStatus(shown, ST_NOT_APPLICABLE,
                                                 result.message or "no target site in this file",
                                                 None, current)
+        verdicts.put(remembered_key, ctx.path(rel),
+                     {p.name: (found[p.name, rel].state, found[p.name, rel].detail) for p in wanted})
     rows = []
     applicable_names = {p.name for p in applicable}
     for p in patchsets:

@@ -6,6 +6,8 @@ A patchset is one YAML file named after it:
     summary: one line
     description: |                       # optional
       why, and what it changes
+    notes: |                             # optional: what to do after applying; printed by apply
+      the caveat a user must not miss
     vllm: ">=0.6.3"                      # PEP 440 specifier of supported vLLM versions
     ops:
       - op: set-keyword                  # one of patchops.ops.OPS
@@ -44,7 +46,8 @@ SHIPPED_DIR = Path(__file__).resolve().parents[2] / "patchsets"
 PACKAGED_DIR = Path(__file__).resolve().parent / "patchsets"
 
 _NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_TOP_KEYS = {"name": True, "summary": True, "description": False, "vllm": True, "ops": True}
+_TOP_KEYS = {"name": True, "summary": True, "description": False, "notes": False, "vllm": True,
+             "ops": True}
 _SUFFIXES = (".yaml", ".yml")
 _MAX_DEPTH = 100  # far beyond any patchset; the YAML composer recurses per level
 _YAML_TYPES = {
@@ -68,6 +71,7 @@ class Patchset:
     versions: SpecifierSet
     ops: Tuple[Op, ...]
     path: Path
+    notes: str = ""     # what to do after applying it: apply and --dry-run print it
     text: str = field(default="", repr=False, compare=False)  # the YAML, kept by the store
 
     def applies_to(self, version: Optional[str]) -> bool:
@@ -224,6 +228,7 @@ class _Loader:
         description = ""
         if "description" in top:
             description = self.string(top["description"][1], "description", empty_ok=True)
+        notes = self.string(top["notes"][1], "notes", empty_ok=True) if "notes" in top else ""
         versions = self.checked(top["vllm"][1], "vllm", "versions")
 
         ops_node = top["ops"][1]
@@ -231,7 +236,7 @@ class _Loader:
             raise self.fail(ops_node, f'"ops" must be a non-empty list of ops, found {_kind_of(ops_node)}')
         ops = tuple(self.op(node, i) for i, node in enumerate(ops_node.value, 1))
         return Patchset(name, summary.strip(), description.strip(), versions, ops, self.path,
-                        self.text)
+                        notes=notes.strip(), text=self.text)
 
     def too_deep(self) -> PatchsetError:
         """Return the error for YAML nested past what the composer can recurse through.
