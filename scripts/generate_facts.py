@@ -3,8 +3,8 @@
 
     python scripts/generate_facts.py 0.8.5 0.9.2 ...     # or --all for the usual set
 
-Each wheel is downloaded once into the patchops cache (patchops.wheelcache), its sources are
-read with `ast` exactly as for an installed copy, and the result is written to
+Each wheel is downloaded once into the patchops cache (tests/support/wheelcache.py), its
+sources are read with `ast` exactly as for an installed copy, and the result is written to
 src/patchops/data/facts/<version>.json. The files are data, regenerated rather than edited.
 """
 
@@ -15,9 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-from patchops import wheelcache
 from patchops.lint.facts import SHIPPED_DIR, Facts
 from patchops.lint.facts_extract import extract
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
+from tests.support import wheelcache  # noqa: E402
 
 # The 14 releases the reference note was checked against (vllm-launch-checks.md).
 DEFAULT_VERSIONS = (

@@ -1,4 +1,4 @@
-"""Shared fixtures: real vLLM trees unpacked from PyPI wheels (see patchops.wheelcache)."""
+"""Shared fixtures: real vLLM trees unpacked from PyPI wheels (see tests/support/wheelcache.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from patchops import wheelcache
+from tests.support import wheelcache
 
 # The versions the integration tests run on: V0-only, the V0/V1 overlap, and recent V1 releases.
 OLD, MID, NEW = "0.6.3.post1", "0.8.5", "0.11.0"

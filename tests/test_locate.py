@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import MID, NEW, OLD
-from patchops import wheelcache
 from patchops.errors import LocateError
 from patchops.locate import DEFAULT_ROOTS, ROOTS_ENV, locate, locate_site, read_version
+from tests.support import wheelcache
 
 vllm = pytest.mark.vllm
 

@@ -8,9 +8,9 @@ import shutil
 import pytest
 from conftest import MID, NEW, NEWEST, OLD, vendor_hardcode
 
-from patchops import wheelcache
 from patchops.patchset import find_patchsets, get_patchset, patchset_files
 from patchops.rewrite import missing_file_results, rewrite_source
+from tests.support import wheelcache
 
 ARG_UTILS = "engine/arg_utils.py"
 V0_RUNNER = "worker/model_runner.py"

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchsetError
-from patchops.ops.base import Op, OpOutcome, Site, SiteState, positions_off
+from patchops.ops.base import Op, OpOutcome, Site, SiteState
+from patchops.ops.positions import positions_off
 from patchops.patchset import Patchset
 
 if TYPE_CHECKING:

@@ -11,12 +11,14 @@ import sys
 import pytest
 
 from conftest import vendor_hardcode
-from patchops import wheelcache
 from patchops.errors import LintInputError
 from patchops.lint import facts as facts_mod
 from patchops.lint import facts_extract
 from patchops.lint.facts import (SHIPPED_DIR, Facts, Flag, extract_facts, facts_for_copy,
                                  facts_for_version, shipped_versions)
+from patchops.lint.facts_extract.source_tree import Source
+from patchops.lint.facts_extract.static_eval import Classes
+from tests.support import wheelcache
 
 pytestmark = pytest.mark.vllm
 
@@ -84,8 +86,8 @@ def test_033_literal_option_count_matches_reference(facts_of):
     # reference §7: 282 option strings written out in add_argument calls; the FrontendArgs
     # fields (entrypoints/common/cli_args.py, 62 with BaseFrontendArgs') come on top.
     facts = facts_of("0.33.0")
-    src = facts_extract.Source(wheelcache.site_packages("0.33.0"))
-    classes = facts_extract.Classes(src)
+    src = Source(wheelcache.site_packages("0.33.0"))
+    classes = Classes(src)
     module = src.module_file("vllm/entrypoints/common/cli_args.py")
     frontend = set(classes.fields(*src.find_class(module, "FrontendArgs")))
     assert len(frontend) == 62

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from patchops import wheelcache
 from patchops.cli import app
+from tests.support import wheelcache
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p for p in GOLDEN.iterdir() if p.suffix in (".yaml", ".yml", ".sh"))

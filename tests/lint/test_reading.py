@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from patchops.lint.config import load_command, load_text
 from patchops.lint.facts import Facts, Flag, facts_for_version
+from patchops.lint.inputs import load_command, load_text
 from patchops.lint.reading import human_readable_int, read_as_vllm
 from patchops.lint.vllm.releases import release
 

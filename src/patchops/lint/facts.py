@@ -185,7 +185,7 @@ def _extractor_stamp() -> List[Any]:
     """Identify the extractor code, so an upgraded patchops ignores older cache entries."""
     stamp: List[Any] = [FACTS_SCHEMA]
     here = Path(__file__).resolve().parent
-    for path in (here / "facts.py", here / "facts_extract.py"):
+    for path in [here / "facts.py", *sorted((here / "facts_extract").glob("*.py"))]:
         stamp.append(_stat_list(path))
     return stamp
 

@@ -25,8 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from patchops.lint.config import ServeConfig, Setting, human_readable_int, is_option, normalize_key
+from patchops.lint.config import ServeConfig, Setting, human_readable_int, normalize_key
 from patchops.lint.facts import Facts, Flag
+from patchops.lint.launch_command import is_option
 from patchops.lint.vllm.releases import (BOOL_AS_FLAG, COMPILATION_JSON, COMPILATION_LITERAL_EVAL,
                                          CONFIG_FIRST_OK, DICTS_AS_JSON, DOTTED_KEYS, LISTS_EXPANDED,
                                          MODEL_IN_CONFIG, NO_FORM_FROM_YAML, O_IS_OPT_LEVEL, Version, release)

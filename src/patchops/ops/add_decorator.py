@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, ClassVar, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 
-from patchops.ops.base import (Op, OpExample, OpOutcome, Site, SiteCount, SiteState, dotted_name,
-                               file_param, normalize_expr, one_line, param, parse_expr,
-                               replace_nodes, sites_param, split_scope, versions_param, walk)
+from patchops.ops.base import (Op, OpExample, OpOutcome, Site, SiteCount, SiteState, file_param,
+                               normalize_expr, one_line, param, sites_param, versions_param)
+from patchops.ops.tree import dotted_name, parse_expr, replace_nodes, split_scope, walk
 
 if TYPE_CHECKING:
     import libcst

@@ -1,14 +1,13 @@
-"""The op protocol: parameters, site states and outcomes, plus the tree helpers ops share.
+"""The op protocol: parameters and their checks, site states, outcomes, the Op base class.
 
 Importing this module must not import libcst. Loading a patchset builds op objects, and the
 status path loads patchsets without rewriting anything; libcst takes ~0.4 s to import. The
-helpers below import it inside the function body instead.
+tree helpers ops share live in ops/tree.py and ops/positions.py, which import it lazily too.
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
 import dataclasses
 import functools
 import keyword
@@ -16,10 +15,10 @@ import re
 import textwrap
 from dataclasses import dataclass
 from enum import Enum
-from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Mapping,
-                    Optional, Sequence, Tuple)
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from patchops.ops.positions import site_positions
 from patchops.versions import parse_version
 
 if TYPE_CHECKING:
@@ -321,8 +320,7 @@ class Op:
         Nothing is rewritten when the site count is off or any site drifted: the caller
         refuses the whole patchset then, and an untouched module is the honest answer.
         """
-        where = (positions(module, [node for node, _, _ in found]) if _POSITIONS_ON[0]
-                 else {id(node): (0, 0) for node, _, _ in found})
+        where = site_positions(module, [node for node, _, _ in found])
         sites = tuple(sorted((Site(*where[id(node)], state, text) for node, state, text in found),
                              key=lambda s: (s.line, s.column)))
         error = None
@@ -350,9 +348,6 @@ def classify_value(text: str, value: str, pristine: Sequence[str]) -> SiteState:
     return SiteState.DRIFT
 
 
-# --- helpers over libcst trees -------------------------------------------------------------
-
-
 @functools.lru_cache(maxsize=512)
 def normalize_expr(code: str) -> str:
     """Return a formatting- and comment-free form of an expression, for comparing values."""
@@ -369,291 +364,3 @@ def one_line(text: str, limit: int = 80) -> str:
     """Collapse whitespace so source text fits in a one-line message."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-def parse_expr(code: str) -> "libcst.BaseExpression":
-    """Parse an op's expression parameter with libcst."""
-    import libcst as cst
-
-    return cst.parse_expression(code.strip())
-
-
-_POSITIONS_ON = [True]
-
-
-@contextlib.contextmanager
-def positions_off() -> Iterator[None]:
-    """Report (0, 0) for every site while inside: for runs whose sites are thrown away.
-
-    rewrite.py chains a patchset's ops to build the new module after a first run has
-    reported the sites; positions cost most of an op on a large file.
-    """
-    _POSITIONS_ON[0] = False
-    try:
-        yield
-    finally:
-        _POSITIONS_ON[0] = True
-
-
-def positions(module: "libcst.Module", nodes: Iterable["libcst.CSTNode"]) -> Dict[int, Tuple[int, int]]:
-    """Return id(node) -> (line, 1-based column) for `nodes` of `module`, as PositionProvider has them.
-
-    Resolving PositionProvider for a whole module takes ~0.9 s on 0.33.0's 3,300-line
-    arg_utils.py and ~1.5 s on its 7,000-line gpu_model_runner.py, and an op needs a handful
-    of positions. So this runs libcst's code generator once, tracks line and column, records
-    only the wanted nodes and stops after the last one (~0.1 s). It relies on libcst's
-    CodegenState hooks, which PositionProvider itself is built on; if they ever move, it
-    falls back to PositionProvider. tests/ops/test_base.py compares the two on real files.
-    """
-    wanted = {id(node) for node in nodes}
-    if not wanted:
-        return {}
-    try:
-        state = _position_state(module, wanted)
-    except ImportError:  # pragma: no cover - a libcst without the hooks
-        return _provider_positions(module, wanted)
-    try:
-        module._codegen(state)
-    except _AllFound:
-        pass
-    missing = wanted - state.found.keys()
-    if missing:  # pragma: no cover - nodes not in `module`, or hooks that changed meaning
-        return _provider_positions(module, wanted)
-    return {key: (line, column + 1) for key, (line, column) in state.found.items() if key in wanted}
-
-
-def _provider_positions(module: "libcst.Module", wanted: set) -> Dict[int, Tuple[int, int]]:
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    # unsafe_skip_copy: the copy would give nodes new identities; a parsed or op-built module
-    # never holds one node twice, which is what the copy guards against.
-    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    return {id(node): (r.start.line, r.start.column + 1)
-            for node, r in ranges.items() if id(node) in wanted}
-
-
-class _AllFound(Exception):
-    """Stop code generation once every wanted position is known."""
-
-
-class _NoRecord:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-_NO_RECORD = _NoRecord()
-
-
-def _position_state(module: "libcst.Module", wanted: set) -> Any:
-    """Build a code-generation state that records the start of the `wanted` nodes."""
-    from libcst._nodes.internal import CodegenState
-
-    class PositionState(CodegenState):
-        # Mirrors libcst.metadata.position_provider.PositionProvidingCodegenState: a node's
-        # start is its syntactic start if it records one, else where its code begins.
-        def __init__(self) -> None:
-            super().__init__(default_indent=module.default_indent,
-                             default_newline=module.default_newline)
-            self.line = 1
-            self.column = 0
-            self.targets = set(wanted)
-            self.pending = set(wanted)
-            self.found: Dict[int, Tuple[int, int]] = {}
-
-        def add_indent_tokens(self) -> None:
-            for token in self.indent_tokens:
-                self.add_token(token)
-
-        def add_token(self, value: str) -> None:
-            self.tokens.append(value)
-            if "\r" in value:
-                value = value.replace("\r\n", "\n").replace("\r", "\n")
-            newlines = value.count("\n")
-            if newlines:
-                self.line += newlines
-                self.column = len(value) - value.rfind("\n") - 1
-            else:
-                self.column += len(value)
-
-        def before_codegen(self, node: Any) -> None:
-            if id(node) in self.targets:
-                self.found[id(node)] = (self.line, self.column)
-
-        def after_codegen(self, node: Any) -> None:
-            self.done(id(node))
-
-        def record_syntactic_position(self, node: Any, *, start_node: Any = None,
-                                      end_node: Any = None) -> Any:
-            key = id(node)
-            if key not in self.targets:
-                return _NO_RECORD
-            if start_node is None:
-                # The start is known now; a class is done here, not after its whole body.
-                self.found[key] = (self.line, self.column)
-                self.done(key)
-                return _NO_RECORD
-            return self.hoisted(key, start_node)
-
-        @contextlib.contextmanager
-        def hoisted(self, key: int, start_node: Any) -> Iterator[None]:
-            # The start is that of a child (libcst: SimpleStatementLine's first statement).
-            self.targets.add(id(start_node))
-            yield
-            if id(start_node) in self.found:
-                self.found[key] = self.found[id(start_node)]
-            self.done(key)
-
-        def done(self, key: int) -> None:
-            if key in self.pending:
-                self.pending.discard(key)
-                if not self.pending:
-                    raise _AllFound()
-
-    return PositionState()
-
-
-_FIELD_NAMES: Dict[type, Tuple[str, ...]] = {}
-_IS_NODE: Dict[type, bool] = {}  # isinstance against libcst's ABCs dominates a walk; cache by type
-
-
-def _is_node(value: Any) -> bool:
-    kind = type(value)
-    known = _IS_NODE.get(kind)
-    if known is None:
-        import libcst as cst
-
-        known = _IS_NODE[kind] = isinstance(value, cst.CSTNode)
-    return known
-
-
-def children(node: "libcst.CSTNode") -> List["libcst.CSTNode"]:
-    """Return the direct child nodes of `node`.
-
-    Faster than CSTNode.children, which runs a visitor over the node to collect them.
-    """
-    names = _FIELD_NAMES.get(type(node))
-    if names is None:
-        names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclasses.fields(node))
-    out: List["libcst.CSTNode"] = []
-    for name in names:
-        value = getattr(node, name)
-        if _is_node(value):
-            out.append(value)
-        elif type(value) in (tuple, list):
-            out.extend(item for item in value if _is_node(item))
-    return out
-
-
-def split_scope(scope: str) -> Tuple[str, ...]:
-    """Split a dotted scope like "EngineArgs.create_model_config" into its names."""
-    return tuple(scope.split(".")) if scope else ()
-
-
-def walk(module: "libcst.Module", scope: Tuple[str, ...] = (),
-         exact: bool = False) -> Iterator[Tuple["libcst.CSTNode", List["libcst.CSTNode"]]]:
-    """Yield (node, ancestors) for every node inside `scope`, module first.
-
-    `scope` is a chain of class/function names from the module top level; if/try/with
-    blocks in between do not count. With `exact`, only the ClassDef/FunctionDef whose chain
-    is exactly `scope` is yielded (not its contents). `ancestors` is a live list, root
-    first; copy it to keep it. Subtrees that cannot reach the scope are skipped, and so are
-    whitespace, comments and punctuation, which no op looks for.
-    """
-    import libcst as cst
-
-    defs = (cst.ClassDef, cst.FunctionDef)
-    opaque = (cst.BaseExpression, cst.SimpleStatementLine, cst.SimpleStatementSuite)
-    trivia_types = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine,
-              cst.Newline, cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon,
-              cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-              cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.AssignEqual, cst.BaseBinaryOp,
-              cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp)
-    trivia: Dict[type, bool] = {}
-
-    def wanted(child: cst.CSTNode) -> bool:
-        kind = type(child)
-        skip = trivia.get(kind)
-        if skip is None:
-            skip = trivia[kind] = isinstance(child, trivia_types)
-        return not skip
-
-    path: List[cst.CSTNode] = []
-    chain: List[str] = []
-    stack: List[Tuple[cst.CSTNode, bool]] = [(module, False)]
-    while stack:
-        node, leaving = stack.pop()
-        if leaving:
-            path.pop()
-            if type(node) in defs:
-                chain.pop()
-            continue
-        inside = len(chain) >= len(scope)  # chain always agrees with scope on its prefix
-        is_def = type(node) in defs
-        if is_def:
-            if len(chain) < len(scope) and node.name.value != scope[len(chain)]:
-                continue
-            if exact and len(chain) + 1 == len(scope):
-                yield node, path
-                continue
-        elif not inside and isinstance(node, opaque):  # only outside the scope: cheap enough
-            continue
-        if inside and not exact:
-            yield node, path
-        path.append(node)
-        if is_def:
-            chain.append(node.name.value)
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(children(node)) if wanted(child))
-
-
-def dotted_name(node: "libcst.CSTNode") -> Optional[str]:
-    """Return "a.b.c" for a Name/Attribute chain, else None."""
-    import libcst as cst
-
-    parts: List[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
-def replace_nodes(module: "libcst.Module",
-                  edits: Sequence[Tuple[Sequence["libcst.CSTNode"], "libcst.CSTNode", "libcst.CSTNode"]]
-                  ) -> "libcst.Module":
-    """Return `module` with each (ancestors, old, new) edit applied, rebuilding only ancestors.
-
-    Untouched subtrees keep their identity, unlike a CSTTransformer pass that rebuilds every
-    node: cheaper on 7,000-line files, and later ops see the same nodes.
-    """
-    import libcst as cst
-
-    new_for = {id(old): new for _, old, new in edits}
-    on_path = {id(node) for ancestors, _, _ in edits for node in ancestors}
-
-    def rebuild(node: cst.CSTNode) -> cst.CSTNode:
-        if id(node) in new_for:
-            return new_for[id(node)]
-        if id(node) not in on_path:
-            return node
-        changes: Dict[str, Any] = {}
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if isinstance(value, cst.CSTNode):
-                new = rebuild(value)
-                if new is not value:
-                    changes[f.name] = new
-            elif isinstance(value, (tuple, list)):
-                items = [rebuild(v) if isinstance(v, cst.CSTNode) else v for v in value]
-                if any(a is not b for a, b in zip(items, value)):
-                    changes[f.name] = type(value)(items)
-        return node.with_changes(**changes) if changes else node
-
-    result = rebuild(module)
-    assert isinstance(result, cst.Module)
-    return result

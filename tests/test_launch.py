@@ -1,0 +1,125 @@
+"""`patchops launch` on a real vLLM copy whose console script is pointed at a probe.
+
+The copy is a real 0.8.5 (lint reads its facts); only its dist-info's `vllm` entry point is
+redirected to a module that records argv and environment, so the exec is observed without
+importing vLLM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from patchops import api
+from patchops.launching import console_entry
+from tests.support import wheelcache
+
+pytestmark = pytest.mark.vllm
+
+PROBE = """\
+import json, os, sys
+def main():
+    with open(os.environ["PROBE_OUT"], "w") as out:
+        json.dump({"argv": sys.argv, "marker": os.environ.get("LAUNCH_MARKER")}, out)
+    return 0
+"""
+
+GOOD = """\
+model: /models/Qwen2.5-7B-Instruct
+env:
+  LAUNCH_MARKER: from-spec
+args:
+  max-model-len: 4096
+  enable-prefix-caching: true
+"""
+
+BROKEN = """\
+model: /models/Qwen2.5-7B-Instruct
+args:
+  max-model-len: 4096
+  no-such-flag: 1
+"""
+
+
+@pytest.fixture(scope="module")
+def probed_site(tmp_path_factory):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path_factory.mktemp("launch") / "site",
+                                         with_flash_attn=False)
+    (site / "launch_probe.py").write_text(PROBE)
+    entry_points = next(site.glob("vllm-*.dist-info/entry_points.txt"))
+    entry_points.write_text("[console_scripts]\nvllm = launch_probe:main\n")
+    return site
+
+
+def run_cli(site: Path, tmp_path: Path, *args: str):
+    env = {**os.environ, "PYTHONPATH": str(site), "PATCHOPS_ROOTS": "",
+           "PATCHOPS_CACHE": str(tmp_path / "cache"), "PROBE_OUT": str(tmp_path / "probe.json")}
+    return subprocess.run([sys.executable, "-m", "patchops", "launch", "--no-detect-hardware", *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_console_entry_follows_the_dist_info_of_each_release(vllm_site):
+    assert console_entry(vllm_site("0.6.3.post1")) == ("vllm.scripts", "main")
+    assert console_entry(vllm_site("0.33.0")) == ("vllm.entrypoints.cli.main", "main")
+
+
+def test_a_config_lint_refuses_never_starts(probed_site, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(BROKEN)
+    done = run_cli(probed_site, tmp_path, str(spec))
+    assert done.returncode == 1, done.stderr
+    assert "serve.yaml:4:3: error:" in done.stdout and "no-such-flag" in done.stdout
+    assert not (tmp_path / "probe.json").exists()
+
+
+def test_a_clean_spec_execs_vllm_serve_with_its_env_args_and_extra_args(probed_site, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(GOOD)
+    done = run_cli(probed_site, tmp_path, str(spec), "--", "--port", "8001")
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = json.loads((tmp_path / "probe.json").read_text())
+    assert seen["marker"] == "from-spec"
+    argv = seen["argv"]
+    assert argv[:3] == ["vllm", "serve", "/models/Qwen2.5-7B-Instruct"]
+    assert argv[3] == "--config" and argv[5:] == ["--port", "8001"]
+    assert yaml.safe_load(Path(argv[4]).read_text()) == {"max-model-len": 4096,
+                                                         "enable-prefix-caching": True}
+
+
+def test_extra_args_are_linted_with_the_file(probed_site, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(GOOD)
+    done = run_cli(probed_site, tmp_path, str(spec), "--", "--no-such-flag", "1")
+    assert done.returncode == 1
+    assert "no-such-flag" in done.stdout
+    assert not (tmp_path / "probe.json").exists()
+
+
+def test_print_shows_the_command_under_the_copys_interpreter(probed_site, tmp_path):
+    done = run_cli(probed_site, tmp_path, "--print", "--cmd",
+                   "LAUNCH_MARKER=cli vllm serve /models/m --max-model-len 2048")
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip()
+    assert line.startswith(f"LAUNCH_MARKER=cli {sys.executable} -c ")
+    assert "from launch_probe import main" in line
+    assert line.endswith("serve /models/m --max-model-len 2048")
+    assert not (tmp_path / "probe.json").exists()
+
+
+def test_plan_launch_of_an_api_server_spec_passes_the_model_as_an_option(probed_site, tmp_path,
+                                                                       monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(probed_site))
+    monkeypatch.setenv("PATCHOPS_ROOTS", "")
+    spec = tmp_path / "serve.yaml"
+    spec.write_text("entrypoint: api_server\n" + GOOD)
+    result, launch = api.plan_launch(spec)
+    assert result.diagnostics == []
+    assert launch.head == (sys.executable, "-m", "vllm.entrypoints.openai.api_server")
+    assert launch.args[:2] == ("--model", "/models/Qwen2.5-7B-Instruct")
+    assert launch.site_dir == probed_site
