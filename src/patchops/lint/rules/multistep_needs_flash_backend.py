@@ -38,6 +38,7 @@ class MultistepNeedsFlashBackend(Rule):
     name = "multistep-needs-flash-backend"
     severity = "error"
     versions = ">=0.6.3,<0.10.1"
+    stage = "later"  # MultiStepModelRunner checks it when the worker starts
     vllm_message = ("{ms_config_str} not supported for attention backend: {backend}. "
                     "Set VLLM_ATTENTION_BACKEND to a value from {supported}.")
     VALID = [

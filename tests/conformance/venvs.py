@@ -1,0 +1,217 @@
+"""Real vLLM releases in venvs outside the repo, runnable on a machine without a GPU.
+
+`ensure(version)` reuses `~/.cache/patchops/vllm-venvs/<version>` when it is ready and builds
+it when absent: the regular CUDA wheel with the dependencies PyPI had a few days after that
+release (`uv pip install --exclude-newer`), a stand-in `libcuda.so.1` so the extensions
+import, and the shim folder (GPU profile, vLLM platform plugin, sitecustomize) that the
+probe's processes get on PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+SHIM_SOURCES = HERE / "shim"
+# Dependencies PyPI had this long after the release: what `pip install vllm==X` gave then.
+GRACE = dt.timedelta(days=4)
+MARKER = "patchops-conformance.json"
+# CUDA_ERROR_NO_DEVICE: what every driver entry point of the stand-in answers.
+NO_DEVICE = 100
+# Entry points the CUDA runtime and torch look up themselves (dlsym), beside those the
+# extensions link against.
+DRIVER_BASICS = ("cuInit", "cuDriverGetVersion", "cuDeviceGet", "cuDeviceGetCount",
+                 "cuGetErrorString", "cuGetProcAddress", "cuGetProcAddress_v2")
+
+
+@dataclass(frozen=True)
+class Venv:
+    version: str
+    root: Path
+
+    @property
+    def python(self) -> Path:
+        return self.root / "bin" / "python"
+
+    @property
+    def shim(self) -> Path:
+        return self.root / "patchops-shim"
+
+    @property
+    def driver_dir(self) -> Path:
+        return self.root / "patchops-driver"
+
+    def site_packages(self) -> Path:
+        return next((self.root / "lib").glob("python3*/site-packages"))
+
+
+def cache_root() -> Path:
+    base = os.environ.get("PATCHOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                            "patchops")
+    return Path(base) / "vllm-venvs"
+
+
+def venv_for(version: str) -> Venv:
+    return Venv(version, cache_root() / version)
+
+
+def is_ready(version: str) -> bool:
+    venv = venv_for(version)
+    return (venv.root / MARKER).is_file() and venv.python.exists()
+
+
+def ensure(version: str, *, log=print) -> Venv:
+    """Return a ready venv of vLLM `version`, building what is missing."""
+    venv = venv_for(version)
+    if not is_ready(version):
+        _install(venv, log)
+    _write_shim(venv)
+    return venv
+
+
+# --------------------------------------------------------------------------- install
+
+def release_date(version: str) -> dt.datetime:
+    """Return when vLLM `version`'s wheels were uploaded to PyPI (its simple JSON index)."""
+    request = urllib.request.Request("https://pypi.org/simple/vllm/",
+                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        index = json.load(response)
+    times = [f["upload-time"] for f in index["files"]
+             if f["filename"].startswith(f"vllm-{version}-") and f.get("upload-time")]
+    if not times:
+        raise RuntimeError(f"PyPI lists no wheel of vllm {version}")
+    return dt.datetime.fromisoformat(min(times).replace("Z", "+00:00"))
+
+
+def _uv() -> List[str]:
+    found = shutil.which("uv")
+    if found is None:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "uv"], check=True)
+        found = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    return [found]
+
+
+def _install(venv: Venv, log) -> None:
+    cutoff = (release_date(venv.version) + GRACE).strftime("%Y-%m-%dT00:00:00Z")
+    uv = _uv()
+    log(f"vllm {venv.version}: installing into {venv.root} (dependencies as of {cutoff})")
+    if not venv.python.exists():
+        subprocess.run(uv + ["venv", "-q", "--python", sys.executable, str(venv.root)], check=True)
+    wanted = [f"vllm=={venv.version}", "setuptools"]
+    pip = uv + ["pip", "install", "-q", "--python", str(venv.python), "--exclude-newer", cutoff]
+    subprocess.run(pip + wanted, check=True)
+    pin = _cuda_python_pin(venv)
+    if pin:
+        log(f"vllm {venv.version}: {pin}: the old monolithic cuda-python shadows cuda-bindings")
+        subprocess.run(pip + wanted + [pin], check=True)
+    symbols = _build_driver(venv)
+    (venv.root / MARKER).write_text(json.dumps(
+        {"version": venv.version, "exclude_newer": cutoff, "requirements": wanted + [pin or ""],
+         "driver_symbols": symbols}, indent=1))
+
+
+def _installed(venv: Venv) -> Dict[str, str]:
+    found = {}
+    for meta in venv.site_packages().glob("*.dist-info/METADATA"):
+        name = version = None
+        for line in meta.read_text(errors="replace").splitlines():
+            if line.startswith("Name: "):
+                name = line[6:].strip().lower().replace("_", "-")
+            elif line.startswith("Version: "):
+                version = line[9:].strip()
+            if name and version:
+                break
+        if name:
+            found[name] = version or ""
+    return found
+
+
+def _cuda_python_pin(venv: Venv) -> Optional[str]:
+    """Return a requirement that resolves the cuda-python / cuda-bindings clash, if there is one.
+
+    Some resolutions (0.33.0) install cuda-python 12.x, the old package holding its own
+    `cuda.bindings`, beside cuda-bindings 13.x: the old files win and every
+    tensor_parallel_size > 1 fails. cuda-python >= 13 is a meta package over cuda-bindings.
+    """
+    packages = _installed(venv)
+    python, bindings = packages.get("cuda-python"), packages.get("cuda-bindings")
+    if python and bindings and python.split(".")[0] != bindings.split(".")[0]:
+        return f"cuda-python>={bindings.split('.')[0]}"
+    return None
+
+
+def _build_driver(venv: Venv) -> List[str]:
+    """Build a stand-in libcuda.so.1 exporting what the installed extensions link against."""
+    symbols = set(DRIVER_BASICS)
+    for lib in venv.site_packages().rglob("*.so*"):
+        if not lib.is_file():
+            continue
+        needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
+        if "[libcuda.so.1]" not in needed:
+            continue
+        table = subprocess.run(["nm", "-D", "--undefined-only", str(lib)], capture_output=True,
+                               text=True).stdout
+        symbols.update(line.split()[-1].split("@")[0] for line in table.splitlines()
+                       if line.split() and line.split()[-1].startswith("cu"))
+    venv.driver_dir.mkdir(exist_ok=True)
+    source = venv.driver_dir / "libcuda_stub.c"
+    lines = ["/* Stand-in CUDA driver: every entry point answers CUDA_ERROR_NO_DEVICE. */",
+             "static const char *message = \"no CUDA device (patchops conformance stand-in)\";"]
+    for name in sorted(symbols):
+        if name in ("cuGetErrorString", "cuGetErrorName"):
+            lines.append(f"int {name}(int error, const char **text) "
+                         "{ if (text) *text = message; return 0; }")
+        else:
+            lines.append(f"int {name}() {{ return {NO_DEVICE}; }}")
+    source.write_text("\n".join(lines) + "\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(venv.driver_dir / "libcuda.so.1"),
+                    "-Wl,-soname,libcuda.so.1", str(source)], check=True)
+    return sorted(symbols)
+
+
+def _write_shim(venv: Venv) -> None:
+    """Copy the shim modules and register the platform plugin (a dist-info on PYTHONPATH)."""
+    venv.shim.mkdir(exist_ok=True)
+    for source in SHIM_SOURCES.glob("*.py"):
+        target = venv.shim / source.name
+        if not target.exists() or target.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, target)
+    info = venv.shim / "patchops_conformance_shim-0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: patchops-conformance-shim\n"
+                                   "Version: 0\n")
+    (info / "entry_points.txt").write_text("[vllm.platform_plugins]\n"
+                                           "patchops_gpu = patchops_platform_plugin:platform\n")
+
+
+def environment(venv: Venv, gpu_profile: dict, home: Path) -> Dict[str, str]:
+    """Return the clean environment the probe runs in: offline, profiled, no user VLLM_*."""
+    keep = ("PATH", "LANG", "LC_ALL", "TERM", "USER", "TMPDIR")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env.update({
+        "HOME": str(home),
+        "PYTHONPATH": str(venv.shim),
+        "LD_LIBRARY_PATH": str(venv.driver_dir),
+        "PATCHOPS_GPU_PROFILE": json.dumps(gpu_profile, sort_keys=True),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_HOME": str(home / "hf"),
+        "VLLM_CACHE_ROOT": str(home / "vllm-cache"),
+        "VLLM_CONFIG_ROOT": str(home / "vllm-config"),
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "PYTHONUNBUFFERED": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": "1",
+    })
+    return env
