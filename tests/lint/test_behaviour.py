@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
+from patchops.lint.vllm import attention, cuda_graphs, inputs, prediction, releases, routing, scheduler, wording
 
 
 def make(args=None, env=None, ctx=None, ignored=None, unknown=None) -> ServeConfig:
@@ -45,10 +45,11 @@ L40S = {"hardware.memory_gib": 48, "hardware.compute_capability": 8.9}
 
 
 def test_release_reads_post_releases_and_local_versions():
-    assert bh.release("0.6.3.post1") == (0, 6, 3)
-    assert bh.release(facts("0.10.1.1")) == (0, 10, 1)
-    assert bh.release("0.8.5+corex.4.2") == (0, 8, 5)
-    assert bh.release("dev") == (999, 0, 0)
+    assert releases.release("0.6.3.post1") == releases.Version("0.6.3")
+    assert releases.release(facts("0.10.1.1")) == releases.Version("0.10.1.1")
+    assert releases.release("0.8.5+corex.4.2") == releases.Version("0.8.5")
+    assert releases.release("0.8.5-corex.4.2") == releases.Version("0.8.5")
+    assert releases.release("dev") == releases.NEWEST
 
 
 @pytest.mark.parametrize("raw,expected", [
@@ -56,7 +57,7 @@ def test_release_reads_post_releases_and_local_versions():
     ("auto", None), ([4], 4), (4.0, 4),
 ])
 def test_to_int_reads_human_readable_ints(raw, expected):
-    assert bh.to_int(raw) == expected
+    assert inputs.to_int(raw) == expected
 
 
 @pytest.mark.parametrize("raw,expected", [
@@ -64,26 +65,26 @@ def test_to_int_reads_human_readable_ints(raw, expected):
     (["1", "2"], [1, 2]), (8, [8]), ("[]", []), (["x"], None), (True, None),
 ])
 def test_to_int_list_reads_every_spelling(raw, expected):
-    assert bh.to_int_list(raw) == expected
+    assert inputs.to_int_list(raw) == expected
 
 
 def test_ignored_settings_count_as_absent():
     cfg = make(args={"enable_chunked_prefill": False})
     cfg.ignored["enable_chunked_prefill"] = (cfg.args["enable_chunked_prefill"], "YAML false dropped")
-    assert bh.setting(cfg, "enable_chunked_prefill") is None
-    assert bh.bool_value(cfg, "enable_chunked_prefill") is None
+    assert inputs.setting(cfg, "enable_chunked_prefill") is None
+    assert inputs.bool_value(cfg, "enable_chunked_prefill") is None
 
 
 def test_bool_value_reads_no_spellings():
-    assert bh.bool_value(make(args={"no_enable_chunked_prefill": True}), "enable_chunked_prefill") is False
-    assert bh.bool_value(make(args={"enforce_eager": "true"}), "enforce_eager") is True
+    assert inputs.bool_value(make(args={"no_enable_chunked_prefill": True}), "enable_chunked_prefill") is False
+    assert inputs.bool_value(make(args={"enforce_eager": "true"}), "enforce_eager") is True
 
 
 @pytest.mark.parametrize("raw,expected", [
     (8.0, (8, 0)), ("8.6", (8, 6)), ("sm_90", (9, 0)), (75, (7, 5)), ("12.1", (12, 1)), (None, None),
 ])
 def test_compute_capability_spellings(raw, expected):
-    assert bh.compute_capability(make(ctx={"hardware.compute_capability": raw})) == expected
+    assert inputs.compute_capability(make(ctx={"hardware.compute_capability": raw})) == expected
 
 
 @pytest.mark.parametrize("value", [
@@ -93,25 +94,25 @@ def test_compute_capability_spellings(raw, expected):
 ])
 def test_compilation_value_reads_dict_json_and_repr(value):
     cfg = make(args={"compilation_config": value})
-    got, where = bh.compilation_value(cfg, "cudagraph_capture_sizes")
+    got, where = inputs.compilation_value(cfg, "cudagraph_capture_sizes")
     assert got == [1, 2] and where is cfg.args["compilation_config"]
-    assert bh.compilation_value(cfg, "level") == (None, None)
+    assert inputs.compilation_value(cfg, "level") == (None, None)
 
 
 def test_compilation_value_reads_dotted_keys_and_levels():
     cfg = make(args={"compilation_config": '{"level": 3}',
                      "compilation_config.cudagraph_capture_sizes": "[1, 2, 4]"})
-    got, where = bh.compilation_value(cfg, "cudagraph_capture_sizes")
+    got, where = inputs.compilation_value(cfg, "cudagraph_capture_sizes")
     assert got == [1, 2, 4] and where.name == "compilation_config.cudagraph_capture_sizes"
-    assert bh.compilation_value(cfg, "level")[0] == 3
-    assert bh.compilation_value(make(args={"compilation_config": "3"}), "level")[0] == 3
-    assert bh.compilation_value(make(), "level") == (None, None)
+    assert inputs.compilation_value(cfg, "level")[0] == 3
+    assert inputs.compilation_value(make(args={"compilation_config": "3"}), "level")[0] == 3
+    assert inputs.compilation_value(make(), "level") == (None, None)
 
 
 def test_num_scheduler_steps_counts_a_removed_key():
-    assert bh.num_scheduler_steps(make(unknown={"num_scheduler_steps": "8"})) == 8
-    assert bh.num_scheduler_steps(make(args={"num_scheduler_steps": 4})) == 4
-    assert bh.num_scheduler_steps(make()) is None
+    assert inputs.num_scheduler_steps(make(unknown={"num_scheduler_steps": "8"})) == 8
+    assert inputs.num_scheduler_steps(make(args={"num_scheduler_steps": 4})) == 4
+    assert inputs.num_scheduler_steps(make()) is None
 
 
 # --------------------------------------------------------------------------- engine
@@ -124,23 +125,23 @@ def test_num_scheduler_steps_counts_a_removed_key():
     ("0.11.0", {}, "V1"), ("0.12.0", {"VLLM_USE_V1": 0}, "V1"), ("0.33.0", {}, "V1"),
 ])
 def test_engine_by_version_and_env(version, env, expected):
-    got = bh.engine(make(env=env), facts(version))
+    got = routing.engine(make(env=env), facts(version))
     assert got.value == expected and got.error is None and got.certain
 
 
 def test_multistep_falls_back_to_v0_with_vllm_message():
-    got = bh.engine(make(args={"num_scheduler_steps": 8}), facts("0.8.5"))
+    got = routing.engine(make(args={"num_scheduler_steps": 8}), facts("0.8.5"))
     assert got.value == "V0" and got.error is None
     assert "--num-scheduler-steps is not supported by the V1 engine" in got.reason
     assert got.fields == ("num_scheduler_steps",)
-    [trigger] = bh.oracle_triggers(make(args={"num_scheduler_steps": 8}), facts("0.9.2"))
+    [trigger] = routing.oracle_triggers(make(args={"num_scheduler_steps": 8}), facts("0.9.2"))
     assert trigger.fallback_message == (
         "--num-scheduler-steps is not supported by the V1 Engine. Falling back to V0. We recommend "
         "to remove --num-scheduler-steps from your config in favor of the V1 Engine.")
 
 
 def test_forced_v1_with_a_fallback_trigger_is_an_error():
-    got = bh.engine(make(args={"num_scheduler_steps": 8}, env={"VLLM_USE_V1": 1}), facts("0.10.0"))
+    got = routing.engine(make(args={"num_scheduler_steps": 8}, env={"VLLM_USE_V1": 1}), facts("0.10.0"))
     assert got.value == "V1"
     assert got.error == "VLLM_USE_V1=1 is not supported with --num-scheduler-steps."
 
@@ -148,47 +149,47 @@ def test_forced_v1_with_a_fallback_trigger_is_an_error():
 def test_oracle_runs_checks_in_vllms_order():
     cfg = make(args={"num_scheduler_steps": 8, "preemption_mode": "swap",
                      "logits_processor_pattern": "x.*"})
-    features = [t.feature for t in bh.oracle_triggers(cfg, facts("0.8.5"))]
+    features = [t.feature for t in routing.oracle_triggers(cfg, facts("0.8.5"))]
     assert features == ["--logits-processor-pattern", "--preemption-mode", "--num-scheduler-steps"]
-    assert "first" not in bh.engine(cfg, facts("0.8.5")).reason
-    assert bh.engine(cfg, facts("0.8.5")).reason.startswith("--logits-processor-pattern")
+    assert "first" not in routing.engine(cfg, facts("0.8.5")).reason
+    assert routing.engine(cfg, facts("0.8.5")).reason.startswith("--logits-processor-pattern")
 
 
 def test_v0_fallback_on_0_11_crashes():
     cfg = make(env={"VLLM_ATTENTION_BACKEND": "FLASH_ATTN_VLLM_V1"})
-    got = bh.engine(cfg, facts("0.11.0"))
+    got = routing.engine(cfg, facts("0.11.0"))
     assert got.value == "V0" and "AssertionError" in got.error
-    assert bh.engine(cfg, facts("0.10.2")).value == "V1"  # still on 0.10.2's list
+    assert routing.engine(cfg, facts("0.10.2")).value == "V1"  # still on 0.10.2's list
     xformers = make(env={"VLLM_ATTENTION_BACKEND": "XFORMERS"})
-    assert bh.engine(xformers, facts("0.10.2")).value == "V0"
-    assert bh.engine(xformers, facts("0.10.2")).error is None
-    assert bh.engine(make(env={"VLLM_ATTENTION_BACKEND": "XFORMERS"}), facts("0.11.0")).value == "V1"
+    assert routing.engine(xformers, facts("0.10.2")).value == "V0"
+    assert routing.engine(xformers, facts("0.10.2")).error is None
+    assert routing.engine(make(env={"VLLM_ATTENTION_BACKEND": "XFORMERS"}), facts("0.11.0")).value == "V1"
 
 
 def test_old_gpus_fall_back_until_0_10_1():
     cfg = make(ctx={"hardware.compute_capability": 7.5})
-    assert bh.engine(cfg, facts("0.8.5")).value == "V0"
-    assert bh.engine(cfg, facts("0.10.1.1")).value == "V0"
-    assert bh.engine(cfg, facts("0.10.2")).value == "V1"
+    assert routing.engine(cfg, facts("0.8.5")).value == "V0"
+    assert routing.engine(cfg, facts("0.10.1.1")).value == "V0"
+    assert routing.engine(cfg, facts("0.10.2")).value == "V1"
 
 
 def test_fp8_kv_cache_depends_on_the_gpu():
     kv = {"kv_cache_dtype": "fp8"}
-    unknown = bh.engine(make(args=kv), facts("0.8.5"))
+    unknown = routing.engine(make(args=kv), facts("0.8.5"))
     assert unknown.value == "V1" and not unknown.certain and unknown.alternatives == ("V0",)
-    assert bh.engine(make(args=kv, ctx=H100), facts("0.8.5")).value == "V1"
-    assert bh.engine(make(args=kv, ctx={"hardware.compute_capability": 8.0}), facts("0.8.5")).value == "V0"
-    assert bh.engine(make(args=kv, ctx={"hardware.compute_capability": 10.0}), facts("0.10.0")).value == "V1"
+    assert routing.engine(make(args=kv, ctx=H100), facts("0.8.5")).value == "V1"
+    assert routing.engine(make(args=kv, ctx={"hardware.compute_capability": 8.0}), facts("0.8.5")).value == "V0"
+    assert routing.engine(make(args=kv, ctx={"hardware.compute_capability": 10.0}), facts("0.10.0")).value == "V1"
 
 
 def test_speculative_methods_by_version():
     ngram = {"speculative_config": {"method": "ngram", "num_speculative_tokens": 4}}
-    assert bh.engine(make(args=ngram), facts("0.8.5")).value == "V0"       # experimental: falls back
-    assert bh.engine(make(args=ngram, env={"VLLM_USE_V1": 1}), facts("0.8.5")).value == "V1"
-    assert bh.engine(make(args=ngram), facts("0.9.2")).value == "V1"
+    assert routing.engine(make(args=ngram), facts("0.8.5")).value == "V0"       # experimental: falls back
+    assert routing.engine(make(args=ngram, env={"VLLM_USE_V1": 1}), facts("0.8.5")).value == "V1"
+    assert routing.engine(make(args=ngram), facts("0.9.2")).value == "V1"
     medusa = {"speculative_config": '{"method": "medusa", "model": "x"}'}
-    assert bh.engine(make(args=medusa), facts("0.8.5")).value == "V0"
-    assert bh.engine(make(args=medusa), facts("0.9.2")).value == "V1"
+    assert routing.engine(make(args=medusa), facts("0.8.5")).value == "V0"
+    assert routing.engine(make(args=medusa), facts("0.9.2")).value == "V1"
 
 
 # --------------------------------------------------------------------------- hardware tier
@@ -209,7 +210,7 @@ def test_speculative_methods_by_version():
     ("0.12.0", {"hardware.memory_gib": 180, "hardware.compute_capability": 10.0}, "large", True),
 ])
 def test_hardware_tier(version, ctx, tier, certain):
-    got = bh.hardware_tier(make(ctx=ctx), facts(version))
+    got = scheduler.hardware_tier(make(ctx=ctx), facts(version))
     assert (got.value, got.certain) == (tier, certain)
     if not certain:
         assert got.alternatives == ("large",)
@@ -220,34 +221,34 @@ def test_hardware_tier(version, ctx, tier, certain):
 
 def test_chunked_prefill_v0_rules():
     f = facts("0.6.3.post1")
-    assert bh.chunked_prefill(make(args={"enable_chunked_prefill": False, "max_model_len": 100000}), f).value is False
-    auto = bh.chunked_prefill(make(args={"max_model_len": 100000}), f)
+    assert scheduler.chunked_prefill(make(args={"enable_chunked_prefill": False, "max_model_len": 100000}), f).value is False
+    auto = scheduler.chunked_prefill(make(args={"max_model_len": 100000}), f)
     assert auto.value is True and not auto.certain and auto.alternatives == (False,)
     assert "32768" in auto.reason
-    short = bh.chunked_prefill(make(args={"max_model_len": 4096}), f)
+    short = scheduler.chunked_prefill(make(args={"max_model_len": 4096}), f)
     assert short.value is False and short.certain
-    unknown = bh.chunked_prefill(make(), f)
+    unknown = scheduler.chunked_prefill(make(), f)
     assert unknown.value is False and unknown.alternatives == (True,)
-    lora = bh.chunked_prefill(make(args={"max_model_len": 100000, "enable_lora": True}), f)
+    lora = scheduler.chunked_prefill(make(args={"max_model_len": 100000, "enable_lora": True}), f)
     assert lora.value is False and lora.certain and "LoRA" in lora.reason
     rocm = make(args={"max_model_len": 100000}, ctx={"hardware.platform": "rocm"})
-    assert bh.chunked_prefill(rocm, facts("0.7.3")).value is False
-    assert bh.chunked_prefill(rocm, f).value is True
+    assert scheduler.chunked_prefill(rocm, facts("0.7.3")).value is False
+    assert scheduler.chunked_prefill(rocm, f).value is True
 
 
 def test_chunked_prefill_v1_and_0_12():
     off = make(args={"enable_chunked_prefill": False, "max_model_len": 4096})
-    forced = bh.chunked_prefill(off, facts("0.8.5"))
+    forced = scheduler.chunked_prefill(off, facts("0.8.5"))
     assert forced.value is True and forced.certain and "ignoring" in forced.reason
-    assert bh.chunked_prefill(off, facts("0.12.0")).value is False
-    assert bh.chunked_prefill(make(), facts("0.12.0")).value is True
+    assert scheduler.chunked_prefill(off, facts("0.12.0")).value is False
+    assert scheduler.chunked_prefill(make(), facts("0.12.0")).value is True
     # multi-step sends 0.8.5 to V0, where false is honoured again
     steps = make(args={"enable_chunked_prefill": False, "num_scheduler_steps": 8})
-    assert bh.chunked_prefill(steps, facts("0.8.5")).value is False
+    assert scheduler.chunked_prefill(steps, facts("0.8.5")).value is False
 
 
 def test_chunked_prefill_fork_literal_default():
-    got = bh.chunked_prefill(make(args={"max_model_len": 100000}),
+    got = scheduler.chunked_prefill(make(args={"max_model_len": 100000}),
                              facts("0.6.3.post1", field_defaults={"enable_chunked_prefill": False}))
     assert got.value is False and got.certain
 
@@ -261,26 +262,26 @@ def test_chunked_prefill_fork_literal_default():
     ("0.6.3.post1", {"max_num_batched_tokens": "16k"}, 16000),
 ])
 def test_max_num_batched_tokens_v0(version, args, expected):
-    got = bh.max_num_batched_tokens(make(args=args), facts(version))
+    got = scheduler.max_num_batched_tokens(make(args=args), facts(version))
     assert got.value == expected and got.certain
 
 
 def test_max_num_batched_tokens_v1_tiers():
-    assert bh.max_num_batched_tokens(make(ctx=H100), facts("0.8.5")).value == 8192
-    assert bh.max_num_batched_tokens(make(ctx=L40S), facts("0.10.2")).value == 2048
-    unknown = bh.max_num_batched_tokens(make(), facts("0.9.2"))
+    assert scheduler.max_num_batched_tokens(make(ctx=H100), facts("0.8.5")).value == 8192
+    assert scheduler.max_num_batched_tokens(make(ctx=L40S), facts("0.10.2")).value == 2048
+    unknown = scheduler.max_num_batched_tokens(make(), facts("0.9.2"))
     assert (unknown.value, unknown.alternatives, unknown.certain) == (2048, (8192,), False)
-    v0 = bh.max_num_batched_tokens(make(ctx={"hardware.name": "H100"}), facts("0.7.3"))
+    v0 = scheduler.max_num_batched_tokens(make(ctx={"hardware.name": "H100"}), facts("0.7.3"))
     assert v0.value is None and not v0.certain  # V0: max(max_model_len, 2048), length unknown
     v1 = make(ctx={"hardware.name": "NVIDIA H100"}, env={"VLLM_USE_V1": 1})
-    assert bh.max_num_batched_tokens(v1, facts("0.7.3")).value == 8192
+    assert scheduler.max_num_batched_tokens(v1, facts("0.7.3")).value == 8192
     big = {"hardware.memory_gib": 180, "hardware.compute_capability": 10.0}
-    assert bh.max_num_batched_tokens(make(ctx=big), facts("0.33.0")).value == 16384
+    assert scheduler.max_num_batched_tokens(make(ctx=big), facts("0.33.0")).value == 16384
 
 
 def test_max_num_batched_tokens_0_12_chunked_off_covers_model_len():
     cfg = make(args={"enable_chunked_prefill": False, "max_model_len": 32768}, ctx=L40S)
-    assert bh.max_num_batched_tokens(cfg, facts("0.12.0")).value == 32768
+    assert scheduler.max_num_batched_tokens(cfg, facts("0.12.0")).value == 32768
 
 
 @pytest.mark.parametrize("version,args,ctx,expected", [
@@ -294,11 +295,11 @@ def test_max_num_batched_tokens_0_12_chunked_off_covers_model_len():
     ("0.9.2", {"max_num_seqs": 48}, {}, 48),
 ])
 def test_max_num_seqs(version, args, ctx, expected):
-    assert bh.max_num_seqs(make(args=args, ctx=ctx), facts(version)).value == expected
+    assert scheduler.max_num_seqs(make(args=args, ctx=ctx), facts(version)).value == expected
 
 
 def test_max_num_seqs_v1_opt_in_on_0_7_3():
-    assert bh.max_num_seqs(make(env={"VLLM_USE_V1": 1}), facts("0.7.3")).value == 1024
+    assert scheduler.max_num_seqs(make(env={"VLLM_USE_V1": 1}), facts("0.7.3")).value == 1024
 
 
 # --------------------------------------------------------------------------- V0 backend
@@ -322,93 +323,93 @@ def test_max_num_seqs_v1_opt_in_on_0_7_3():
     ("0.6.3.post1", {}, {}, {"hardware.platform": "rocm"}, {}, "ROCM_FLASH", True),
 ])
 def test_v0_attention_backend(version, args, env, ctx, extra, expected, certain):
-    got = bh.v0_attention_backend(make(args=args, env=env, ctx=ctx), facts(version, **extra))
+    got = attention.v0_attention_backend(make(args=args, env=env, ctx=ctx), facts(version, **extra))
     assert (got.value, got.certain) == (expected, certain)
 
 
 def test_backend_labels_and_multistep_lists():
     old = facts("0.6.3.post1")
-    assert bh.backend_label("XFORMERS", old) == "xformers"
-    assert bh.backend_label("XFORMERS", facts("0.7.3")) == "XFORMERS"
-    assert bh.multistep_backends(old, False) == ("flash-attn", "rocm-flash-attn", "flashinfer")
-    assert bh.multistep_backends(old, True) == ("flash-attn",)
-    assert bh.multistep_backends(facts("0.9.2"), True) == ("FLASH_ATTN", "FLASHINFER")
+    assert attention.backend_label("XFORMERS", old) == "xformers"
+    assert attention.backend_label("XFORMERS", facts("0.7.3")) == "XFORMERS"
+    assert attention.multistep_backends(old, False) == ("flash-attn", "rocm-flash-attn", "flashinfer")
+    assert attention.multistep_backends(old, True) == ("flash-attn",)
+    assert attention.multistep_backends(facts("0.9.2"), True) == ("FLASH_ATTN", "FLASHINFER")
     shipped = facts("0.9.2", multistep_backends=("FLASH_ATTN",))
-    assert bh.multistep_backends(shipped, False) == ("FLASH_ATTN",)
+    assert attention.multistep_backends(shipped, False) == ("FLASH_ATTN",)
 
 
 # --------------------------------------------------------------------------- capture sizes
 
 
 def test_capture_sizes_empty_when_eager():
-    assert bh.capture_sizes(make(args={"enforce_eager": True}), facts("0.8.5")).value == ()
+    assert cuda_graphs.capture_sizes(make(args={"enforce_eager": True}), facts("0.8.5")).value == ()
     hard = facts("0.8.5", hardcoded={"enforce_eager": "True"})
-    got = bh.capture_sizes(make(), hard)
+    got = cuda_graphs.capture_sizes(make(), hard)
     assert got.value == () and "hardcodes" in got.reason
     level0 = make(args={"compilation_config": {"level": 0}})
-    assert bh.capture_sizes(level0, facts("0.9.2")).value == ()
+    assert cuda_graphs.capture_sizes(level0, facts("0.9.2")).value == ()
     mode = make(args={"compilation_config": '{"cudagraph_mode": "NONE"}'})
-    assert bh.capture_sizes(mode, facts("0.12.0")).value == ()
+    assert cuda_graphs.capture_sizes(mode, facts("0.12.0")).value == ()
 
 
 def test_capture_sizes_v0_follow_max_num_seqs():
-    assert bh.capture_sizes(make(), facts("0.6.3.post1")).value[-3:] == (240, 248, 256)
-    assert bh.capture_sizes(make(args={"max_num_seqs": 100}), facts("0.6.3.post1")).value[-1] == 104
-    assert bh.capture_sizes(make(args={"max_num_seqs": 3}), facts("0.7.3")).value == (1, 2, 4)
+    assert cuda_graphs.capture_sizes(make(), facts("0.6.3.post1")).value[-3:] == (240, 248, 256)
+    assert cuda_graphs.capture_sizes(make(args={"max_num_seqs": 100}), facts("0.6.3.post1")).value[-1] == 104
+    assert cuda_graphs.capture_sizes(make(args={"max_num_seqs": 3}), facts("0.7.3")).value == (1, 2, 4)
     explicit = make(args={"compilation_config": '{"cudagraph_capture_sizes": [4, 1, 2, 2]}'})
-    assert bh.capture_sizes(explicit, facts("0.7.3")).value == (1, 2, 4)
+    assert cuda_graphs.capture_sizes(explicit, facts("0.7.3")).value == (1, 2, 4)
 
 
 def test_capture_sizes_v1_defaults_by_version():
-    assert bh.capture_sizes(make(), facts("0.7.3")).value[-1] == 256  # V0 is the 0.7.3 default
-    v1_073 = bh.capture_sizes(make(env={"VLLM_USE_V1": 1}), facts("0.7.3")).value
+    assert cuda_graphs.capture_sizes(make(), facts("0.7.3")).value[-1] == 256  # V0 is the 0.7.3 default
+    v1_073 = cuda_graphs.capture_sizes(make(env={"VLLM_USE_V1": 1}), facts("0.7.3")).value
     assert v1_073[:4] == (1, 2, 4, 8) and v1_073[-1] == 512
     budget = make(args={"max_num_batched_tokens": 256})
-    assert bh.capture_sizes(budget, facts("0.8.5")).value[-1] == 256
-    assert bh.capture_sizes(make(args={"cuda_graph_sizes": [64]}), facts("0.9.2")).value[-1] == 64
-    assert bh.capture_sizes(make(args={"cuda_graph_sizes": [3, 1, 9]}), facts("0.9.2")).value == (1, 3, 9)
-    assert bh.capture_sizes(make(args={"max_num_seqs": 32}), facts("0.10.2")).value[-1] == 64
-    assert bh.capture_sizes(make(ctx=L40S), facts("0.11.0")).value[-1] == 512
+    assert cuda_graphs.capture_sizes(budget, facts("0.8.5")).value[-1] == 256
+    assert cuda_graphs.capture_sizes(make(args={"cuda_graph_sizes": [64]}), facts("0.9.2")).value[-1] == 64
+    assert cuda_graphs.capture_sizes(make(args={"cuda_graph_sizes": [3, 1, 9]}), facts("0.9.2")).value == (1, 3, 9)
+    assert cuda_graphs.capture_sizes(make(args={"max_num_seqs": 32}), facts("0.10.2")).value[-1] == 64
+    assert cuda_graphs.capture_sizes(make(ctx=L40S), facts("0.11.0")).value[-1] == 512
 
 
 def test_capture_sizes_0_12():
-    default = bh.capture_sizes(make(ctx=L40S), facts("0.12.0")).value
+    default = cuda_graphs.capture_sizes(make(ctx=L40S), facts("0.12.0")).value
     assert default[-1] == 512 and 248 in default and 272 in default and 264 not in default
-    assert bh.capture_sizes(make(args={"cuda_graph_sizes": [512]}), facts("0.12.0")).value == (512,)
-    assert bh.capture_sizes(make(args={"max_cudagraph_capture_size": 64}), facts("0.12.0")).value[-1] == 64
+    assert cuda_graphs.capture_sizes(make(args={"cuda_graph_sizes": [512]}), facts("0.12.0")).value == (512,)
+    assert cuda_graphs.capture_sizes(make(args={"max_cudagraph_capture_size": 64}), facts("0.12.0")).value[-1] == 64
     dropped = make(args={"cudagraph_capture_sizes": [1, 2, 4096]}, ctx=L40S)
-    assert bh.capture_sizes(dropped, facts("0.12.0")).value == (1, 2)
+    assert cuda_graphs.capture_sizes(dropped, facts("0.12.0")).value == (1, 2)
     blackwell = {"hardware.memory_gib": 180, "hardware.compute_capability": 10.0}
-    assert bh.capture_sizes(make(ctx=blackwell), facts("0.33.0")).value[-1] == 1024
+    assert cuda_graphs.capture_sizes(make(ctx=blackwell), facts("0.33.0")).value[-1] == 1024
 
 
 def test_fork_default_capture_sizes():
     fork = facts("0.8.5", capture_sizes_default=(1, 2))
-    got = bh.capture_sizes(make(), fork)
+    got = cuda_graphs.capture_sizes(make(), fork)
     assert got.value == (1, 2) and "default capture list" in got.reason
     # 0.9.2-0.11: the CompilationConfig default wins over --cuda-graph-sizes
-    assert bh.capture_sizes(make(args={"cuda_graph_sizes": [64]}),
+    assert cuda_graphs.capture_sizes(make(args={"cuda_graph_sizes": [64]}),
                             facts("0.9.2", capture_sizes_default=(1, 2))).value == (1, 2)
     # the user's compilation_config list replaces the fork's default
     mine = make(args={"compilation_config": '{"cudagraph_capture_sizes": [1, 2, 4, 8]}'})
-    assert bh.capture_sizes(mine, fork).value == (1, 2, 4, 8)
+    assert cuda_graphs.capture_sizes(mine, fork).value == (1, 2, 4, 8)
 
 
 def test_prediction_unpacks_as_value_and_reason():
-    value, reason = bh.engine(make(), facts("0.6.3.post1"))
+    value, reason = routing.engine(make(), facts("0.6.3.post1"))
     assert value == "V0" and "only the V0 engine" in reason
-    assert bh.Prediction(1, "r", alternatives=(2, 1)).candidates == (1, 2)
+    assert prediction.Prediction(1, "r", alternatives=(2, 1)).candidates == (1, 2)
 
 
 def test_message_helpers():
-    assert bh.and_list([4]) == "4" and bh.and_list([4, 8, 16]) == "4, 8 and 16"
-    assert bh.sizes_text([1, 2]) == "[1, 2]"
-    assert bh.sizes_text(list(range(1, 20))) == "[1, 2, 3, 4, ..., 19]"
-    assert bh.suggested_sizes(8) == [1, 2, 4, 8] and bh.suggested_sizes(3) == [1, 2, 4]
-    assert "cudagraph_capture_sizes" in bh.capture_fix(facts("0.8.5"), 8)
-    assert bh.capture_fix(facts("0.12.0"), 8).startswith("set cudagraph-capture-sizes: [1, 2, 4, 8]")
+    assert wording.and_list([4]) == "4" and wording.and_list([4, 8, 16]) == "4, 8 and 16"
+    assert wording.sizes_text([1, 2]) == "[1, 2]"
+    assert wording.sizes_text(list(range(1, 20))) == "[1, 2, 3, 4, ..., 19]"
+    assert cuda_graphs.suggested_sizes(8) == [1, 2, 4, 8] and cuda_graphs.suggested_sizes(3) == [1, 2, 4]
+    assert "cudagraph_capture_sizes" in cuda_graphs.capture_fix(facts("0.8.5"), 8)
+    assert cuda_graphs.capture_fix(facts("0.12.0"), 8).startswith("set cudagraph-capture-sizes: [1, 2, 4, 8]")
     cli = Setting(key="--x", name="x", value=[1, 2], line=1, column=1, raw="--x", source="cli")
-    assert bh.shown(cli) == "[1, 2]" and bh.as_token(cli, "--x") == "--x 1 2"
+    assert wording.shown(cli) == "[1, 2]" and wording.as_token(cli, "--x") == "--x 1 2"
 
 
 # --------------------------------------------------------------------------- vLLM's own words
@@ -486,8 +487,8 @@ def test_quoted_vllm_messages_are_in_the_source(vllm_site, text, files, version)
 
 @pytest.mark.vllm
 @pytest.mark.parametrize("version,chunked,expected", [
-    ("0.6.3.post1", False, bh.MULTISTEP_BACKENDS_063), ("0.6.3.post1", True, bh.MULTISTEP_CHUNKED_BACKENDS_063),
-    ("0.7.3", False, bh.MULTISTEP_BACKENDS), ("0.10.0", True, bh.MULTISTEP_CHUNKED_BACKENDS),
+    ("0.6.3.post1", False, attention.MULTISTEP_BACKENDS_063), ("0.6.3.post1", True, attention.MULTISTEP_CHUNKED_BACKENDS_063),
+    ("0.7.3", False, attention.MULTISTEP_BACKENDS), ("0.10.0", True, attention.MULTISTEP_CHUNKED_BACKENDS),
 ])
 def test_builtin_multistep_lists_match_the_source(vllm_site, version, chunked, expected):
     text = (vllm_site(version) / "vllm/worker/multi_step_model_runner.py").read_text(encoding="utf-8")

@@ -396,7 +396,32 @@ def test_facts_for_version_nearest_below():
     assert facts_for_version("0.8.5rc1").version == "0.8.5"  # matched on the release number
 
 
-@pytest.mark.parametrize("version", ["0.5.4", "dev", ""])
+@pytest.mark.parametrize("asked,chosen", [
+    ("0.10.1", "0.10.1.1"),          # a hotfix stands for its release, not 0.10.0 below it
+    ("0.10.1.2", "0.10.1.1"), ("0.10.1rc1", "0.10.1.1"), ("0.10.0.1", "0.10.0"),
+    ("0.6.3", "0.6.3.post1"), ("0.8.5-corex.4.2", "0.8.5"), ("0.8.5+corex.4.3", "0.8.5"),
+    ("0.11.0rc2", "0.11.0"),
+])
+def test_facts_for_version_reads_like_an_installed_copy(asked, chosen):
+    facts = facts_for_version(asked)
+    assert facts.version == chosen
+    assert facts.origin == f"shipped facts from vllm-{chosen} wheel (nearest to {asked})"
+
+
+def test_facts_for_version_exact_keeps_the_shipped_origin():
+    for version in ("0.10.0", "0.10.1.1", "0.10.2"):
+        facts = facts_for_version(version)
+        assert facts.version == version and "nearest" not in facts.origin
+
+
+def test_facts_for_version_dev_is_the_newest_and_says_so():
+    facts = facts_for_version("dev")
+    assert facts.version == shipped_versions()[-1]
+    assert facts.origin == (f"shipped facts from vllm-{facts.version} wheel (dev is not a release "
+                            "number: read as the newest)")
+
+
+@pytest.mark.parametrize("version", ["0.5.4", ""])
 def test_facts_for_version_unknown(version):
     with pytest.raises(LintInputError) as err:
         facts_for_version(version)

@@ -6,9 +6,15 @@ import copy
 
 import pytest
 
-from patchops.lint.facts import Facts, Flag
+from patchops.lint.facts import Facts, Flag, facts_for_version
 from patchops.lint.inputs import load_command, load_text
-from patchops.lint.reading import human_readable_int, read_as_vllm, version_tuple
+from patchops.lint.reading import human_readable_int, read_as_vllm
+from patchops.lint.vllm.releases import release
+
+
+def version_tuple(version: str):
+    """Return (major, minor, micro) of `version` by the one parser, to compare with tuples here."""
+    return (tuple(release(version).release) + (0, 0, 0))[:3]
 
 
 def make_facts(version: str, *flags: Flag) -> Facts:
@@ -374,9 +380,10 @@ def test_empty_flag_table_keeps_keys_and_judges_nothing():
     assert set(seen.args) == {"tp", "max_model_len"} and seen.unknown == [] and seen.rejected == {}
 
 
-def test_version_tuple():
+def test_release_is_tolerant():
     assert version_tuple("0.6.3.post1") == (0, 6, 3)
     assert version_tuple("0.8.5+corex.4.3") == (0, 8, 5)
+    assert version_tuple("0.8.5-corex.4.2") == (0, 8, 5)
     assert version_tuple("0.10") == (0, 10, 0)
     assert version_tuple("dev") == (999, 0, 0)
 
@@ -384,21 +391,10 @@ def test_version_tuple():
 # --- real shipped facts --------------------------------------------------------------------
 
 
-def _shipped(version):
-    facts_module = pytest.importorskip("patchops.lint.facts")
-    loader = getattr(facts_module, "facts_for_version", None)
-    if loader is None:
-        pytest.skip("no shipped facts loader")
-    try:
-        return loader(version)
-    except Exception as exc:  # no shipped file for this version
-        pytest.skip(f"no shipped facts for {version}: {exc}")
-
-
 @pytest.mark.parametrize("version", ["0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.2", "0.11.0",
                                      "0.12.0", "0.33.0"])
 def test_with_shipped_facts(version):
-    facts = _shipped(version)
+    facts = facts_for_version(version)
     v = version_tuple(version)
     text = spec("tensor-parallel-size: 2\nmax_model_len: 4096\ngpu-memory-utilization: 0.85\n"
                 "enforce_eager: true\nenable-prefix-caching: false\ntp: 4\nmax_num_seq: 8")
@@ -520,7 +516,7 @@ def _real_parser(site, version, facts, entrypoint):
         elif action in ("store", "append"):
             def typed(text, flag=flag):
                 try:
-                    return convert(flag, text, v)
+                    return convert(flag, text, release(version))
                 except Exception as exc:
                     raise argparse.ArgumentTypeError(str(exc))
             typed.__name__ = flag.type or "str"
@@ -540,7 +536,7 @@ def _real_parser(site, version, facts, entrypoint):
                                      "0.12.0", "0.33.0"])
 @pytest.mark.parametrize("entrypoint", ["serve", "api_server"])
 def test_reading_agrees_with_vllms_own_parser(vllm_site, tmp_path, version, entrypoint):
-    facts = _shipped(version)
+    facts = facts_for_version(version)
     site = vllm_site(version)
     parser, failed = _real_parser(site, version, facts, entrypoint)
     defaults = vars(parser.parse_args(["serve", "m"] if entrypoint == "serve" else []))

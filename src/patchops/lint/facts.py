@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from patchops.lint.vllm.releases import micro, parse_release, release
+
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
 FACTS_SCHEMA = 1
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
@@ -265,40 +267,46 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
 
 def shipped_versions() -> List[str]:
     """Return the vLLM versions with shipped facts, oldest first."""
-    from packaging.version import Version
-
     names = [p.name[: -len(".json")] for p in SHIPPED_DIR.glob("*.json")] if SHIPPED_DIR.is_dir() else []
-    return sorted(names, key=Version)
+    return sorted(names, key=release)
 
 
-def facts_for_version(version: str) -> Facts:
-    """Return shipped facts for `version`, else for the nearest shipped release below it.
+def shipped_release_for(version: str) -> str:
+    """Return the shipped facts version that stands for `version`, read by the tolerant parser.
 
-    Pre-releases and local builds match on their release number (0.8.5rc1 and
-    0.8.5+cu121 -> 0.8.5). Raise LintInputError for versions older than any shipped.
+    The same version if shipped; else the release with the same major.minor.micro (a hotfix:
+    0.10.1 -> 0.10.1.1; pre-releases, local and vendor builds: 0.8.5rc1, 0.8.5+cu121,
+    0.8.5-corex.4.2 -> 0.8.5); else the nearest shipped release below it. An unreadable
+    version ("dev") is a source build, taken as the newest. Raise LintInputError for versions
+    older than any shipped.
     """
-    from packaging.version import InvalidVersion, Version
-
     from patchops.errors import LintInputError
 
     known = shipped_versions()
-    listing = ", ".join(known) or "none"
-    try:
-        wanted = Version(str(version)).release
-    except InvalidVersion:
+    if not str(version or "").strip():
+        raise LintInputError(f"vLLM version {version!r} is empty; shipped facts exist for: "
+                             f"{', '.join(known) or 'none'}")
+    if str(version) in known:
+        return str(version)
+    wanted = micro(release(str(version)))
+    same = [v for v in known if micro(release(v)) == wanted]
+    if same:
+        return same[-1]
+    below = [v for v in known if release(v) <= wanted]
+    if not below:
         raise LintInputError(
-            f"vLLM version {version!r} is not a version number; shipped facts exist for: {listing}")
-    exact = [v for v in known if v == str(version)]
-    if exact:
-        chosen = exact[0]
-    else:
-        below = [v for v in known if Version(v).release <= wanted]
-        if not below:
-            raise LintInputError(
-                f"no shipped facts for vLLM {version} (older than any supported release); "
-                f"shipped facts exist for: {listing}")
-        chosen = below[-1]
+            f"no shipped facts for vLLM {version} (older than any supported release); "
+            f"shipped facts exist for: {', '.join(known) or 'none'}")
+    return below[-1]
+
+
+def facts_for_version(version: str) -> Facts:
+    """Return shipped facts for `version` (see shipped_release_for); origin names the one used."""
+    chosen = shipped_release_for(version)
     facts = Facts.from_json((SHIPPED_DIR / f"{chosen}.json").read_text(encoding="utf-8"))
-    if chosen != str(version):
+    if parse_release(str(version)) is None:
+        facts = facts.replace(origin=f"shipped facts from vllm-{chosen} wheel ({version} is not a "
+                                     "release number: read as the newest)")
+    elif chosen != str(version):
         facts = facts.replace(origin=f"shipped facts from vllm-{chosen} wheel (nearest to {version})")
     return facts

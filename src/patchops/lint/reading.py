@@ -28,18 +28,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from patchops.lint.config import ServeConfig, Setting, human_readable_int, normalize_key
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.launch_command import is_option
-from patchops.versions import release_tuple
+from patchops.lint.vllm.releases import (BOOL_AS_FLAG, COMPILATION_JSON, COMPILATION_LITERAL_EVAL,
+                                         CONFIG_FIRST_OK, DICTS_AS_JSON, DOTTED_KEYS, LISTS_EXPANDED,
+                                         MODEL_IN_CONFIG, NO_FORM_FROM_YAML, O_IS_OPT_LEVEL, Version, release)
 
-Version = Tuple[int, ...]
-
-# Version boundaries seen in vLLM's FlexibleArgumentParser (utils.py / utils/__init__.py /
-# utils/argparse_utils.py); see §7 of the reference.
-BOOL_AS_FLAG = (0, 7, 0)        # 0.6.3: `--k True`; 0.7.3+: true -> `--k`, false dropped
-DOTTED_KEYS = (0, 9, 0)         # `--x.y v` merged into `--x '{"y": v}'`; `_`->`-` only before the first `.`
-LISTS_EXPANDED = (0, 10, 2)     # before: `str(list)`; from: `--k 1 2`, `[]` dropped
-DICTS_AS_JSON = (0, 20, 0)      # before: Python repr; from: json.dumps
-NO_FORM_FROM_YAML = (0, 30, 0)  # false -> `--no-k` when the reading parser registers it
-O_IS_OPT_LEVEL = (0, 12, 0)     # `-O3` -> `--optimization-level 3` (before: compilation level)
+# The boundaries of vLLM's FlexibleArgumentParser (utils.py / utils/__init__.py /
+# utils/argparse_utils.py) are in releases.py; see section 7 of the reference.
 
 NARGS0_ACTIONS = ("store_true", "store_false", "store_const", "count", "boolean_optional",
                   "help", "version", "append_const")
@@ -50,11 +44,6 @@ _IMPLICIT_FLAGS = (
     Flag(name="config", dest="config", type="str"),
     Flag(name="help", dest="help", action="help", aliases=("-h",)),
 )
-
-
-def version_tuple(version: str) -> Version:
-    """Return (major, minor, micro) of a vLLM version string; unknown ("dev") reads as newest."""
-    return release_tuple(version)
 
 
 # --- the flag table -------------------------------------------------------------------------
@@ -135,7 +124,7 @@ def _type_kind(flag: Flag, version: Version) -> Tuple[str, bool]:
     low = (flag.type or "str").strip().lower()
     words = re.findall(r"[a-z]+", low)
     optional = bool(getattr(flag, "optional", False)) or low.startswith(("optional", "nullable"))
-    if flag.dest == "compilation_config" and (0, 7, 0) <= version < (0, 9, 0) and \
+    if flag.dest == "compilation_config" and COMPILATION_LITERAL_EVAL <= version < COMPILATION_JSON and \
             ("json" in low or "from_cli" in low or "literal" in low):
         # CompilationConfig.from_cli reads "0".."3" or ast.literal_eval's dict in 0.7.x-0.8.x
         # (config.py); JSON from 0.9.
@@ -567,7 +556,7 @@ def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
     refuses or drops. With an empty flag table (facts not extracted) the keys are kept as
     written, normalised, and nothing is judged unknown.
     """
-    version = version_tuple(facts.version)
+    version = release(facts.version)
     out = dataclasses.replace(cfg, args={}, ignored=dict(cfg.ignored), unknown=[],
                               rejected={}, duplicates=list(cfg.duplicates),
                               read_by=facts.version)
@@ -644,14 +633,14 @@ def _check_config_file(cfg: ServeConfig, out: ServeConfig, version: Version) -> 
         positional = bool(cfg.argv) and not is_option(cfg.argv[0].value)
         if positional:
             return
-        if version < (0, 8, 0):
+        if version < MODEL_IN_CONFIG:
             out.rejected.setdefault("model", (anchor, "No model_tag specified! Please check your "
                                                       "command-line arguments."))
         elif cfg.config_loaded and not any(s.key == "model" for s in cfg.config_settings):
             out.rejected.setdefault("model", (anchor, "No model specified! Please specify model "
                                                       "either as a positional argument or in a "
                                                       "config file."))
-    elif version < LISTS_EXPANDED:
+    elif version < CONFIG_FIRST_OK:
         # Before 0.10.2 args[0] is kept in front as if it were a subcommand: with `--config`
         # first, `--config` ends up followed by the file's options.
         first = min(((t.line, t.column) for t in cfg.argv), default=None)

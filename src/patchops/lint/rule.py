@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from patchops.versions import in_range
+from patchops.lint.vllm.releases import in_range
 
 if TYPE_CHECKING:
     from patchops.lint.config import ServeConfig
@@ -47,6 +48,11 @@ class Example:
     kind: str = "spec"
     at: Optional[Tuple[int, int]] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+
+
+def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
+    """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
+    return dataclasses.replace(diagnostic, vllm_message=text)
 
 
 class Rule:

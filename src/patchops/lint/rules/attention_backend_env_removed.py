@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from packaging.version import Version
-
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.rules.unknown_attention_backend import (ENV, base, env_text, suggest,
-                                                            with_vllm_message)
+from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.vllm import attention, inputs, releases
 
 # envs.validate_environ (vllm/envs.py 0.20; platforms/interface.py 0.33), called from
 # EngineArgs.create_engine_config: a warning, or ValueError with --fail-on-environ-validation.
 MSG_UNKNOWN_ENV = "Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND"
-VALIDATES_ENVIRON = Version("0.20")  # first seen; 0.15.0 ignores unknown VLLM_* variables
+ENV = attention.ATTENTION_BACKEND_ENV
 
 
 def truthy(value) -> bool:
@@ -63,12 +60,12 @@ class AttentionBackendEnvRemoved(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         setting = cfg.env.get(ENV)
-        value = env_text(cfg, ENV)
+        value = inputs.env_text(cfg, ENV)
         if setting is None or value is None or facts.attention_env_var:
             return
         fields = [ENV]
         fail_hard = cfg.args.get("fail_on_environ_validation")
-        if base(facts.version) < VALIDATES_ENVIRON:
+        if releases.release(facts) < releases.ENVIRON_VALIDATED:
             outcome = "vLLM ignores it without a word and picks the backend itself"
             severity, vllm_message = self.severity, None
         elif fail_hard is not None and truthy(fail_hard.value):
@@ -104,6 +101,6 @@ class AttentionBackendEnvRemoved(Rule):
             plain = plain[: -len("_VLLM_V1")]
         known = tuple(facts.attention_backends)
         if known and plain not in known:
-            guess: Optional[str] = suggest(plain, known)
+            guess: Optional[str] = attention.suggest_backend(plain, known)
             return guess or plain
         return plain

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator, List, Tuple
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, releases, routing, scheduler, wording
 
 VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) must be greater than or equal to "
                 "max_num_seqs ({max_num_seqs}).")
@@ -70,18 +70,18 @@ class BatchedTokensBelowMaxSeqs(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        eng = bh.engine(cfg, facts)
+        eng = routing.engine(cfg, facts)
         if eng.error:
             return
-        budget_at = bh.setting(cfg, "max_num_batched_tokens")
-        seqs_at = bh.setting(cfg, "max_num_seqs")
-        literal = any(bh.to_int(facts.field_defaults.get(n)) is not None
+        budget_at = inputs.setting(cfg, "max_num_batched_tokens")
+        seqs_at = inputs.setting(cfg, "max_num_seqs")
+        literal = any(inputs.to_int(facts.field_defaults.get(n)) is not None
                       for n in ("max_num_batched_tokens", "max_num_seqs")
-                      if n != "max_num_seqs" or bh.release(facts) >= (0, 7, 0))
+                      if n != "max_num_seqs" or releases.release(facts) >= releases.SEQS_DEFAULT_AT_LAUNCH)
         if budget_at is None and seqs_at is None and not literal:
             return  # vLLM's own defaults always agree with each other
-        budget = bh.max_num_batched_tokens(cfg, facts, eng)
-        seqs = bh.max_num_seqs(cfg, facts, eng)
+        budget = scheduler.max_num_batched_tokens(cfg, facts, eng)
+        seqs = scheduler.max_num_seqs(cfg, facts, eng)
         pairs: List[Tuple[object, int]] = []
         if budget_at is None and seqs_at is None:
             pairs = [(budget.value, seqs.value)]
@@ -89,7 +89,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
             pairs = [(b, s) for b in budget.candidates for s in seqs.candidates]
         failing = [(b, s) for b, s in pairs if isinstance(b, int) and isinstance(s, int) and b < s]
         unknown_budget = [s for b, s in pairs
-                          if b is None and isinstance(s, int) and s > bh.DEFAULT_BATCHED_TOKENS_V0]
+                          if b is None and isinstance(s, int) and s > scheduler.DEFAULT_BATCHED_TOKENS_V0]
         if not failing and not unknown_budget:
             return
         ver = facts.version
@@ -110,7 +110,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
             elif budget_at is None:
                 others = [x for x in budget.candidates if isinstance(x, int) and x != b]
                 message = (f"max_num_batched_tokens ({b_text}) is possibly below max_num_seqs ({s_text}): "
-                           f"{budget.reason}, otherwise {bh.and_list(others).replace(' and ', ' or ')}; "
+                           f"{budget.reason}, otherwise {wording.and_list(others).replace(' and ', ' or ')}; "
                            f"with {b} vLLM {ver} refuses to start")
             else:
                 message = (f"max_num_batched_tokens ({b_text}) is possibly below max_num_seqs ({s_text}): "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, routing, scheduler
 
 VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) is smaller than max_model_len "
                 "({max_model_len}). This effectively limits the maximum sequence length to "
@@ -79,22 +79,22 @@ class BatchedTokensBelowModelLen(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        mml = bh.max_model_len(cfg)
+        mml = inputs.max_model_len(cfg)
         if mml.value is None:
             return
-        eng = bh.engine(cfg, facts)
+        eng = routing.engine(cfg, facts)
         if eng.error:
             return
-        chunked = bh.chunked_prefill(cfg, facts, eng)
+        chunked = scheduler.chunked_prefill(cfg, facts, eng)
         if False not in chunked.candidates:
             return
-        found = bh.setting(cfg, "max_num_batched_tokens")
-        budget = bh.to_int(found.value) if found is not None else None
+        found = inputs.setting(cfg, "max_num_batched_tokens")
+        budget = inputs.to_int(found.value) if found is not None else None
         source = "set"
         if budget is None:
             # Unset, every version defaults it to at least max_model_len when chunked prefill is
             # off; only a fork's literal EngineArgs default can be smaller.
-            budget = bh.to_int(facts.field_defaults.get("max_num_batched_tokens"))
+            budget = inputs.to_int(facts.field_defaults.get("max_num_batched_tokens"))
             source = "this vLLM build's default"
         if budget is None or budget >= mml.value:
             return
@@ -112,7 +112,7 @@ class BatchedTokensBelowModelLen(Rule):
         fix = (f"turn chunked prefill on, or raise max-num-batched-tokens to {mml.value}, or lower "
                f"max-model-len to {budget}")
         yield self.diagnostic(
-            cfg, found or bh.setting(cfg, "max_model_len"), message,
+            cfg, found or inputs.setting(cfg, "max_model_len"), message,
             severity=None if certain else "warning",
             fields=tuple(dict.fromkeys(("max_num_batched_tokens", "max_model_len") + chunked.fields
                                        + (("enable_chunked_prefill",) if not chunked.fields else ()))),

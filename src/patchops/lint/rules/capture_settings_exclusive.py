@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Tuple
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, scheduler
 
 # engine/arg_utils.py::create_engine_config and config/vllm.py::_set_cudagraph_sizes (0.12.0).
 SIZES_EXCLUSIVE = "{flag} and compilation_config.cudagraph_capture_sizes are mutually exclusive"
@@ -72,7 +72,7 @@ class CaptureSettingsExclusive(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         ver = facts.version
-        comp_sizes, comp_at = bh.compilation_value(cfg, "cudagraph_capture_sizes")
+        comp_sizes, comp_at = inputs.compilation_value(cfg, "cudagraph_capture_sizes")
         from_fork = False
         if comp_at is None and facts.capture_sizes_default is not None:
             comp_sizes, from_fork = list(facts.capture_sizes_default), True
@@ -80,11 +80,11 @@ class CaptureSettingsExclusive(Rule):
         origin = ("this vLLM build's default compilation_config.cudagraph_capture_sizes "
                   f"({list(comp_sizes) if from_fork else ''})" if from_fork
                   else "compilation_config.cudagraph_capture_sizes")
-        sizes: Optional[List[int]] = bh.to_int_list(comp_sizes) if present else None
+        sizes: Optional[List[int]] = inputs.to_int_list(comp_sizes) if present else None
         sizes_at: Optional[Setting] = comp_at
         sizes_name = "compilation_config.cudagraph_capture_sizes"
         for flag in ("cuda_graph_sizes", "cudagraph_capture_sizes"):
-            found = bh.setting(cfg, flag)
+            found = inputs.setting(cfg, flag)
             if found is None:
                 continue
             if present:
@@ -94,9 +94,9 @@ class CaptureSettingsExclusive(Rule):
             # cudagraph_capture_sizes collides with it.
             present = True
             origin = "cuda_graph_sizes (copied into compilation_config.cudagraph_capture_sizes)"
-            sizes, sizes_at, sizes_name = bh.to_int_list(found.value), found, flag
-        top_flag = bh.setting(cfg, "max_cudagraph_capture_size")
-        top_comp, top_comp_at = bh.compilation_value(cfg, "max_cudagraph_capture_size")
+            sizes, sizes_at, sizes_name = inputs.to_int_list(found.value), found, flag
+        top_flag = inputs.setting(cfg, "max_cudagraph_capture_size")
+        top_comp, top_comp_at = inputs.compilation_value(cfg, "max_cudagraph_capture_size")
         if top_flag is not None and top_comp_at is not None:
             yield self.diagnostic(
                 cfg, top_flag,
@@ -106,10 +106,10 @@ class CaptureSettingsExclusive(Rule):
                 fix="keep one of the two", vllm_message=MAX_EXCLUSIVE)
             return
         top_at = top_flag or top_comp_at
-        top = bh.to_int(top_flag.value) if top_flag is not None else bh.to_int(top_comp)
-        if bh.enforce_eager(cfg, facts).value or sizes is None:
+        top = inputs.to_int(top_flag.value) if top_flag is not None else inputs.to_int(top_comp)
+        if inputs.enforce_eager(cfg, facts).value or sizes is None:
             return
-        mode, mode_at = bh.compilation_value(cfg, "cudagraph_mode")
+        mode, mode_at = inputs.compilation_value(cfg, "cudagraph_mode")
         if mode_at is not None and str(mode).upper() in ("NONE", "0"):
             return
         if not sizes:
@@ -121,7 +121,7 @@ class CaptureSettingsExclusive(Rule):
             return
         if top is None or top_at is None:
             return
-        budget = bh.max_num_batched_tokens(cfg, facts)
+        budget = scheduler.max_num_batched_tokens(cfg, facts)
         outcomes: List[Tuple[Any, int]] = []
         for tokens in budget.candidates:
             kept = [s for s in set(sizes) if not isinstance(tokens, int) or s <= tokens]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, wording
 
 FLAGS = ("cuda_graph_sizes", "cudagraph_capture_sizes", "max_cudagraph_capture_size",
          "max_seq_len_to_capture")
@@ -69,26 +69,26 @@ class CaptureSettingsMootWithEager(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        eager = bh.enforce_eager(cfg, facts)
+        eager = inputs.enforce_eager(cfg, facts)
         if not eager.value:
             return
         found: Dict[int, List[str]] = {}
         anchors: Dict[int, Setting] = {}
         for name in FLAGS:
-            setting = bh.setting(cfg, name)
+            setting = inputs.setting(cfg, name)
             if setting is not None:
                 found.setdefault(id(setting), []).append(name)
                 anchors[id(setting)] = setting
         for key in COMPILATION_KEYS:
-            _, setting = bh.compilation_value(cfg, key)
+            _, setting = inputs.compilation_value(cfg, key)
             if setting is not None:
                 found.setdefault(id(setting), []).append(f"compilation_config.{key}")
                 anchors[id(setting)] = setting
         hardcoded = "hardcodes" in eager.reason
         for ident, names in found.items():
             setting = anchors[ident]
-            label = bh.and_list(names)
-            shown = bh.shown(setting)
+            label = wording.and_list(names)
+            shown = wording.shown(setting)
             subject = f"{label} ({shown})" if len(names) == 1 and names[0] == setting.name else label
             message = (f"{subject} {'has' if len(names) == 1 else 'have'} no effect: {eager.reason}, "
                        f"so vLLM {facts.version} captures no CUDA graphs")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, releases, routing
 
 # engine/arg_utils.py::_set_default_chunked_prefill_and_prefix_caching_args (0.12.0; 0.33.0 too).
 WARNING_012 = ("This model does not officially support disabling chunked prefill. Disabling this "
@@ -59,11 +59,11 @@ class ChunkedPrefillOffIgnored(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        if bh.bool_value(cfg, "enable_chunked_prefill") is not False or bh.is_pooling(cfg):
+        if inputs.bool_value(cfg, "enable_chunked_prefill") is not False or inputs.is_pooling(cfg):
             return
-        found = bh.bool_setting(cfg, "enable_chunked_prefill")
+        found = inputs.bool_setting(cfg, "enable_chunked_prefill")
         ver = facts.version
-        if bh.release(facts) >= (0, 12, 0):
+        if releases.release(facts) >= releases.CHUNKED_PREFILL_HONOURED:
             yield self.diagnostic(
                 cfg, found,
                 f"enable_chunked_prefill (false) is respected by vLLM {ver}, which warns that "
@@ -73,13 +73,13 @@ class ChunkedPrefillOffIgnored(Rule):
                 fix="remove it unless the model needs whole-prompt prefill; then keep "
                     "max-num-batched-tokens at least max-model-len")
             return
-        eng = bh.engine(cfg, facts)
-        if eng.value != bh.V1 or eng.error:
+        eng = routing.engine(cfg, facts)
+        if eng.value != routing.V1 or eng.error:
             return
-        v = bh.release(facts)
-        if v < (0, 8, 0):
+        v = releases.release(facts)
+        if v < releases.V1_DEFAULT:
             later = "drop VLLM_USE_V1=1 to run V0 (the 0.7.3 default), which honours it"
-        elif v < (0, 11, 0):
+        elif v < releases.V0_REMOVED:
             later = "set VLLM_USE_V1=0 to run V0, which honours it"
         else:
             later = "vLLM 0.12+ honours it"

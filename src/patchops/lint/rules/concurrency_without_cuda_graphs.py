@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
 
 
 class ConcurrencyWithoutCudaGraphs(Rule):
@@ -86,28 +86,28 @@ class ConcurrencyWithoutCudaGraphs(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        eng = bh.engine(cfg, facts)
+        eng = routing.engine(cfg, facts)
         if eng.error:
             return
-        sizes = bh.capture_sizes(cfg, facts)
+        sizes = cuda_graphs.capture_sizes(cfg, facts)
         if not sizes.value:
             return  # no graphs at all: enforce_eager and friends, reported elsewhere
         largest = max(sizes.value)
-        seqs = bh.max_num_seqs(cfg, facts, eng)
+        seqs = scheduler.max_num_seqs(cfg, facts, eng)
         cap = seqs.value if isinstance(seqs.value, int) else None
-        levels = bh.concurrency_levels(cfg)
+        levels = inputs.concurrency_levels(cfg)
         over = [n for n in levels if (min(n, cap) if cap else n) > largest]
-        seqs_at = bh.setting(cfg, "max_num_seqs")
+        seqs_at = inputs.setting(cfg, "max_num_seqs")
         seqs_over = seqs_at is not None and cap is not None and cap > largest
         if not over and not seqs_over:
             return
         ver = facts.version
-        v1 = eng.value == bh.V1
+        v1 = eng.value == routing.V1
         mode = "without CUDA graph replay" if v1 else "eagerly"
-        shown = bh.sizes_text(sizes.value)
+        shown = wording.sizes_text(sizes.value)
         where: List[str] = []
         if over:
-            where.append(f"workload concurrency {bh.and_list(over)}")
+            where.append(f"workload concurrency {wording.and_list(over)}")
         if seqs_over:
             where.append(f"batches up to max_num_seqs ({cap})")
         subject = " and ".join(where)
@@ -122,8 +122,8 @@ class ConcurrencyWithoutCudaGraphs(Rule):
             message = message.replace(f"vLLM {ver} ({eng.value}) captures", f"vLLM {ver} ({eng.value}) "
                                       "possibly captures", 1)
         top = max([min(n, cap) if cap else n for n in over] + ([cap] if seqs_over else []))
-        at = bh.ctx_setting(cfg, "workload.concurrency") if over else seqs_at
+        at = inputs.ctx_setting(cfg, "workload.concurrency") if over else seqs_at
         fields = (("workload.concurrency",) if over else ()) + (("max_num_seqs",) if seqs_over else ()) \
             + sizes.fields
         yield self.diagnostic(cfg, at, message, fields=tuple(dict.fromkeys(fields)),
-                              fix=bh.capture_fix(facts, top))
+                              fix=cuda_graphs.capture_fix(facts, top))

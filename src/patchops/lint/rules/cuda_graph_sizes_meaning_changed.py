@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, scheduler
 
 # engine/arg_utils.py::create_engine_config, 0.12.0.
 DEPRECATED = ("--cuda-graph-sizes is deprecated and will be removed in v0.13.0 or v1.0.0, whichever "
@@ -58,14 +58,14 @@ class CudaGraphSizesMeaningChanged(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = bh.setting(cfg, "cuda_graph_sizes")
+        found = inputs.setting(cfg, "cuda_graph_sizes")
         if found is None:
             return
-        sizes = bh.to_int_list(found.value)
-        if not sizes or len(sizes) != 1 or bh.enforce_eager(cfg, facts).value:
+        sizes = inputs.to_int_list(found.value)
+        if not sizes or len(sizes) != 1 or inputs.enforce_eager(cfg, facts).value:
             return
         n = sizes[0]
-        budget = bh.max_num_batched_tokens(cfg, facts).value
+        budget = scheduler.max_num_batched_tokens(cfg, facts).value
         dropped = isinstance(budget, int) and n > budget
         effect = (f"{n} is above max_num_batched_tokens ({budget}), so it is dropped and no size is "
                   "captured" if dropped else

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from packaging.version import Version
-
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.rules.unknown_attention_backend import ENV, base, env_text, with_vllm_message
+from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.vllm import attention, inputs, releases
+
+ENV = attention.ATTENTION_BACKEND_ENV
 
 # ModelConfig.__post_init__ (vllm/config.py 0.8.5-0.10.0, config/__init__.py 0.10.x,
 # config/model.py 0.11-0.12); it compares the value with "FLASHINFER" only.
@@ -76,15 +76,14 @@ class FlashinferNotInstalled(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         setting = cfg.env.get(ENV)
-        name = env_text(cfg, ENV)
+        name = inputs.env_text(cfg, ENV)
         if setting is None or name is None or facts.has_flashinfer:
             return
         if not facts.attention_env_var or not name.startswith("FLASHINFER"):
             return
         if facts.attention_backends and name not in facts.attention_backends:
             return  # unknown-attention-backend explains an unknown name
-        version = base(facts.version)
-        if version < Version("0.8"):
+        if releases.release(facts) < releases.FLASHINFER_CHECKED_AT_START:
             outcome = ("nothing checks this up front, so the worker loads the weights and then dies "
                        "on the first batch with \"'NoneType' object is not callable\"")
             vllm_message = MSG_NONE_CALL

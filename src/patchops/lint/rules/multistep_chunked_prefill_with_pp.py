@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, routing, scheduler
 
 
 class MultistepChunkedPrefillWithPp(Rule):
@@ -64,15 +64,15 @@ class MultistepChunkedPrefillWithPp(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        if bh.v0_multistep_setting(cfg, facts) is None:
+        if inputs.v0_multistep_setting(cfg, facts) is None:
             return
-        steps = bh.num_scheduler_steps(cfg)
-        pp_setting = bh.setting(cfg, "pipeline_parallel_size")
-        pp = bh.to_int(pp_setting.value) if pp_setting is not None else None
+        steps = inputs.num_scheduler_steps(cfg)
+        pp_setting = inputs.setting(cfg, "pipeline_parallel_size")
+        pp = inputs.to_int(pp_setting.value) if pp_setting is not None else None
         if pp is None or pp <= 1:
             return
-        eng = bh.engine(cfg, facts)
-        chunked = bh.chunked_prefill(cfg, facts, eng)
+        eng = routing.engine(cfg, facts)
+        chunked = scheduler.chunked_prefill(cfg, facts, eng)
         if True not in chunked.candidates:
             return
         certain = chunked.value is True and chunked.certain

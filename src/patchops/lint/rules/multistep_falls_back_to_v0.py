@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, releases, routing
 
 # engine/arg_utils.py::_raise_or_fallback (0.8.5-0.10.0), feature "--num-scheduler-steps".
 FALLBACK = ("--num-scheduler-steps is not supported by the V1 Engine. Falling back to V0. "
@@ -77,14 +77,14 @@ class MultistepFallsBackToV0(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = bh.multistep_setting(cfg)
+        found = inputs.multistep_setting(cfg)
         if found is None:
             return
-        steps = bh.num_scheduler_steps(cfg)
-        env = bh.use_v1_env(cfg)
+        steps = inputs.num_scheduler_steps(cfg)
+        env = inputs.use_v1_env(cfg)
         ver = facts.version
         fields = ("num_scheduler_steps",) + (("VLLM_USE_V1",) if env is not None else ())
-        if bh.release(facts) < (0, 8, 0):
+        if releases.release(facts) < releases.V1_DEFAULT:
             if env:
                 yield self.diagnostic(
                     cfg, found,
@@ -96,7 +96,7 @@ class MultistepFallsBackToV0(Rule):
             return
         if env is False:
             return
-        for trigger in bh.oracle_triggers(cfg, facts):
+        for trigger in routing.oracle_triggers(cfg, facts):
             if not trigger.certain or (trigger.experimental and env):
                 continue
             if trigger.feature != "--num-scheduler-steps":

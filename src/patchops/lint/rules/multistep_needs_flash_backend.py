@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import attention, inputs, prediction, releases, routing, scheduler, wording
 
 
 class MultistepNeedsFlashBackend(Rule):
@@ -102,26 +102,26 @@ class MultistepNeedsFlashBackend(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = bh.multistep_setting(cfg)
+        found = inputs.multistep_setting(cfg)
         if found is None:
             return
-        steps = bh.num_scheduler_steps(cfg)
-        if bh.is_cuda_like(cfg) is False:
+        steps = inputs.num_scheduler_steps(cfg)
+        if inputs.is_cuda_like(cfg) is False:
             return  # CPU disables multi-step (0.7.3+); other platforms pick their own backend
-        eng = bh.engine(cfg, facts)
-        if eng.value != bh.V0 or eng.error:
+        eng = routing.engine(cfg, facts)
+        if eng.value != routing.V0 or eng.error:
             return  # PO302 reports V1 with multi-step
-        backend = bh.v0_attention_backend(cfg, facts)
+        backend = attention.v0_attention_backend(cfg, facts)
         if backend.value is None:
             return
-        label = bh.backend_label(backend.value, facts)
-        chunked = bh.chunked_prefill(cfg, facts, eng)
-        failing = [on for on in chunked.candidates if label not in bh.multistep_backends(facts, on)]
+        label = attention.backend_label(backend.value, facts)
+        chunked = scheduler.chunked_prefill(cfg, facts, eng)
+        failing = [on for on in chunked.candidates if label not in attention.multistep_backends(facts, on)]
         if not failing:
             return
         on = chunked.value if chunked.value in failing else failing[0]
         certain = backend.certain and len(failing) == len(chunked.candidates)
-        allowed = list(bh.multistep_backends(facts, on))
+        allowed = list(attention.multistep_backends(facts, on))
         ms = "Multi-Step + Chunked-Prefill" if on else "Multi-Step"
         ver = facts.version
         chunk_note = ""
@@ -134,7 +134,7 @@ class MultistepNeedsFlashBackend(Rule):
                    f"{allowed}, but {backend.reason}; vLLM {ver} {what} at worker start-up, before the "
                    "weights load")
         if not certain and not backend.certain:
-            message += f" (the backend is {bh.and_list(backend.candidates).replace(' and ', ' or ')} "\
+            message += f" (the backend is {wording.and_list(backend.candidates).replace(' and ', ' or ')} "\
                        "depending on the GPU)"
         fields = ("num_scheduler_steps",) + backend.fields + (chunked.fields if on else ())
         yield self.diagnostic(
@@ -144,11 +144,11 @@ class MultistepNeedsFlashBackend(Rule):
                          f"Set VLLM_ATTENTION_BACKEND to a value from {allowed}.")
 
     @staticmethod
-    def _fix(cfg: ServeConfig, facts: Facts, backend: bh.Prediction, chunked: bool) -> str:
+    def _fix(cfg: ServeConfig, facts: Facts, backend: prediction.Prediction, chunked: bool) -> str:
         steps: List[str] = []
-        allowed = bh.multistep_backends(facts, chunked)
+        allowed = attention.multistep_backends(facts, chunked)
         if backend.value == "XFORMERS":
-            if bh.attention_backend_env(cfg) == "XFORMERS":
+            if inputs.attention_backend_env(cfg) == "XFORMERS":
                 steps.append("unset VLLM_ATTENTION_BACKEND=XFORMERS")
             elif "vllm_flash_attn" in backend.reason:
                 steps.append("install a vLLM build that ships vllm_flash_attn")
@@ -156,14 +156,14 @@ class MultistepNeedsFlashBackend(Rule):
                 for name in ("dtype", "kv_cache_dtype", "block_size"):
                     if name in backend.fields:
                         steps.append(f"change {name.replace('_', '-')} (it forces XFORMERS)")
-        if facts.has_flashinfer and bh.backend_label("FLASHINFER", facts) in allowed \
+        if facts.has_flashinfer and attention.backend_label("FLASHINFER", facts) in allowed \
                 and backend.value != "FLASHINFER":
             steps.append("set VLLM_ATTENTION_BACKEND=FLASHINFER (flashinfer is installed)")
-        if chunked and bh.backend_label(backend.value, facts) in bh.multistep_backends(facts, False):
+        if chunked and attention.backend_label(backend.value, facts) in attention.multistep_backends(facts, False):
             steps.append("keep chunked prefill off (max-model-len <= 32768, or disable it on the "
                          "command line)")
         steps.append("remove num-scheduler-steps")
         text = ", or ".join(steps)
-        if bh.release(facts) < (0, 7, 0):
+        if releases.release(facts) < releases.BACKEND_ENUM_NAMES:
             text += "; VLLM_ATTENTION_BACKEND takes FLASH_ATTN or FLASHINFER, not the names vLLM prints"
         return text

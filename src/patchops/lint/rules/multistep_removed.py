@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, wording
 
 # Multi-step scheduling lived in vllm/worker/multi_step_*.py with the V0 engine; both flags
 # are absent from EngineArgs.add_cli_args from 0.10.1 (checked: 0.10.1.1, 0.10.2, 0.11.0).
@@ -62,12 +62,12 @@ class MultistepRemoved(Rule):
         for name in REMOVED:
             if facts.flags and name in facts.flags:
                 continue  # a fork that kept multi-step: the flag still parses
-            found = bh.setting(cfg, name) or bh.unknown_setting(cfg, name)
+            found = inputs.setting(cfg, name) or inputs.unknown_setting(cfg, name)
             if found is None:
                 continue
             option = "--" + name.replace("_", "-")
-            shown = bh.shown(found)
-            token = bh.as_token(found, option)
+            shown = wording.shown(found)
+            token = wording.as_token(found, option)
             what = ("multi-step scheduling" if name == "num_scheduler_steps"
                     else "multi-step output streaming")
             yield self.diagnostic(

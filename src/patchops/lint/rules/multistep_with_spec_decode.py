@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint import behaviour as bh
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, releases
 
 
 class MultistepWithSpecDecode(Rule):
@@ -55,12 +55,12 @@ class MultistepWithSpecDecode(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        if bh.v0_multistep_setting(cfg, facts) is None:
+        if inputs.v0_multistep_setting(cfg, facts) is None:
             return
-        steps = bh.num_scheduler_steps(cfg)
-        name = "speculative_model" if bh.release(facts) < (0, 8, 5) else "speculative_config"
-        spec = bh.setting(cfg, name)
-        if spec is None or bh.speculative_method(cfg, facts) is None:
+        steps = inputs.num_scheduler_steps(cfg)
+        name = "speculative_model" if releases.release(facts) < releases.SPECULATIVE_CONFIG else "speculative_config"
+        spec = inputs.setting(cfg, name)
+        if spec is None or inputs.speculative_method(cfg, facts) is None:
             return
         yield self.diagnostic(
             cfg, spec,

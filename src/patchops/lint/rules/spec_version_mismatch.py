@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from packaging.version import InvalidVersion, Version
-
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import releases
 
 
 class SpecVersionMismatch(Rule):
@@ -44,10 +43,8 @@ class SpecVersionMismatch(Rule):
         stated = cfg.context.get("vllm.version")
         if stated is None:
             return
-        try:
-            same = Version(str(stated.value)) == Version(facts.version)
-        except InvalidVersion:
-            same = str(stated.value) == facts.version
+        said, linted = releases.parse_version(str(stated.value)), releases.parse_version(facts.version)
+        same = said == linted if said is not None and linted is not None else str(stated.value) == facts.version
         if not same:
             yield self.diagnostic(
                 cfg, stated,

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 from typing import Iterator, Optional, Tuple
 
-from packaging.version import Version
-
-from patchops.lint.behaviour import v1_oracle_backends
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.versions import release
+from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.vllm import attention, inputs, releases
+from patchops.lint.vllm.routing import v1_oracle_backends
 
-ENV = "VLLM_ATTENTION_BACKEND"
+ENV = attention.ATTENTION_BACKEND_ENV
 
 MSG_063 = ("Invalid attention backend '{backend_name}'. Available backends: {backends} "
            "(case-sensitive).")                                   # attention/selector.py 0.6.3
@@ -25,55 +21,6 @@ MSG_FALLBACK = ("VLLM_ATTENTION_BACKEND={x} is not supported by the V1 Engine. F
                 "V0. We recommend to remove VLLM_ATTENTION_BACKEND={x} from your config in favor "
                 "of the V1 Engine.")                              # engine/arg_utils.py 0.8.5-0.11
 MSG_USE_V1 = "VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND={x}."
-
-
-def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
-    """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
-    return dataclasses.replace(diagnostic, vllm_message=text)
-
-
-def base(version: str) -> Version:
-    return release(version)
-
-
-def env_text(cfg: ServeConfig, name: str) -> Optional[str]:
-    """Return environment variable `name` as the vLLM process sees it (None when unset)."""
-    setting = cfg.env.get(name)
-    if setting is None:
-        return None
-    getter = getattr(cfg, "env_value", None)
-    if callable(getter):
-        try:
-            value = getter(name)
-            if value is not None:
-                return str(value)
-        except Exception:  # an accessor that disagrees must not stop the lint
-            pass
-    value = setting.value
-    return str(value) if value is not None else None
-
-
-def use_v1_setting(cfg: ServeConfig) -> Optional[bool]:
-    """Return VLLM_USE_V1 as vLLM parses it (`bool(int(...))`), None when unset or unparsable."""
-    text = env_text(cfg, "VLLM_USE_V1")
-    if text is None:
-        return None
-    try:
-        return bool(int(text.strip()))
-    except ValueError:
-        return None
-
-
-def suggest(name: str, known: Tuple[str, ...]) -> Optional[str]:
-    """Return the backend `name` most likely meant: a case-insensitive or suffix match, else close."""
-    by_upper = {k.upper(): k for k in known}
-    plain = name.strip().upper().replace("-", "_")
-    for stem in (plain, plain.replace("ATTENTION", "ATTN")):   # FLASH_ATTENTION -> FLASH_ATTN
-        for candidate in (stem, stem.replace("_VLLM_V1", ""), stem + "_VLLM_V1"):
-            if candidate in by_upper:
-                return by_upper[candidate]
-    close = difflib.get_close_matches(name.upper(), list(by_upper), n=1, cutoff=0.6)
-    return by_upper[close[0]] if close else None
 
 
 class UnknownAttentionBackend(Rule):
@@ -130,7 +77,7 @@ class UnknownAttentionBackend(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         setting = cfg.env.get(ENV)
-        name = env_text(cfg, ENV)
+        name = inputs.env_text(cfg, ENV)
         if setting is None or name is None or not facts.attention_env_var:
             return
         known = tuple(facts.attention_backends)
@@ -145,24 +92,24 @@ class UnknownAttentionBackend(Rule):
 
     def _unknown(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
                  known: Tuple[str, ...]) -> Diagnostic:
-        version = base(facts.version)
-        guess = suggest(name, known)
+        version = releases.release(facts)
+        guess = attention.suggest_backend(name, known)
         listing = ", ".join(known)
         case_note = " (names are case-sensitive)" if guess and guess.upper() == name.upper() else ""
-        use_v1 = use_v1_setting(cfg)
+        use_v1 = inputs.use_v1_env(cfg)
         severity = "error"
         fields = [ENV]
-        if version < Version("0.7"):
+        if version < releases.UNKNOWN_BACKEND_IGNORED:
             outcome = "vLLM exits with a ValueError when it selects the attention backend"
             vllm_message = MSG_063.format(backend_name=name, backends=listing)
-        elif version < Version("0.8"):
+        elif version < releases.V1_DEFAULT:
             outcome = "vLLM silently ignores it and picks a backend itself"
             severity, vllm_message = "warning", None
-        elif version < Version("0.12") and use_v1 is True:
+        elif version < releases.V1_ONLY and use_v1 is True:
             outcome = "vLLM refuses to start (VLLM_USE_V1=1 forbids the V0 fallback it triggers)"
             vllm_message = MSG_USE_V1.format(x=name)
             fields.append("VLLM_USE_V1")
-        elif version < Version("0.10.1"):
+        elif version < releases.BACKEND_VALIDATED_BY_SELECTOR:
             severity = "warning"
             if use_v1 is False or name in (v1_oracle_backends(facts.version) or ()):
                 outcome = "vLLM silently ignores it and picks a backend itself"
@@ -171,10 +118,10 @@ class UnknownAttentionBackend(Rule):
                 outcome = ("vLLM ignores it for backend selection, but the V1 engine rejects it, so "
                            "the launch also silently falls back to the slower V0 engine")
                 vllm_message = MSG_FALLBACK.format(x=name)
-        elif version < Version("0.11"):
+        elif version < releases.V0_REMOVED:
             outcome = "vLLM exits with a ValueError when the model's attention layers are built"
             vllm_message = MSG_SELECTOR.format(backend_by_env_var=name, backends=list(known))
-        elif version < Version("0.12"):
+        elif version < releases.BACKEND_VALIDATED_BY_ENVS:
             outcome = ("the V1 engine rejects it and falls back to V0, which 0.11 no longer has: "
                        "the API server crashes on `assert envs.VLLM_USE_V1`")
             vllm_message = MSG_FALLBACK.format(x=name)
@@ -193,18 +140,18 @@ class UnknownAttentionBackend(Rule):
     def _not_v1(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
                 known: Tuple[str, ...]) -> Optional[Diagnostic]:
         allowed = v1_oracle_backends(facts.version)
-        use_v1 = use_v1_setting(cfg)
+        use_v1 = inputs.use_v1_env(cfg)
         if allowed is None or name in allowed or use_v1 is False:
             return None
         v1_names = [n for n in allowed if n in known]
-        guess = suggest(name, tuple(v1_names))
+        guess = attention.suggest_backend(name, tuple(v1_names))
         fields = [ENV]
         if use_v1 is True:
             outcome = "vLLM refuses to start"
             vllm_message = MSG_USE_V1.format(x=name)
             fields.append("VLLM_USE_V1")
             severity = "error"
-        elif base(facts.version) < Version("0.11"):
+        elif releases.release(facts) < releases.V0_REMOVED:
             outcome = "the launch silently falls back to the slower V0 engine"
             vllm_message = MSG_FALLBACK.format(x=name)
             severity = "warning"

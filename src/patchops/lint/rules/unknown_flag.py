@@ -6,12 +6,10 @@ import difflib
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from packaging.version import Version
-
 from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts, Flag
+from patchops.lint.facts import Facts, Flag, facts_for_version, shipped_versions
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.versions import release
+from patchops.lint.vllm import releases, wording
 
 
 def known_names(facts: Facts) -> Dict[str, Flag]:
@@ -39,24 +37,15 @@ def alias_target(name: str, facts: Facts) -> Optional[Flag]:
 @lru_cache(maxsize=None)
 def _shipped() -> Tuple[Tuple[str, frozenset], ...]:
     """Return (version, accepted option names) for every version patchops ships facts for."""
-    try:
-        from patchops.lint.facts import facts_for_version, shipped_versions
-    except ImportError:  # facts without a shipped catalogue: no version history
-        return ()
-    rows = []
-    for version in shipped_versions():
-        try:
-            rows.append((version, frozenset(known_names(facts_for_version(version)))))
-        except Exception:  # a broken shipped file must not break the lint
-            continue
-    return tuple(sorted(rows, key=lambda row: Version(row[0])))
+    return tuple((version, frozenset(known_names(facts_for_version(version))))
+                 for version in shipped_versions())  # oldest first
 
 
 def flag_history(name: str, version: str) -> Tuple[Optional[str], Optional[str]]:
     """Return (last shipped version before `version` with `name`, first one after it)."""
-    current = release(version)
-    before = [v for v, names in _shipped() if Version(v) < current and name in names]
-    after = [v for v, names in _shipped() if Version(v) > current and name in names]
+    current = releases.release(version)
+    before = [v for v, names in _shipped() if releases.parse_version(v) < current and name in names]
+    after = [v for v, names in _shipped() if releases.parse_version(v) > current and name in names]
     return (before[-1] if before else None, after[0] if after else None)
 
 
@@ -92,21 +81,11 @@ def argv_of(setting: Setting, version: str) -> str:
     if value is True or value is None:
         return option
     if isinstance(value, list):
-        if setting.source == "cli" or release(version) >= Version("0.10.2"):
+        if setting.source == "cli" or releases.release(version) >= releases.UNKNOWN_LIST_SPLIT:
             return " ".join([option] + [str(v) for v in value])
     return f"{option} {value}"
 
 
-def parser_error(cfg: ServeConfig, message: str) -> str:
-    """Return argparse's error line for `message` as `vllm serve` prints it.
-
-    Unrecognized arguments are reported by the top-level `vllm` parser, value errors by the
-    `serve` sub-parser (argparse: "<prog>: error: <message>").
-    """
-    if cfg.entrypoint != "serve":
-        return message
-    prog = "vllm" if message.startswith("unrecognized arguments") else "vllm serve"
-    return f"{prog}: error: {message}"
 
 
 class UnknownFlag(Rule):
@@ -178,7 +157,7 @@ class UnknownFlag(Rule):
         version = facts.version
         rejected = f'vLLM {version} has no --{name.replace("_", "-")}'
         outcome = 'so vLLM\'s argument parser will exit with "unrecognized arguments"'
-        vllm_message = parser_error(cfg, f"unrecognized arguments: {argv_of(setting, version)}")
+        vllm_message = wording.parser_error(cfg, f"unrecognized arguments: {argv_of(setting, version)}")
         alias = alias_target(name, facts)
         if alias is not None and name not in known:
             short = alias_short(alias, name)

@@ -2,37 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
-
-from packaging.version import Version
+from typing import Iterator
 
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts, Flag
-from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.rules.unknown_attention_backend import with_vllm_message
-from patchops.lint.rules.unknown_flag import parser_error
-from patchops.versions import release
-
-# PyYAML's bool resolver (yaml/resolver.py) follows YAML 1.1: these words are booleans, `y` and
-# `n` are not. true/false are left out: writing them means a boolean.
-YAML11_WORDS = {w: True for w in ("yes", "Yes", "YES", "on", "On", "ON")}
-YAML11_WORDS.update({w: False for w in ("no", "No", "NO", "off", "Off", "OFF")})
-
-BOOLEAN_ACTIONS = ("store_true", "store_false", "boolean_optional", "store_boolean")
-
-
-def is_boolean(flag: Optional[Flag]) -> bool:
-    """Return whether `flag` takes a boolean (so a YAML boolean is what the user meant)."""
-    return flag is not None and (flag.action in BOOLEAN_ACTIONS or flag.type == "bool")
-
-
-def yaml11_word(setting: Setting) -> Optional[str]:
-    """Return the YAML 1.1 boolean word `setting` was written with, if any."""
-    raw = (setting.raw or "").strip()
-    if setting.source == "yaml" and raw in YAML11_WORDS and isinstance(setting.value, bool):
-        return raw
-    return None
-
+from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.vllm import inputs, releases, wording
 
 def harmless(flag: Flag) -> bool:
     """Return whether dropping a false leaves what `off`/`no` means anyway (0, or the choice none)."""
@@ -83,18 +58,16 @@ class Yaml11Boolean(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        from patchops.lint.rules.yaml_false_dropped import fate, written_settings
-
-        for setting in written_settings(cfg):
-            word = yaml11_word(setting)
+        for setting in inputs.written_settings(cfg):
+            word = inputs.yaml11_word(setting)
             if word is None:
                 continue
             flag = facts.flags.get(setting.name) or facts.flag(setting.key)
-            if flag is None or is_boolean(flag):
+            if flag is None or inputs.is_boolean(flag):
                 continue  # a switch: the boolean is what was meant (unknown keys: unknown-flag)
-            if flag.nargs == "?" and YAML11_WORDS[word]:
+            if flag.nargs == "?" and inputs.YAML11_WORDS[word]:
                 continue  # a bare --flag takes its const, which is what `yes` means (--hf-token)
-            outcome = fate(cfg, setting)
+            outcome = inputs.fate(cfg, setting)
             if outcome[0] == "ignored" and harmless(flag):
                 continue
             yield self._option(cfg, facts, setting, word, flag, outcome)
@@ -102,13 +75,13 @@ class Yaml11Boolean(Rule):
     def _option(self, cfg: ServeConfig, facts: Facts, setting: Setting, word: str, flag: Flag,
                 outcome) -> Diagnostic:
         option = "--" + flag.name
-        value = YAML11_WORDS[word]
+        value = inputs.YAML11_WORDS[word]
         state, _dest, detail = outcome
         vllm_message = None
         if state == "rejected":
             what, severity = "vLLM's argument parser rejects it and vLLM exits", "error"
-            vllm_message = parser_error(cfg, detail)
-        elif release(facts.version) < Version("0.7"):
+            vllm_message = wording.parser_error(cfg, detail)
+        elif releases.release(facts) < releases.BOOL_AS_FLAG:
             # 0.6.3 passes str(value): the flag gets the text True/False
             what, severity = f'vLLM gets the text "{value}" instead', "warning"
         elif value:

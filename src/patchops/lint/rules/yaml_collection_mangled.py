@@ -5,24 +5,12 @@ from __future__ import annotations
 import json
 from typing import Iterator, Optional
 
-from packaging.version import Version
-
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts, Flag
-from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.rules.unknown_attention_backend import with_vllm_message
-from patchops.lint.rules.unknown_flag import parser_error
-from patchops.versions import release
-
-# _load_config_file expands a YAML list into `--k a b c` from 0.10.2 (first seen; 0.10.1.1 still
-# str()s it) and json.dumps a dict from 0.20.0 (0.15.0 still str()s it).
-LISTS_EXPANDED = Version("0.10.2")
-DICTS_AS_JSON = Version("0.20")
-# CompilationConfig.from_cli in 0.7.x-0.8.x parses its value with ast.literal_eval, so the repr
-# of a dict is accepted there; 0.9 switched to JSON.
-LITERAL_EVAL_COMPILATION = (Version("0.7"), Version("0.9"))
-DOTTED_KEYS = Version("0.9")  # FlexibleArgumentParser merges `--a.b v` into one JSON arg from 0.9
-
+from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.vllm import inputs, wording
+from patchops.lint.vllm.releases import (COMPILATION_JSON, COMPILATION_LITERAL_EVAL, DICTS_AS_JSON, DOTTED_KEYS,
+                                         LISTS_EXPANDED, Version, release)
 
 def as_json(value) -> Optional[str]:
     try:
@@ -78,10 +66,8 @@ class YamlCollectionMangled(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        from patchops.lint.rules.yaml_false_dropped import fate, written_settings
-
-        version = release(facts.version)
-        for setting in written_settings(cfg):
+        version = release(facts)
+        for setting in inputs.written_settings(cfg):
             value = setting.value
             if isinstance(value, list) and version < LISTS_EXPANDED:
                 kind = "list"
@@ -89,7 +75,7 @@ class YamlCollectionMangled(Rule):
                 kind = "mapping"
             else:
                 continue
-            state, dest, detail = fate(cfg, setting)
+            state, dest, detail = inputs.fate(cfg, setting)
             flag = facts.flags.get(dest or "") or facts.flags.get(setting.name) or facts.flag(setting.key)
             if state == "rejected":
                 yield self._finding(cfg, facts, setting, flag, kind, version, detail)
@@ -97,8 +83,8 @@ class YamlCollectionMangled(Rule):
                 yield self._finding(cfg, facts, setting, flag, kind, version, None)
             elif state == "absent":
                 # no reading result (no flag table): judge from the version alone
-                low, high = LITERAL_EVAL_COMPILATION
-                if kind == "mapping" and setting.name == "compilation_config" and low <= version < high:
+                if kind == "mapping" and setting.name == "compilation_config" and \
+                        COMPILATION_LITERAL_EVAL <= version < COMPILATION_JSON:
                     continue
                 yield self._finding(cfg, facts, setting, flag, kind, version, None)
             # "accepted" (compilation_config's literal_eval in 0.7-0.8) and "unknown" (unknown-flag)
@@ -108,7 +94,7 @@ class YamlCollectionMangled(Rule):
                  kind: str, version: Version, error: Optional[str]) -> Diagnostic:
         text = str(setting.value)
         option = "--" + (flag.name if flag else setting.name.replace("_", "-"))
-        since = "0.10.2" if kind == "list" else "0.20"
+        since = LISTS_EXPANDED if kind == "list" else DICTS_AS_JSON
         how = "expanded into separate values" if kind == "list" else "passed as JSON"
         if error is not None:
             what, severity = "the option rejects it and vLLM exits", "error"
@@ -130,4 +116,4 @@ class YamlCollectionMangled(Rule):
                     fix += f", or as dotted keys ({setting.key}.{first[0]}: {as_json(first[1])})"
         found = self.diagnostic(cfg, setting, message, fields=(flag.dest if flag else setting.name,),
                                 severity=severity, fix=fix)
-        return with_vllm_message(found, parser_error(cfg, error) if error else None)
+        return with_vllm_message(found, wording.parser_error(cfg, error) if error else None)

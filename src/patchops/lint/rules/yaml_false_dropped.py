@@ -2,62 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Iterator, Optional
 
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.versions import release
+from patchops.lint.vllm import inputs, releases, routing
 
 _UNSET = object()
 # Fields whose None default ends up false: ModelConfig turns enforce_eager=None into False (<=0.8.5).
 NONE_MEANS_FALSE = ("enforce_eager",)
 
 
-def written_settings(cfg: ServeConfig) -> List[Setting]:
-    """Return the YAML settings as the user wrote them (values before vLLM's reading), in order."""
-    if cfg.config_settings:
-        return list(cfg.config_settings)
-    found = [s for s in cfg.args.values() if s.source == "yaml"]
-    found += [s for s, _why in cfg.ignored.values() if s.source == "yaml"]
-    found += [s for s, _why in cfg.rejected.values() if s.source == "yaml"]
-    return sorted(found, key=lambda s: (s.line, s.column))
-
-
-def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Optional[str]]:
-    """Return what reading decided for the setting written at `setting`'s position.
-
-    ("rejected", dest, vLLM's error), ("ignored", dest, why), ("unknown", None, None),
-    ("accepted", dest, None) or ("absent", None, None).
-    """
-    where = (setting.line, setting.column)
-    for name, (seen, message) in cfg.rejected.items():
-        if (seen.line, seen.column) == where:
-            return "rejected", name, message
-    for name, (seen, why) in cfg.ignored.items():
-        if (seen.line, seen.column) == where:
-            return "ignored", name, why
-    if any((seen.line, seen.column) == where for seen in cfg.unknown):
-        return "unknown", None, None
-    for name, seen in cfg.args.items():
-        if (seen.line, seen.column) == where:
-            return "accepted", name, None
-    return "absent", None, None
-
-
 def v1_forces_chunked_prefill(cfg: ServeConfig, facts: Facts) -> bool:
     """Return whether the V1 engine will run and force chunked prefill on (0.7.3 opt-in to 0.11)."""
-    from packaging.version import Version
-
-    version = release(facts.version)
-    if not Version("0.7") <= version < Version("0.12"):
+    if not releases.V1_ENGINE <= releases.release(facts) < releases.CHUNKED_PREFILL_HONOURED:
         return False
-    try:
-        from patchops.lint import behaviour
-
-        return behaviour.engine(cfg, facts).value == behaviour.V1
-    except Exception:  # no engine prediction: say nothing rather than something wrong
-        return False
+    return routing.engine(cfg, facts).value == routing.V1
 
 
 def default_of(name: str, facts: Facts) -> Any:
@@ -121,13 +82,11 @@ class YamlFalseDropped(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        from patchops.lint.rules.yaml_11_boolean import is_boolean, yaml11_word
-
         for name, (setting, _why) in sorted(cfg.ignored.items(), key=lambda kv: kv[1][0].line):
             if setting.source != "yaml" or setting.value is not False:
                 continue
             flag = facts.flags.get(name)
-            if flag is not None and not is_boolean(flag) and yaml11_word(setting):
+            if flag is not None and not inputs.is_boolean(flag) and inputs.yaml11_word(setting):
                 continue  # `swap_space: off`: yaml-11-boolean explains it
             default = default_of(name, facts)
             if default is False or default is None and name in NONE_MEANS_FALSE:
@@ -136,8 +95,6 @@ class YamlFalseDropped(Rule):
 
     def _finding(self, cfg: ServeConfig, facts: Facts, name: str, setting: Setting,
                  flag: Optional[Flag], default: Any) -> Diagnostic:
-        from patchops.lint.rules.yaml_11_boolean import is_boolean
-
         raw = setting.raw or "false"
         what = f'the value {raw} of "{setting.key}"'
         if raw != "false":
@@ -149,7 +106,7 @@ class YamlFalseDropped(Rule):
             return self.diagnostic(cfg, setting, message, fields=(name,),
                                    fix="remove the key (check its name: unknown keys with other "
                                        "values stop vLLM)")
-        if not is_boolean(flag):
+        if not inputs.is_boolean(flag):
             shown = f" ({default!r})" if default not in (None, _UNSET) else ""
             keeps = f"so {name} keeps its default{shown}"
         elif default is True:
@@ -166,7 +123,7 @@ class YamlFalseDropped(Rule):
                    "V0, VLLM_USE_V1=0 before 0.11, and from vLLM 0.12)")
         elif switch:
             fix = f"pass {switch} on the vllm serve command line instead, and remove the key"
-        elif not is_boolean(flag):
+        elif not inputs.is_boolean(flag):
             fix = f"write the value you want for {name} (a number or a quoted string)"
         else:
             fix = f"remove the key: vLLM {facts.version} has no way to switch {name} off"

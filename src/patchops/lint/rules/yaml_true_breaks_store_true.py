@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.rules.unknown_flag import parser_error
+from patchops.lint.vllm import inputs, wording
 
 
 class YamlTrueBreaksStoreTrue(Rule):
@@ -51,12 +51,10 @@ class YamlTrueBreaksStoreTrue(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        from patchops.lint.rules.yaml_false_dropped import fate, written_settings
-
-        for setting in written_settings(cfg):
+        for setting in inputs.written_settings(cfg):
             if setting.source != "yaml" or not isinstance(setting.value, bool):
                 continue
-            state, dest, detail = fate(cfg, setting)
+            state, dest, detail = inputs.fate(cfg, setting)
             flag = facts.flags.get(dest or "") or facts.flags.get(setting.name) or facts.flag(setting.key)
             if flag is None or flag.action != "store_true":
                 continue
@@ -73,4 +71,4 @@ class YamlTrueBreaksStoreTrue(Rule):
             else:
                 fix = f"remove the key: --{flag.name} is off unless given"
             yield self.diagnostic(cfg, setting, message, fields=(flag.dest,), fix=fix,
-                                  vllm_message=parser_error(cfg, f"unrecognized arguments: {word}"))
+                                  vllm_message=wording.parser_error(cfg, f"unrecognized arguments: {word}"))

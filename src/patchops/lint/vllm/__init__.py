@@ -1,0 +1,8 @@
+"""What patchops knows about vLLM releases, read from their PyPI wheels (never imported).
+
+`releases` holds every version boundary and the one version parser; the other modules
+predict what a release does with a config, by subject: `inputs` (the values vLLM sees),
+`routing` (V0/V1 engine and the V1 oracle), `scheduler` (batch defaults, chunked prefill),
+`attention` (backend choice), `cuda_graphs` (capture sizes) and `wording` (message text).
+Rules import these modules and the rule API, never each other.
+"""

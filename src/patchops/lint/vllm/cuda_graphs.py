@@ -1,0 +1,226 @@
+"""Predict the CUDA graph batch sizes a version captures, and how to change them.
+
+Sources: `worker/model_runner.py` (0.6.3 `_BATCH_SIZES_TO_CAPTURE`), `config.py` /
+`config/vllm.py` (`_set_cudagraph_sizes`); shared/reference/vllm-launch-checks.md section 4.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+from patchops.lint.config import ServeConfig, parse_literal
+from patchops.lint.facts import Facts
+from patchops.lint.vllm.inputs import (compilation_value, compute_capability, enforce_eager, int_list,
+                                       int_value, literal_default, to_bool, to_int, to_int_list, value)
+from patchops.lint.vllm.prediction import Prediction
+from patchops.lint.vllm.releases import (CAPTURE_BLACKWELL_1024, CAPTURE_BUDGET_APPENDED, CAPTURE_LIST_FLAG,
+                                         CAPTURE_PATTERN_012, CAPTURE_SPEC_TOKENS, CUDA_GRAPH_SIZES_FLAG,
+                                         CUDA_GRAPH_SIZES_FROM_SEQS, V1_CAPTURE_BY_BUDGET, release)
+from patchops.lint.vllm.routing import V1, engine
+from patchops.lint.vllm.scheduler import max_num_batched_tokens, max_num_seqs
+
+V0_CAPTURE_CANDIDATES = tuple([1, 2, 4] + [8 * i for i in range(1, 1025)])
+
+
+# No batch reaches this many sequences; capping keeps a typo like 400000000 from building a
+# list of 50 million sizes.
+CAPTURE_CEILING = 1 << 16
+
+
+def _pattern(upto: int) -> List[int]:
+    """[1, 2, 4] + range(8, upto + 1, 8): the `--cuda-graph-sizes N` pattern (0.9.2-0.11)."""
+    upto = min(upto, CAPTURE_CEILING)
+    return [i for i in (1, 2, 4) if i <= upto] + list(range(8, upto + 1, 8))
+
+
+def _pattern_012(top: int) -> List[int]:
+    top = min(top, CAPTURE_CEILING)
+    sizes = [i for i in (1, 2, 4) if i <= top]
+    if top >= 8:
+        sizes += list(range(8, min(top + 1, 256), 8))
+    if top >= 256:
+        sizes += list(range(256, top + 1, 16))
+    return sizes
+
+
+def _no_graphs(reason: str, fields: Sequence[str]) -> Prediction:
+    return Prediction((), reason, fields=tuple(fields))
+
+
+def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
+    """Return the CUDA graph batch sizes the version captures (ascending); () when none are.
+
+    Precedence: enforce_eager (or a fork hardcoding it) -> nothing; the user's explicit list
+    (compilation_config.cudagraph_capture_sizes, and by version cudagraph_capture_sizes or
+    cuda_graph_sizes); else the fork's default (facts.capture_sizes_default); else the version's
+    derivation from max_num_seqs / max_num_batched_tokens (reference section 4).
+    """
+    v = release(facts)
+    ver = facts.version
+    eager = enforce_eager(cfg, facts)
+    if eager.value:
+        return _no_graphs(f"{eager.reason}, so vLLM captures no CUDA graphs", eager.fields)
+    eng = engine(cfg, facts)
+    seqs = max_num_seqs(cfg, facts, eng)
+    budget = max_num_batched_tokens(cfg, facts, eng)
+    v1 = eng.value == V1
+
+    level, level_at = compilation_value(cfg, "level")
+    if v1 and v < CAPTURE_PATTERN_012 and level_at is not None and to_int(level) not in (None, 3):
+        return _no_graphs(f"compilation_config level {level} is not PIECEWISE (3), so V1 captures no "
+                          "CUDA graphs", ("compilation_config.level",))
+    use_graph, use_at = compilation_value(cfg, "use_cudagraph")
+    if v1 and v < CAPTURE_PATTERN_012 and use_at is not None and to_bool(use_graph) is False:
+        return _no_graphs("compilation_config use_cudagraph is false", ("compilation_config.use_cudagraph",))
+    mode, mode_at = compilation_value(cfg, "cudagraph_mode")
+    if mode_at is not None and str(mode).upper() in ("NONE", "0"):
+        return _no_graphs("compilation_config cudagraph_mode is NONE", ("compilation_config.cudagraph_mode",))
+
+    explicit, explicit_at = compilation_value(cfg, "cudagraph_capture_sizes")
+    explicit_list = to_int_list(explicit) if explicit_at is not None else None
+    fields: Tuple[str, ...] = (("compilation_config.cudagraph_capture_sizes",) if explicit_at is not None
+                               else ())
+    why = "compilation_config.cudagraph_capture_sizes is set"
+    if explicit_list is None and v >= CAPTURE_PATTERN_012:
+        for name in ("cudagraph_capture_sizes", "cuda_graph_sizes"):
+            listed = int_list(cfg, name)
+            if listed is not None:
+                explicit_list, fields = listed, (name,)
+                why = f"{name} is copied verbatim into the capture list on vLLM {ver}"
+                break
+    top_budget = budget.value if isinstance(budget.value, int) else None
+
+    if v >= CAPTURE_PATTERN_012:
+        if explicit_list is None and facts.capture_sizes_default is not None:
+            explicit_list = list(facts.capture_sizes_default)
+            why, fields = "this vLLM build sets a default capture list", ()
+        if explicit_list is not None:
+            def kept(tokens: Any) -> Tuple[int, ...]:
+                return tuple(sorted({s for s in explicit_list if not isinstance(tokens, int) or s <= tokens}))
+            first = kept(top_budget)
+            alternatives = tuple(dict.fromkeys(kept(b) for b in budget.alternatives if kept(b) != first))
+            dropped = (" (sizes above max_num_batched_tokens dropped)"
+                       if len(first) < len(set(explicit_list)) else "")
+            return Prediction(first, why + dropped, certain=not alternatives, alternatives=alternatives,
+                              fields=fields)
+        top_set = to_int(compilation_value(cfg, "max_cudagraph_capture_size")[0])
+        if top_set is None:
+            top_set = int_value(cfg, "max_cudagraph_capture_size")
+        spec = 0
+        if v >= CAPTURE_SPEC_TOKENS:
+            raw = value(cfg, "speculative_config")
+            raw = parse_literal(raw) if isinstance(raw, str) else raw
+            if isinstance(raw, dict):
+                spec = to_int(raw.get("num_speculative_tokens")) or 0
+        default_top = 512
+        cc = compute_capability(cfg)
+        if v >= CAPTURE_BLACKWELL_1024 and cc is not None and cc[0] == 10:
+            default_top = 1024
+
+        def for_values(seq_count: Optional[int], tokens: Optional[int]) -> Tuple[int, ...]:
+            top = top_set if top_set is not None else min((seq_count or 256) * (1 + spec) * 2, default_top)
+            if tokens is not None:
+                top = min(top, tokens)
+            sizes = _pattern_012(top)
+            if v >= CAPTURE_BUDGET_APPENDED and tokens is not None and tokens <= top and tokens not in sizes:
+                sizes.append(tokens)
+            return tuple(sorted(set(sizes)))
+
+        first = for_values(seqs.value, top_budget)
+        others = tuple(dict.fromkeys(
+            for_values(s, b) for s in seqs.candidates for b in budget.candidates
+            if isinstance(b, int) or b is None)) if not (seqs.certain and budget.certain) else ()
+        alternatives = tuple(o for o in others if o != first)
+        source = (f"max_cudagraph_capture_size {top_set}" if top_set is not None
+                  else f"min(2 x max_num_seqs {seqs.value}, {default_top}, max_num_batched_tokens "
+                       f"{top_budget})")
+        return Prediction(first, f"vLLM {ver} captures sizes up to {source}", certain=not alternatives,
+                          alternatives=alternatives, fields=("max_num_seqs",) if seqs.fields else ())
+
+    if explicit_list is None and facts.capture_sizes_default is not None:
+        return Prediction(tuple(sorted(set(facts.capture_sizes_default))),
+                          f"this vLLM build ({ver}) sets a default capture list and the config does not "
+                          "override it", fields=())
+    if explicit_list is not None and v >= CAPTURE_LIST_FLAG:
+        return Prediction(tuple(sorted(set(explicit_list))), why, fields=fields)
+
+    if not v1:
+        max_graph = to_int(value(cfg, "max_seq_len_to_capture"))
+        note = f"; decodes longer than {max_graph} tokens run eagerly" if max_graph is not None else ""
+
+        def v0_list(seq_count: int) -> Tuple[int, ...]:
+            larger = [x for x in V0_CAPTURE_CANDIDATES if x >= seq_count]
+            top = larger[0] if larger else V0_CAPTURE_CANDIDATES[-1]
+            return tuple(x for x in V0_CAPTURE_CANDIDATES if x <= top)
+
+        first = v0_list(seqs.value)
+        alternatives = tuple(dict.fromkeys(v0_list(s) for s in seqs.alternatives if v0_list(s) != first))
+        return Prediction(first, f"V0 captures [1, 2, 4, 8, ...] up to the first size >= max_num_seqs "
+                          f"{seqs.value}{note}", certain=seqs.certain, alternatives=alternatives,
+                          fields=seqs.fields)
+
+    def filtered(sizes: List[int], tokens: Any) -> Tuple[int, ...]:
+        return tuple(sorted(s for s in set(sizes) if not isinstance(tokens, int) or s <= tokens))
+
+    if v < CUDA_GRAPH_SIZES_FLAG:
+        base = [1, 2, 4] + list(range(8, 513, 8))
+        first = filtered(base, top_budget) if v >= V1_CAPTURE_BY_BUDGET else tuple(base)
+        alternatives = tuple(dict.fromkeys(filtered(base, b) for b in budget.alternatives
+                                           if filtered(base, b) != first)) if v >= V1_CAPTURE_BY_BUDGET else ()
+        return Prediction(first, f"the V1 engine of vLLM {ver} captures [1, 2, 4, 8, ..., 512]"
+                          + (" up to max_num_batched_tokens" if v >= V1_CAPTURE_BY_BUDGET else ""),
+                          certain=not alternatives, alternatives=alternatives)
+    graph_sizes = int_list(cfg, "cuda_graph_sizes")
+    if graph_sizes is None:
+        graph_sizes = to_int_list(literal_default(facts, "cuda_graph_sizes"))
+        if graph_sizes is None:
+            graph_sizes = [512] if v < CUDA_GRAPH_SIZES_FROM_SEQS else []
+        from_user = False
+    else:
+        from_user = True
+
+    def v1_list(seq_count: Optional[int], tokens: Any) -> Tuple[int, ...]:
+        wanted = list(graph_sizes)
+        if not wanted:
+            wanted = [min((seq_count or 256) * 2, 512)]
+        sizes = _pattern(wanted[0]) if len(wanted) == 1 else sorted(wanted)
+        return filtered(sizes, tokens)
+
+    first = v1_list(seqs.value, top_budget)
+    others = [v1_list(s, b) for s in seqs.candidates for b in budget.candidates]
+    alternatives = tuple(dict.fromkeys(o for o in others if o != first))
+    if from_user:
+        how = (f"cuda_graph_sizes {graph_sizes} means [1, 2, 4, 8, ..., {graph_sizes[0]}]"
+               if len(graph_sizes) == 1 else f"cuda_graph_sizes {graph_sizes} is used as the list")
+    elif not graph_sizes:
+        how = f"vLLM {ver} captures [1, 2, 4, 8, ...] up to min(2 x max_num_seqs {seqs.value}, 512)"
+    else:
+        how = f"vLLM {ver} captures [1, 2, 4, 8, ..., {graph_sizes[0]}]"
+    return Prediction(first, how + ", filtered to max_num_batched_tokens", certain=not alternatives,
+                      alternatives=alternatives, fields=("cuda_graph_sizes",) if from_user else ())
+
+
+def suggested_sizes(top: int) -> List[int]:
+    """Return a short capture list covering batches up to `top`: powers of two, [1, 2, 4, ..., >= top].
+
+    Batches pad up to the next captured size, so powers of two keep the fix readable at the
+    cost of some padding; a user who wants less padding can list more sizes.
+    """
+    sizes = [1]
+    while sizes[-1] < top:
+        sizes.append(sizes[-1] * 2)
+    return sizes
+
+
+def capture_fix(facts: Facts, top: int) -> str:
+    """Return how to make this version capture batch sizes up to `top`."""
+    v = release(facts)
+    sizes = suggested_sizes(top)
+    listed = "[" + ", ".join(str(s) for s in sizes) + "]"
+    if v < CAPTURE_LIST_FLAG:
+        return ("vLLM 0.6.3 has no flag for the capture list (it follows max_num_seqs); restore the "
+                "build's capture sizes with a patch, or upgrade")
+    if v < CAPTURE_PATTERN_012:
+        return (f"set compilation-config: '{{\"cudagraph_capture_sizes\": {listed}}}' (a JSON string "
+                "in YAML) so batches up to " + str(sizes[-1]) + " are captured")
+    return f"set cudagraph-capture-sizes: {listed} (or max-cudagraph-capture-size: {sizes[-1]})"

@@ -1,0 +1,237 @@
+"""Predict the scheduler's effective values: hardware tier, chunked prefill, batch budgets.
+
+Sources: `engine/arg_utils.py` (`_set_default_args_v0/_v1`, `_set_default_args`,
+`get_batch_defaults`), `config.py` / `config/scheduler.py` (SchedulerConfig). vLLM fills these
+in at launch from the engine, the usage context (`vllm serve` is always OPENAI_API_SERVER) and
+the hardware; see shared/reference/vllm-launch-checks.md sections 2 and 3.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name, is_cuda_like,
+                                       is_pooling, literal_default, max_model_len, memory_gib,
+                                       num_scheduler_steps, platform, setting, speculative_method, to_int)
+from patchops.lint.vllm.prediction import Prediction
+from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_LEN, CHUNKED_PREFILL_HONOURED,
+                                         HUGE_TIER, SEQS_CAPPED_BY_BUDGET, V0_BATCH_2048, V0_CHUNKED_BLOCKERS,
+                                         V1_BATCH_BY_MEMORY, Version, release)
+from patchops.lint.vllm.routing import V0, V1, engine
+
+SMALL, LARGE, HUGE = "small", "large", "huge"  # hardware tiers of the V1 batch defaults
+LONG_CONTEXT = 32768  # V0 switches chunked prefill on above this max_model_len
+DEFAULT_BATCHED_TOKENS_V0 = 2048  # _DEFAULT_MAX_NUM_BATCHED_TOKENS (0.7.3+)
+POOLING_BATCHED_TOKENS = 32768
+
+
+def hardware_tier(cfg: ServeConfig, facts: Facts) -> Prediction:
+    """Return the V1 default-batch tier: "large" (>= 70 GiB, not A100), "small", "huge" (>= 160 GiB, 0.30+).
+
+    Unknown hardware gives "small" (what vLLM uses when it cannot query the device) with the
+    other tier as an alternative.
+    """
+    v = release(facts)
+    mem = memory_gib(cfg)
+    name = device_name(cfg)
+    cc = compute_capability(cfg)
+    fields = tuple(p for p in ("hardware.memory_gib", "hardware.name", "hardware.compute_capability")
+                   if ctx_setting(cfg, p) is not None)
+    if v < V1_BATCH_BY_MEMORY:  # 0.7.3 V1 keys on the device name (platforms get_device_name)
+        if name is not None:
+            big = "h100" in name or "h200" in name
+            what = "an H100/H200" if big else "not an H100/H200"
+            return Prediction(LARGE if big else SMALL, f"the GPU is {what}", fields=fields)
+        if cc is not None and cc[0] != 9:
+            return Prediction(SMALL, "the GPU is not an H100/H200", fields=fields)
+        if mem is not None and mem < 70:
+            return Prediction(SMALL, f"the GPU has {mem:g} GiB, so it is not an H100/H200", fields=fields)
+        return Prediction(SMALL, "the hardware is not stated (the larger defaults need an H100/H200)",
+                          certain=False, alternatives=(LARGE,), fields=fields)
+    if mem is None:
+        return Prediction(SMALL, "the GPU memory is not stated (hardware.memory_gib)", certain=False,
+                          alternatives=(LARGE,), fields=fields)
+    if v >= HUGE_TIER and mem >= 160:
+        return Prediction(HUGE, f"the GPU has {mem:g} GiB, at least 160", fields=fields)
+    if mem < 70:
+        return Prediction(SMALL, f"the GPU has {mem:g} GiB, below 70", fields=fields)
+    if v < A100_KEEPS_SMALL:
+        return Prediction(LARGE, f"the GPU has {mem:g} GiB, at least 70", fields=fields)
+    if v >= HUGE_TIER and cc == (12, 1):
+        return Prediction(SMALL, "GB10 (compute capability 12.1) stays in the small tier", fields=fields)
+    if name is not None:
+        if "a100" in name:
+            return Prediction(SMALL, f"the GPU has {mem:g} GiB but is an A100, which keeps the small "
+                              "defaults", fields=fields)
+        return Prediction(LARGE, f"the GPU has {mem:g} GiB, at least 70, and is not an A100", fields=fields)
+    if cc is not None and cc != (8, 0):
+        return Prediction(LARGE, f"the GPU has {mem:g} GiB, at least 70, and is not an A100", fields=fields)
+    return Prediction(SMALL, f"the GPU has {mem:g} GiB and may be an A100, which keeps the small defaults",
+                      certain=False, alternatives=(LARGE,), fields=fields)
+
+
+_TIER_TOKENS = {SMALL: 2048, LARGE: 8192, HUGE: 16384}   # OPENAI_API_SERVER values
+_TIER_SEQS = {SMALL: 256, LARGE: 1024, HUGE: 1024}
+
+
+def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None) -> Prediction:
+    """Return whether chunked prefill ends up on, by version, engine and max_model_len."""
+    v = release(facts)
+    ver = facts.version
+    eng = eng or engine(cfg, facts)
+    explicit = bool_value(cfg, "enable_chunked_prefill")
+    where = ("enable_chunked_prefill",) if explicit is not None else ()
+    if eng.value == V1 and v < CHUNKED_PREFILL_HONOURED:
+        if is_pooling(cfg):
+            value_ = explicit if explicit is not None else False
+            return Prediction(value_, "pooling models choose chunked prefill by their pooling type",
+                              certain=explicit is not None, alternatives=(not value_,), fields=where)
+        note = ", ignoring enable_chunked_prefill false" if explicit is False else ""
+        return Prediction(True, f"the V1 engine of vLLM {ver} always turns chunked prefill on{note}",
+                          fields=where)
+    if v >= CHUNKED_PREFILL_HONOURED:
+        if explicit is not None:
+            return Prediction(explicit, f"enable_chunked_prefill {str(explicit).lower()} is respected",
+                              fields=where)
+        return Prediction(True, f"vLLM {ver} turns chunked prefill on for models that support it",
+                          certain=not is_pooling(cfg), alternatives=() if not is_pooling(cfg) else (False,))
+    if explicit is not None:
+        return Prediction(explicit, f"enable_chunked_prefill {str(explicit).lower()} is respected on V0",
+                          fields=where)
+    literal = literal_default(facts, "enable_chunked_prefill")
+    if isinstance(literal, bool):
+        return Prediction(literal, f"this vLLM build defaults enable_chunked_prefill to {literal}",
+                          fields=("enable_chunked_prefill",))
+    mml = max_model_len(cfg)
+    if mml.value is None:
+        return Prediction(False, "V0 turns chunked prefill on only when max_model_len > 32768, and "
+                          "max_model_len is not stated", certain=False, alternatives=(True,))
+    if mml.value <= LONG_CONTEXT:
+        return Prediction(False, f"V0 leaves chunked prefill off for max_model_len {mml.value}, which is not "
+                          "above 32768",
+                          fields=mml.fields)
+    blockers = []
+    cuda = is_cuda_like(cfg)
+    if cuda is False:
+        blockers.append(f"the platform is {platform(cfg)}")
+    if platform(cfg) == "rocm" and v >= V0_CHUNKED_BLOCKERS:
+        blockers.append("the platform is ROCm")
+    if speculative_method(cfg, facts) is not None:
+        blockers.append("speculative decoding is on")
+    if bool_value(cfg, "enable_lora"):
+        blockers.append("LoRA is on")
+    if bool_value(cfg, "enable_prompt_adapter"):
+        blockers.append("prompt adapters are on")
+    if v >= V0_CHUNKED_BLOCKERS and is_pooling(cfg):
+        blockers.append("the model is a pooling model")
+    if blockers:
+        return Prediction(False, f"V0 would turn chunked prefill on for max_model_len {mml.value} > 32768, "
+                          f"but not when {blockers[0]}", fields=mml.fields)
+    return Prediction(True, f"V0 turns chunked prefill on automatically for max_model_len {mml.value} > "
+                      "32768, unless the model is multimodal, uses a sliding window or MLA",
+                      certain=False, alternatives=(False,), fields=mml.fields)
+
+
+def _v0_batched_tokens(v: Version, chunked: bool, mml: Optional[int], steps: int,
+                       pooling: bool) -> Tuple[Optional[int], str]:
+    small = 512 if v < V0_BATCH_2048 else DEFAULT_BATCHED_TOKENS_V0
+    if chunked and steps <= 1:
+        out: Optional[int] = small
+        why = f"V0 with chunked prefill defaults to {small}"
+    else:
+        out = None if mml is None else max(mml, 2048)
+        why = ("V0 multi-step with chunked prefill defaults to max(max_model_len, 2048)" if chunked
+               else "V0 without chunked prefill defaults to max(max_model_len, 2048)")
+    if pooling and out is not None:
+        out = max(out, POOLING_BATCHED_TOKENS)
+    return out, why
+
+
+def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None,
+                           chunked: Optional[Prediction] = None) -> Prediction:
+    """Return the token budget per step: the user's value or the version/engine/tier default.
+
+    The value is None when it depends on a max_model_len the config does not state.
+    """
+    v = release(facts)
+    ver = facts.version
+    found = setting(cfg, "max_num_batched_tokens")
+    explicit = to_int(found.value) if found is not None else None
+    if explicit is not None:
+        return Prediction(explicit, f"max_num_batched_tokens {explicit} is set",
+                          fields=("max_num_batched_tokens",))
+    literal = to_int(literal_default(facts, "max_num_batched_tokens"))
+    if literal is not None:
+        return Prediction(literal, f"this vLLM build defaults max_num_batched_tokens to {literal}",
+                          fields=("max_num_batched_tokens",))
+    eng = eng or engine(cfg, facts)
+    chunked = chunked or chunked_prefill(cfg, facts, eng)
+    mml = max_model_len(cfg).value
+    if eng.value == V0:
+        steps = num_scheduler_steps(cfg) or 1
+        values = []
+        for on in chunked.candidates:
+            values.append(_v0_batched_tokens(v, on, mml, steps, is_pooling(cfg)))
+        (first, why), rest = values[0], values[1:]
+        alternatives = tuple(val for val, _ in rest if val != first)
+        return Prediction(first, why + f" ({chunked.reason})", certain=chunked.certain and first is not None,
+                          alternatives=alternatives, fields=chunked.fields)
+    tier = hardware_tier(cfg, facts)
+
+    def for_tier(name: str) -> Optional[int]:
+        budget = _TIER_TOKENS[name]
+        if v >= BUDGET_FOLLOWS_MODEL_LEN:
+            if chunked.value is False:
+                budget = max(mml, budget) if mml is not None else None
+            if budget is not None and mml is not None:
+                seqs = max_num_seqs(cfg, facts, eng, _tier=name, _budget=budget).value
+                if seqs is not None:
+                    budget = min(seqs * mml, budget)
+        return budget
+
+    first = for_tier(tier.value)
+    alternatives = tuple(dict.fromkeys(b for b in (for_tier(t) for t in tier.alternatives) if b != first))
+    return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_batched_tokens to "
+                      f"{first} for `vllm serve` when {tier.reason}", certain=tier.certain,
+                      alternatives=alternatives, fields=tier.fields)
+
+
+def max_num_seqs(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None, *,
+                 _tier: Optional[str] = None, _budget: Optional[int] = None) -> Prediction:
+    """Return the largest number of sequences per step: the user's value or the default."""
+    v = release(facts)
+    ver = facts.version
+    found = setting(cfg, "max_num_seqs")
+    explicit = to_int(found.value) if found is not None else None
+    if explicit is not None:
+        return Prediction(explicit, f"max_num_seqs {explicit} is set", fields=("max_num_seqs",))
+    literal = to_int(literal_default(facts, "max_num_seqs"))
+    if literal is not None:
+        return Prediction(literal, f"vLLM {ver} defaults max_num_seqs to {literal}")
+    eng = eng or engine(cfg, facts)
+    if eng.value == V0:
+        return Prediction(256, "the V0 engine defaults max_num_seqs to 256")
+    if v < V1_BATCH_BY_MEMORY:
+        return Prediction(1024, f"the V1 engine of vLLM {ver} defaults max_num_seqs to 1024")
+    tier = hardware_tier(cfg, facts)
+
+    def for_tier(name: str) -> int:
+        seqs = _TIER_SEQS[name]
+        if v >= SEQS_CAPPED_BY_BUDGET:  # min(default, max_num_batched_tokens) for an unset max_num_seqs
+            budget = _budget
+            if budget is None:
+                found_budget = setting(cfg, "max_num_batched_tokens")
+                budget = to_int(found_budget.value) if found_budget is not None else _TIER_TOKENS[name]
+            if budget:
+                seqs = min(seqs, budget)
+        return seqs
+
+    if _tier is not None:
+        return Prediction(for_tier(_tier), "")
+    first = for_tier(tier.value)
+    alternatives = tuple(dict.fromkeys(s for s in (for_tier(t) for t in tier.alternatives) if s != first))
+    return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_seqs to {first} for `vllm serve` "
+                      f"when {tier.reason}",
+                      certain=tier.certain, alternatives=alternatives, fields=tier.fields)
