@@ -44,7 +44,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     `hardware` (from `--hardware` or `hardware.detect()`) fills the `hardware:` fields the
     input leaves unstated; what the input states wins.
     """
-    from patchops.lint.inputs import load_command, load_file
+    from patchops.lint.loaders import load_command, load_file
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
@@ -79,7 +79,7 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     arguments the assembled command line is linted, since those arguments override the file.
     """
     from patchops import launching
-    from patchops.lint.inputs import load_command, load_file
+    from patchops.lint.loaders import load_command, load_file
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from patchops.lint.facts import facts_for_version
-from patchops.lint.inputs import load_file, load_text
+from patchops.lint.loaders import load_file, load_text
 from patchops.lint.runner import lint_config
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))

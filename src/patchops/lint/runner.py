@@ -61,7 +61,7 @@ def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
 def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
     from patchops.lint.facts import facts_for_version
-    from patchops.lint.inputs import load_text
+    from patchops.lint.loaders import load_text
 
     facts = facts_for_version(example.vllm)
     if example.facts:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from patchops.lint.facts import facts_for_version
-from patchops.lint.inputs import load_text
+from patchops.lint.loaders import load_text
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.attention_backend_env_removed import MSG_UNKNOWN_ENV, AttentionBackendEnvRemoved
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from patchops.lint.facts import facts_for_version
-from patchops.lint.inputs import load_text
+from patchops.lint.loaders import load_text
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.duplicate_key import DuplicateKey
 

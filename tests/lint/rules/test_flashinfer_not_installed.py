@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from patchops.lint.facts import facts_for_version
-from patchops.lint.inputs import load_text
+from patchops.lint.loaders import load_text
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.flashinfer_not_installed import (MSG_IMPORT, MSG_MODEL_CONFIG,
                                                           MSG_NONE_CALL, FlashinferNotInstalled)

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from patchops.lint.facts import facts_for_version
-from patchops.lint.inputs import load_text
+from patchops.lint.loaders import load_text
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm.routing import v1_oracle_backends
 from patchops.lint.rules.unknown_attention_backend import MSG_FALLBACK, UnknownAttentionBackend

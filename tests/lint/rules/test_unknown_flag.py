@@ -106,7 +106,7 @@ def test_nothing_when_nothing_is_unknown():
 
 def lint(text, vllm, kind="spec"):
     from patchops.lint.facts import facts_for_version
-    from patchops.lint.inputs import load_text
+    from patchops.lint.loaders import load_text
     from patchops.lint.reading import read_as_vllm
 
     facts_ = facts_for_version(vllm)
