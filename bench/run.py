@@ -4,7 +4,8 @@ Each row is the median wall time of N runs of a real `python -m patchops ...` pr
 CoreX-style layout holding two copies of a real vLLM (unpacked from its PyPI wheel), so the
 numbers include interpreter start-up, which is what a user waits for. Targets (the brief):
 re-apply and status at most 2x `python -c pass`; apply to two copies of 0.8.5 under 1 s;
-cached lint within 1.5x of `python -c "import typer, rich"`.
+cached lint within 1.5x of `python -c "import typer, rich"`; verify of a full 0.33.0 copy
+within 1.5x of a bare single-threaded hashlib pass over the same files.
 
     python bench/run.py [--version 0.8.5] [--runs 5]
 """
@@ -51,10 +52,38 @@ def build_layout(base: Path, version: str) -> list:
     return sites
 
 
+HASH_FLOOR = """
+import hashlib, sys
+from pathlib import Path
+site = Path(sys.argv[1])
+for line in next(site.glob("vllm-*.dist-info/RECORD")).read_text().splitlines():
+    name = line.rsplit(",", 2)[0]
+    if not name.endswith("RECORD"):
+        hashlib.sha256((site / name).read_bytes()).hexdigest()
+"""
+
+
+def verify_rows(work: Path, version: str, env, runs: int) -> list:
+    """Time `verify` on a full copy (every wheel file, hard links to the cache) against floors."""
+    site = work / "full" / "site-packages"
+    shutil.copytree(wheelcache.site_packages(version, full=True), site, copy_function=os.link,
+                    ignore=shutil.ignore_patterns(".complete"))
+    files = [p for p in site.rglob("*") if p.is_file()]
+    size = sum(p.stat().st_size for p in files) / 1e6
+    py = sys.executable
+    hash_floor, _ = timed([py, "-c", HASH_FLOOR, str(site)], env, runs=runs)
+    rows = [(f"hash floor: sha256 of {len(files)} files, {size:.0f} MB, one thread", hash_floor, None, "")]
+    t, code = timed([py, "-m", "patchops", "verify", "--site", str(site)], env, runs=runs)
+    rows.append((f"verify (full {version} copy)", t, code,
+                 f"target <= {1.5 * hash_floor:.3f} s (1.5x hash floor), {t / hash_floor:.2f}x"))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", default="0.8.5")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--verify-version", default="0.33.0", help="vLLM of the full copy verify reads")
     args = parser.parse_args()
 
     py = sys.executable
@@ -105,6 +134,7 @@ def main() -> None:
     timed(lint, env, runs=1)
     t, code = timed(lint, env, runs=args.runs)
     rows.append(("lint, cached facts", t, code, f"target <= {1.5 * ui_floor:.3f} s (1.5x ui floor)"))
+    rows += verify_rows(work, args.verify_version, env, args.runs)
 
     width = max(len(r[0]) for r in rows)
     print(f"patchops benchmark: vLLM {args.version}, median of {args.runs} runs, python {sys.version.split()[0]}")

@@ -44,18 +44,48 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     `hardware` (from `--hardware` or `hardware.detect()`) fills the `hardware:` fields the
     input leaves unstated; what the input states wins.
     """
-    from patchops.lint.loaders import load_command, load_file
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
-    if (path is None) == (command is None):
-        raise ValueError("pass exactly one of path or command")
-    cfg = load_command(command) if command is not None else load_file(Path(path))
-    assumed = _assume_hardware(cfg, hardware) if hardware is not None else None
+    cfg, assumed = _load_input(path, command, hardware)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=lint_config(cfg, facts, select=select, ignore=ignore),
                       hardware=assumed)
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    """The effective engine settings of one input (lint.explain.Row each) and what judged them."""
+
+    path: str
+    vllm_version: str
+    facts_origin: str
+    rows: list
+    hardware: Optional[str] = None
+
+
+def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
+            vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+            hardware: Optional["Hardware"] = None) -> ExplainResult:
+    """Return the settings vLLM will run `path` or `command` with, each with its origin."""
+    from patchops.lint.explain import explain as effective
+    from patchops.lint.select import facts_for_config
+
+    cfg, assumed = _load_input(path, command, hardware)
+    facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
+                         rows=effective(cfg, facts), hardware=assumed)
+
+
+def _load_input(path, command, hardware):
+    """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed)."""
+    from patchops.lint.loaders import load_command, load_file
+
+    if (path is None) == (command is None):
+        raise ValueError("pass exactly one of path or command")
+    cfg = load_command(command) if command is not None else load_file(Path(path))
+    return cfg, (_assume_hardware(cfg, hardware) if hardware is not None else None)
 
 
 def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
@@ -161,6 +191,13 @@ def diff(plan) -> str:
     return patching.unified_diff(plan)
 
 
+def mismatches(plan):
+    """Return, for a plan with drift, where each drifted op comes closest (Mismatch list)."""
+    from patchops import mismatch
+
+    return mismatch.mismatches(plan)
+
+
 def commit_apply(plan):
     """Write a plan to every copy as one transaction, backing up originals (an ApplyReport)."""
     from patchops import patching
@@ -214,3 +251,52 @@ def rollback(names: Optional[Sequence[str]] = None, *, force: bool = False,
 
     copies = target_copies(python=python, roots=roots, sites=sites)
     return patching.rollback(copies, names, force=force, patchsets_dirs=patchset_dirs)
+
+
+# ---------------------------------------------------------------- verify, diff, export, capture
+
+def verify(*, python: Optional[str] = None, roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
+    """Check every file of every copy against its RECORD (a CopyVerification per copy)."""
+    from patchops import verify as verifying
+
+    return verifying.verify(target_copies(python=python, roots=roots, sites=sites))
+
+
+def any_difference(results) -> bool:
+    """Return whether any copy differs from its RECORD in a way patchops did not write."""
+    return any(result.differs for result in results)
+
+
+def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None, from_wheel: bool = False,
+            out_dir: Path = Path("patchsets"), versions: Optional[str] = None, force: bool = False,
+            record: bool = True):
+    """Write patchsets/NAME.yaml reproducing hand edits of `files` (a CaptureResult)."""
+    from patchops import capture as capturing
+
+    return capturing.capture(name, files, base=base, from_wheel=from_wheel, out_dir=out_dir,
+                             versions=versions, force=force, record=record)
+
+
+def file_diffs(target: Optional[str] = None, *, python: Optional[str] = None,
+               roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
+    """Return recorded files (of patchset or file `target`) diffed against their stored originals."""
+    from patchops import diffs
+
+    return diffs.diff(target_copies(python=python, roots=roots, sites=sites), target)
+
+
+def export(name: str, *, python: Optional[str] = None, roots: Sequence[Path] = (),
+           sites: Sequence[Path] = (), patchset_dirs: Sequence[Path] = ()) -> str:
+    """Return what patchset `name` does to the copies' pristine files, as a `patch -p1` patch."""
+    from patchops import diffs
+    from patchops.patchset import get_patchset
+
+    patchset = get_patchset(name, patchset_dirs)
+    return diffs.export(target_copies(python=python, roots=roots, sites=sites), patchset)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write an output file (a patch) atomically."""
+    from patchops.store import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))

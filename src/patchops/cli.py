@@ -114,7 +114,8 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
     console = _console()
     plan = api.plan_apply(names, python=python, roots=root, sites=site, patchset_dirs=patchsets,
                           force=force, check=not dry_run)
-    render.plan_text(console, plan, api.diff(plan) if dry_run else "")
+    mismatches = api.mismatches(plan) if dry_run and plan.problems else ()
+    render.plan_text(console, plan, api.diff(plan) if dry_run else "", mismatches)
     if dry_run:
         raise typer.Exit(DRIFTED if plan.problems else OK)
     if plan.changes and not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):
@@ -151,6 +152,60 @@ def rollback_command(names: List[str] = typer.Argument(None, help="Patchsets to 
     report = api.rollback(None if all_ else names, force=force, python=python, roots=root,
                           sites=site, patchset_dirs=patchsets)
     render.rollback_report_text(_console(), report)
+
+
+@command("verify")
+def verify_command(python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                   site: List[Path] = SiteOption, json_out: bool = JsonOption) -> None:
+    """Check every file of each vLLM copy against the hashes pip recorded at install (RECORD)."""
+    results = api.verify(python=python, roots=root, sites=site)
+    console = _console()
+    if json_out:
+        render.print_json(console, render.verify_dicts(results))
+    else:
+        render.verify_text(console, results)
+    if api.any_difference(results):
+        raise typer.Exit(DRIFTED)
+    raise typer.Exit(USAGE_OR_INPUT_ERROR if any(r.error for r in results) else OK)
+
+
+@command("capture")
+def capture_command(name: str = typer.Argument(..., help="Name of the new patchset, kebab-case."),
+                    files: List[Path] = typer.Argument(..., help="Hand-edited files inside a vLLM copy."),
+                    base: Optional[Path] = typer.Option(None, "--base", help="The pristine text of the one FILE."),
+                    from_wheel: bool = typer.Option(False, "--from-wheel",
+                                                    help="Take the pristine text from this vLLM's PyPI wheel, checked against RECORD."),
+                    out: Path = typer.Option(Path("patchsets"), "--out", help="Folder to write NAME.yaml in."),
+                    vllm: Optional[str] = typer.Option(None, "--vllm", help="vLLM range of the patchset (default: >= the copy's)."),
+                    force: bool = typer.Option(False, "--force", help="Replace an existing NAME.yaml."),
+                    no_record: bool = typer.Option(False, "--no-record",
+                                                   help="Do not record the edited files as patched by NAME.")) -> None:
+    """Turn hand edits of installed vLLM files into a patchset that reproduces them byte for byte."""
+    result = api.capture(name, files, base=base, from_wheel=from_wheel, out_dir=out, versions=vllm,
+                         force=force, record=not no_record)
+    render.capture_text(_console(), result)
+
+
+@command("diff")
+def diff_command(target: Optional[str] = typer.Argument(None, help="A patchset name or a file (default: every patched file)."),
+                 python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                 site: List[Path] = SiteOption) -> None:
+    """Show patched or drifted files as unified diffs against the originals patchops keeps."""
+    render.file_diffs(_console(), api.file_diffs(target, python=python, roots=root, sites=site))
+
+
+@command("export")
+def export_command(name: str = typer.Argument(..., help="The patchset to export."),
+                   output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the patch here."),
+                   python: Optional[str] = PythonOption, root: List[Path] = RootOption,
+                   site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
+    """Write what a patchset does to a copy as a patch file for `git apply` or `patch -p1`."""
+    text = api.export(name, python=python, roots=root, sites=site, patchset_dirs=patchsets)
+    if output is None:
+        render.raw(text)
+    else:
+        api.write_text(output, text)
+        _console().print(f"wrote {output}", soft_wrap=True, highlight=False)
 
 
 class Format(str, Enum):
@@ -207,6 +262,26 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
         render.lint_text(console, results)
     failing = sum(r.errors + (r.warnings if strict else 0) for r in results)
     raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
+
+
+@command("explain")
+def explain_command(file: Optional[Path] = typer.Argument(None, help="A serve spec, vLLM --config file or launch .sh file."),
+                    cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line instead of FILE."),
+                    vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
+                    vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Use shipped facts of this release."),
+                    json_out: bool = JsonOption,
+                    output_format: Optional[Format] = typer.Option(None, "--format", help="json: same as --json."),
+                    hardware: Optional[str] = HardwareOption,
+                    detect_hardware: bool = DetectHardwareOption) -> None:
+    """Show the settings vLLM will really run with, and where each value comes from."""
+    if (file is None) == (cmd is None):
+        raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
+    result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
+                         hardware=_hardware(hardware, detect_hardware))
+    if json_out or output_format is Format.json:
+        print(render.explain_json(result))
+    else:
+        render.explain_table(_console(), result)
 
 
 @command("launch")

@@ -257,8 +257,11 @@ def _state_line(console: Console, site_dir, version, patchset: str, state: str, 
     console.print(line, soft_wrap=True, highlight=False)
 
 
-def plan_text(console: Console, plan, diff: str = "") -> None:
-    """Print what the plan means per copy and patchset, then the diff (if any) and problems."""
+def plan_text(console: Console, plan, diff: str = "", mismatches=()) -> None:
+    """Print what the plan means per copy and patchset, then the diff (if any) and problems.
+
+    `mismatches` (for --dry-run) replace the problems of the files they explain.
+    """
     for outcome in plan.outcomes:
         _state_line(console, outcome.site_dir, outcome.version, outcome.patchset, outcome.state,
                     outcome.detail)
@@ -266,8 +269,13 @@ def plan_text(console: Console, plan, diff: str = "") -> None:
         console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
     if diff:
         colour_diff(console, diff)
-    if plan.problems:
+    for mismatch in mismatches:
+        console.print(Text(mismatch.message(), style="bold red"), soft_wrap=True, highlight=False)
+    explained = {str(m.path) for m in mismatches}
+    if any(not any(path in p for path in explained) for p in plan.problems):
         console.print(Text(plan.problem_message(), style="bold red"), soft_wrap=True, highlight=False)
+    elif plan.problems:
+        console.print("nothing was written (dry run)")
     elif not plan.changes:
         console.print("nothing to write: every patchset is applied, satisfied or not applicable")
 
@@ -309,3 +317,122 @@ def rollback_report_text(console: Console, report) -> None:
         console.print(Text(line), soft_wrap=True, highlight=False)
     if not report.changed:
         console.print("nothing to restore: the files are already original")
+
+
+def explain_table(console: Console, result) -> None:
+    """Print setting, value and origin per row; then why, for every value that is not a plain default."""
+    from rich.table import Table
+
+    from patchops.lint.vllm.wording import sizes_text
+
+    table = Table(title=f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})",
+                  title_justify="left")
+    table.add_column("setting", no_wrap=True)
+    table.add_column("value", max_width=24, overflow="fold")
+    table.add_column("origin", ratio=1)
+    notes = []
+    for row in result.rows:
+        value = "?" if row.value is None else sizes_text(row.value) if isinstance(row.value, list) \
+            else str(row.value)
+        if not row.certain:
+            value += " (or " + ", ".join(map(str, row.alternatives)) + ")" if row.alternatives else " ?"
+        table.add_row(row.field, value, row.origin + (f" ({row.where})" if row.where else ""))
+        if not row.origin.startswith("vLLM ") and row.origin != "set by you" or not row.certain:
+            notes.append(f"{row.field}: {row.reason}")
+    console.print(table)
+    for note in notes:
+        console.print(Text(note), soft_wrap=True, highlight=False)
+    if result.hardware:
+        console.print(Text(f"assumed hardware: {result.hardware}", style="dim"), soft_wrap=True,
+                      highlight=False)
+
+
+def explain_json(result) -> str:
+    """Return the effective settings keyed by vLLM's field names, each with value and origin."""
+    return json.dumps({"file": result.path, "vllm_version": result.vllm_version,
+                       "facts_origin": result.facts_origin, "assumed_hardware": result.hardware,
+                       "settings": {row.field: row.to_dict() for row in result.rows}}, indent=2)
+
+
+# ---------------------------------------------------------------- verify
+
+VERIFY_STYLE = {"modified": "bold red", "missing": "bold red", "extra": "yellow", "patched": "green"}
+
+
+def verify_dicts(results) -> list:
+    return [{
+        "site_dir": str(r.site_dir), "version": r.version,
+        "record": str(r.record) if r.record else None, "listed": r.listed, "hashed": r.hashed,
+        "differs": r.differs, "error": r.error, "skipped": list(r.skipped),
+        "files": [{"path": f.path, "state": f.state, "detail": f.detail,
+                   "patchsets": list(f.patchsets)} for f in r.findings],
+    } for r in results]
+
+
+def verify_text(console: Console, results) -> None:
+    """Print one line per differing file, then a summary line per copy."""
+    for r in results:
+        head = f"{r.site_dir} (vLLM {r.version or 'unknown'})"
+        if r.error:
+            console.print(Text(f"{head}: cannot verify: {r.error}", style="bold red"),
+                          soft_wrap=True, highlight=False)
+            continue
+        for f in r.findings:
+            line = Text("  ")
+            line.append(f"{f.state:<8}", style=VERIFY_STYLE.get(f.state, ""))
+            line.append(f" {f.path}")
+            by = f" by {', '.join(f.patchsets)}" if f.patchsets else ""
+            line.append(f" ({f.detail}{by})", style="dim")
+            console.print(line, soft_wrap=True, highlight=False)
+        counts = {}
+        for f in r.findings:
+            counts[f.state] = counts.get(f.state, 0) + 1
+        found = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no difference"
+        skipped = f"; {len(r.skipped)} outside the site folder not checked" if r.skipped else ""
+        console.print(Text(f"{head}: {r.listed} files in {r.record.parent.name}/RECORD, "
+                           f"{r.hashed} hashed: {found}{skipped}",
+                           style="bold red" if r.differs else "green"),
+                      soft_wrap=True, highlight=False)
+
+
+# ---------------------------------------------------------------- capture
+
+def capture_text(console: Console, result) -> None:
+    for item in result.files:
+        ops = ", ".join(op.describe() for op in item.ops)
+        console.print(Text(f"{item.path}: {ops} (pristine text from {item.pristine_from})"),
+                      soft_wrap=True, highlight=False)
+    console.print(Text(f"wrote {result.path} (vLLM {result.versions or 'any'})", style="green"),
+                  soft_wrap=True, highlight=False)
+    for path in result.recorded:
+        console.print(Text(f"recorded {path} as patched by {result.name}: `patchops rollback "
+                           f"{result.name} --patchsets {result.path.parent}` restores the pristine file",
+                           style="dim"), soft_wrap=True, highlight=False)
+
+
+def raw(text: str) -> None:
+    """Write text exactly as it is (a patch: rich would re-wrap it and trim trailing spaces)."""
+    import sys
+
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def file_diffs(console: Console, diffs) -> None:
+    """Print each diff, coloured on a terminal and byte-exact for pipes; `#` lines name copies."""
+    several = len({site for d in diffs for site in d.sites}) > 1
+    for d in diffs:
+        notes = []
+        if several:
+            notes.append(f"# {', '.join(map(str, d.sites))}")
+        if d.drifted:
+            notes.append(f"# {d.path}: changed since patchops wrote it ({', '.join(d.patchsets)})")
+        header = "".join(note + "\n" for note in notes)
+        if console.is_terminal:
+            for note in notes:
+                console.print(Text(note, style="dim"), soft_wrap=True, highlight=False)
+            colour_diff(console, d.text)
+        else:
+            raw(header + d.text)
+    if not diffs:
+        console.print("nothing patched: no file differs from its original")

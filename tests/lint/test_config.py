@@ -391,6 +391,7 @@ BAD_YAML = {
 }
 
 
+@pytest.mark.timeout(60)  # the billion-laughs case must fail, not hang, if the guard regresses
 @pytest.mark.parametrize("case", sorted(BAD_YAML))
 def test_bad_yaml_is_one_clear_error(case):
     text, pattern = BAD_YAML[case]

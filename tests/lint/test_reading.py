@@ -209,6 +209,16 @@ def test_unique_prefix_is_accepted_and_ambiguous_is_rejected():
     assert seen.args["tensor_parallel_size"].value == 2
 
 
+def test_abbreviation_matching_exactly_two_options_is_ambiguous():
+    # the hand-made table has --max-num-seqs and --max-num-batched-tokens: two, not more
+    seen = read(spec("max_num: 8"), "0.8.5")
+    assert seen.rejected["max_num"][1] == ("ambiguous option: --max-num could match --max-num-seqs, "
+                                           "--max-num-batched-tokens")
+    assert "max_num_seqs" not in seen.args and "max_num_batched_tokens" not in seen.args
+    seen = read(spec("max_num_s: 8"), "0.8.5")    # one match: accepted
+    assert seen.args["max_num_seqs"].value == 8 and seen.rejected == {}
+
+
 def test_underscores_and_dashes_both_work():
     seen = read(spec("max_num_seqs: 8\ngpu-memory-utilization: 0.8"), "0.8.5")
     assert seen.args["max_num_seqs"].value == 8 and seen.args["gpu_memory_utilization"].value == 0.8

@@ -57,5 +57,6 @@ def test_invalid_example_is_caught(rule, example):
     found = [d for d in lint_example(example) if d.code == rule.code]
     assert found, f"{rule.code} did not fire on:\n{example.text}"
     assert (found[0].line, found[0].column) == example.at
+    assert found[0].severity == (example.severity or rule.severity)
     assert found[0].name == rule.name
     assert found[0].message and found[0].message[0].islower()

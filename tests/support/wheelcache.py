@@ -3,57 +3,42 @@
 Tests, the benchmark and the shipped-facts generator all need real vLLM files, and none may
 commit vLLM's code; they unpack it here on first use instead. Only the `.py` files, the
 dist-info and the flash-attention extension (whose presence the linter checks) are unpacked:
-the rest of a wheel is compiled kernels nobody here reads.
+the rest of a wheel is compiled kernels nobody here reads. `full=True` unpacks everything, for
+`patchops verify`, which checks every file RECORD lists.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
+from patchops import pypi
 from patchops.errors import PatchopsError
 
 FLASH_ATTN_DIR = "vllm/vllm_flash_attn/"
 
 
-def cache_root() -> Path:
-    """Return the cache folder: $PATCHOPS_CACHE, else ~/.cache/patchops."""
-    return Path(os.environ.get("PATCHOPS_CACHE") or Path.home() / ".cache" / "patchops")
+# One home for the download: the shipped module `patchops capture --from-wheel` uses.
+cache_root = pypi.cache_root
+wheel_path = pypi.vllm_wheel
 
 
-def wheel_path(version: str) -> Path:
-    """Download the vLLM wheel for `version` (once) and return its path."""
-    folder = cache_root() / "wheels"
-    folder.mkdir(parents=True, exist_ok=True)
-    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
-    if found:
-        return found[0]
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--quiet", "--dest", str(folder), f"vllm=={version}"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
-    if done.returncode != 0 or not found:
-        raise PatchopsError(f"could not download vllm=={version} from PyPI: {done.stderr.strip()}")
-    return found[0]
-
-
-def _wanted(name: str, with_flash_attn: bool) -> bool:
-    if name.endswith(".py") or ".dist-info/" in name:
+def _wanted(name: str, with_flash_attn: bool, full: bool = False) -> bool:
+    if full or name.endswith(".py") or ".dist-info/" in name:
         return True
     return with_flash_attn and name.startswith(FLASH_ATTN_DIR) and name.endswith(".so")
 
 
-def site_packages(version: str, *, with_flash_attn: bool = True) -> Path:
+def site_packages(version: str, *, with_flash_attn: bool = True, full: bool = False) -> Path:
     """Return a read-only cached folder laid out like site-packages holding vLLM `version`.
 
-    Callers that modify files must copy it first (see `copy_site_packages`).
+    Callers that modify files must copy it first (see `copy_site_packages`). `full` unpacks
+    every file of the wheel, as pip installs it (0.33.0: 5,800 files, 840 MB).
     """
-    flavour = "" if with_flash_attn else "-no-fa"
+    flavour = "-full" if full else "" if with_flash_attn else "-no-fa"
     target = cache_root() / "trees" / f"vllm-{version}{flavour}"
     if (target / ".complete").exists():
         return target
@@ -62,7 +47,7 @@ def site_packages(version: str, *, with_flash_attn: bool = True) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.infolist():
-            if _wanted(member.filename, with_flash_attn):
+            if _wanted(member.filename, with_flash_attn, full):
                 archive.extract(member, staging)
     (staging / ".complete").write_text(wheel.name + "\n")
     try:

@@ -40,13 +40,14 @@ class Example:
     `text` is a serve input: a serve spec by default; `kind="config"` for a plain vLLM
     `--config` YAML, `kind="command"` for a launch command. `vllm` is the vLLM version
     the example is linted against (shipped facts). `at` is the (line, column) of the
-    expected finding for INVALID examples.
+    expected finding for INVALID examples, `severity` its severity when not the rule's own.
     """
 
     text: str
     vllm: str = "0.8.5"
     kind: str = "spec"
     at: Optional[Tuple[int, int]] = None
+    severity: Optional[str] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
 
 

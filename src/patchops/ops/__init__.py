@@ -10,13 +10,15 @@ from typing import Dict, Tuple, Type
 from patchops.ops.add_decorator import AddDecorator
 from patchops.ops.base import Op, OpExample, OpOutcome, Site, SiteCount, SiteState
 from patchops.ops.insert_code import InsertCode
+from patchops.ops.replace_function import ReplaceFunction
 from patchops.ops.set_default import SetDefault
 from patchops.ops.set_keyword import SetKeyword
 from patchops.ops.transformer import Transformer, site_for
 
 # Sorted by name; tests/ops/test_registry.py checks it.
-ALL_OPS: Tuple[Type[Op], ...] = (AddDecorator, InsertCode, SetDefault, SetKeyword, Transformer)
+ALL_OPS: Tuple[Type[Op], ...] = (AddDecorator, InsertCode, ReplaceFunction, SetDefault, SetKeyword,
+                                  Transformer)
 OPS: Dict[str, Type[Op]] = {op.name: op for op in ALL_OPS}
 
 __all__ = ["ALL_OPS", "OPS", "AddDecorator", "InsertCode", "Op", "OpExample", "OpOutcome",
-           "SetDefault", "SetKeyword", "Site", "SiteCount", "SiteState", "Transformer", "site_for"]
+           "ReplaceFunction", "SetDefault", "SetKeyword", "Site", "SiteCount", "SiteState", "Transformer", "site_for"]

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.attention_backend_env_removed import MSG_UNKNOWN_ENV, AttentionBackendEnvRemoved
 
+from lintkit import linter
 
-def lint(text, vllm, kind="spec"):
-    facts = facts_for_version(vllm)
-    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts)
-    return list(AttentionBackendEnvRemoved().check(cfg, facts))
+
+lint = linter(AttentionBackendEnvRemoved.code, kind="spec")
 
 
 ENV = "model: m\nenv:\n  VLLM_ATTENTION_BACKEND: {}\n"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+from lintkit import linter
+
 
 CODE = "PO201"
 
 
-def lint(text, vllm, kind="spec", **facts):
-    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind, facts=facts)) if d.code == CODE]
+lint = linter(CODE, kind="spec")
 
 
 SEED = ("model: /models/Qwen2.5-32B-Instruct\n"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+from lintkit import linter
+
 
 CODE = "PO404"
 
 
-def lint(text, vllm="0.12.0", kind="config", **facts):
-    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind, facts=facts)) if d.code == CODE]
+lint = linter(CODE, vllm="0.12.0", kind="config")
 
 
 def test_cuda_graph_sizes_with_compilation_config():

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+from lintkit import linter
+
 
 CODE = "PO402"
 
 
-def lint(text, vllm, kind="config", **facts):
-    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind, facts=facts)) if d.code == CODE]
+lint = linter(CODE, kind="config")
 
 
 def test_one_finding_per_setting():

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+from lintkit import linter
+
 
 CODE = "PO203"
 CMD = "vllm serve /models/Qwen2.5-7B-Instruct --no-enable-chunked-prefill --max-model-len 8192\n"
 
 
-def lint(text, vllm, kind="command"):
-    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind)) if d.code == CODE]
+lint = linter(CODE, kind="command")
 
 
 def test_v1_ignores_false():

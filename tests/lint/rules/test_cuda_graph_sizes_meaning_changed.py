@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+from lintkit import linter
+
 
 CODE = "PO403"
 
 
-def lint(text, vllm="0.12.0", kind="command"):
-    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind)) if d.code == CODE]
+lint = linter(CODE, vllm="0.12.0", kind="command")
 
 
 def test_single_value_means_only_that_size():

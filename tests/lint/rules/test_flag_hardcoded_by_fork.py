@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
+
+from lintkit import findings
 
 BOTH = {"enforce_eager": "True", "disable_custom_all_reduce": "True"}
 
 
 def lint(text, vllm="0.9.2", kind="spec", hardcoded=BOTH):
-    facts = dataclasses.replace(facts_for_version(vllm), hardcoded=dict(hardcoded))
-    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts)
-    return list(FlagHardcodedByFork().check(cfg, facts))
+    return findings(FlagHardcodedByFork.code, text, vllm, kind, hardcoded=dict(hardcoded))
 
 
 def test_no_form_on_the_command_line_is_false():

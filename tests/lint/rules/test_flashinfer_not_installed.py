@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.flashinfer_not_installed import (MSG_IMPORT, MSG_MODEL_CONFIG,
                                                           MSG_NONE_CALL, FlashinferNotInstalled)
 
+from lintkit import findings
+
 
 def lint(backend, vllm, has_flashinfer=False):
-    facts = dataclasses.replace(facts_for_version(vllm), has_flashinfer=has_flashinfer)
     text = f"model: m\nenv:\n  VLLM_ATTENTION_BACKEND: {backend}\n"
-    cfg = read_as_vllm(load_text(text, path="serve.yaml"), facts)
-    return list(FlashinferNotInstalled().check(cfg, facts))
+    return findings(FlashinferNotInstalled.code, text, vllm, has_flashinfer=has_flashinfer)
 
 
 def test_message_by_version_and_name():

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+from lintkit import linter
+
 
 CODE = "PO305"
 
 
-def lint(text, vllm, kind="command"):
-    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind)) if d.code == CODE]
+lint = linter(CODE, kind="command")
 
 
 def test_explicit_chunked_prefill_is_an_error():

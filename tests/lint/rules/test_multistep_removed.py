@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from patchops.lint.facts import Flag
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+
+from lintkit import linter
 
 CMD = "vllm serve /models/Qwen2.5-7B-Instruct --num-scheduler-steps 8\n"
 
 
-def lint(text, vllm, kind="command", **facts):
-    return lint_example(Example(text, vllm=vllm, kind=kind, facts=facts))
+lint = linter(None, kind="command")
 
 
 def test_replaces_the_generic_unknown_flag_finding():

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from patchops.lint.rule import Example
-from patchops.lint.runner import lint_example
+from lintkit import linter
+
 
 CODE = "PO304"
 SPEC = '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}'
 
 
-def lint(text, vllm, kind="config"):
-    return [d for d in lint_example(Example(text, vllm=vllm, kind=kind)) if d.code == CODE]
+lint = linter(CODE, kind="config")
 
 
 def test_fires_on_the_speculative_setting():

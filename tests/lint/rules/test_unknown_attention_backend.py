@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm.routing import v1_oracle_backends
 from patchops.lint.rules.unknown_attention_backend import MSG_FALLBACK, UnknownAttentionBackend
+from patchops.lint.vllm.routing import v1_oracle_backends
+
+from lintkit import findings
 
 
 def lint(backend, vllm, use_v1=None, **facts_changes):
-    facts = facts_for_version(vllm)
-    if facts_changes:
-        facts = dataclasses.replace(facts, **facts_changes)
     env = f"  VLLM_ATTENTION_BACKEND: {backend}\n"
     if use_v1 is not None:
         env += f"  VLLM_USE_V1: '{use_v1}'\n"
-    cfg = read_as_vllm(load_text(f"model: m\nenv:\n{env}", path="serve.yaml"), facts)
-    return list(UnknownAttentionBackend().check(cfg, facts))
+    return findings(UnknownAttentionBackend.code, f"model: m\nenv:\n{env}", vllm, **facts_changes)
 
 
 @pytest.mark.parametrize("vllm,severity,vllm_message", [

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts, Flag
+from patchops.lint.facts import Flag
 from patchops.lint.rules import unknown_flag
 from patchops.lint.rules.unknown_flag import UnknownFlag
+
+from lintkit import findings, linter
 
 FLAGS = {
     "tensor_parallel_size": Flag("tensor-parallel-size", "tensor_parallel_size", type="int",
@@ -22,19 +23,9 @@ FLAGS = {
 }
 
 
-def facts(version="0.8.5", flags=FLAGS):
-    return Facts(version=version, origin="test", flags=dict(flags))
-
-
-def unknown(key, value, line=3, column=3, source="yaml", raw=None):
-    name = key.lstrip("-").replace("-", "_")
-    return Setting(key=key, name=name, value=value, line=line, column=column,
-                   raw=raw if raw is not None else str(value), source=source)
-
-
-def run(*settings, version="0.8.5", flags=FLAGS):
-    cfg = ServeConfig(path="serve.yaml", kind="spec", unknown=list(settings))
-    return list(UnknownFlag().check(cfg, facts(version, flags)))
+def run(text, version="0.8.5", kind="spec"):
+    """Lint `text` through the runner on `version`'s shipped facts, with the flag table above."""
+    return findings(UnknownFlag.code, text, version, kind, flags=FLAGS)
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +34,7 @@ def no_history(monkeypatch):
 
 
 def test_short_alias_as_key_names_the_long_option():
-    [found] = run(unknown("tp", 4))
+    [found] = run("model: m\nargs:\n  tp: 4\n")
     assert found.code == "PO101" and found.severity == "error"
     assert (found.line, found.column) == (3, 3)
     assert found.message.startswith("short alias \"tp\" (-tp)")
@@ -53,65 +44,58 @@ def test_short_alias_as_key_names_the_long_option():
 
 
 def test_short_alias_keeps_the_users_dash_style():
-    [found] = run(unknown("O", '{"level": 3}'))
+    [found] = run("model: m\nargs:\n  O: '{\"level\": 3}'\n")
     assert found.fix == "use the long name compilation_config"
-    [found] = run(unknown("--tp", "4", line=1, column=40, source="cli"))
+    [found] = run("vllm serve m --tp 4\n", kind="command")
     assert found.fix.startswith("use the long name --tensor-parallel-size")
     assert "-tp" in found.fix
 
 
 def test_did_you_mean_in_the_users_spelling():
-    [found] = run(unknown("max-model-length", 4096))
+    [found] = run("model: m\nargs:\n  max-model-length: 4096\n")
     assert found.message.startswith('unknown flag "max-model-length"')
     assert 'vLLM 0.8.5 has no --max-model-length' in found.message
     assert 'did you mean "max-model-len"?' in found.fix
     assert found.fields == ("max_model_length", "max_model_len")
-    [found] = run(unknown("--gpu-memory-utilisation", "0.85", source="cli"))
+    [found] = run("vllm serve m --gpu-memory-utilisation 0.85\n", kind="command")
     assert 'did you mean "--gpu-memory-utilization"?' in found.fix
     assert found.vllm_message == "vllm: error: unrecognized arguments: --gpu-memory-utilisation 0.85"
 
 
 def test_no_suggestion_for_a_far_name():
-    [found] = run(unknown("frobnicate", 1))
+    [found] = run("model: m\nargs:\n  frobnicate: 1\n")
     assert "did you mean" not in found.fix
     assert "remove it" in found.fix
 
 
 def test_dotted_key_on_a_version_without_dotted_keys():
-    [found] = run(unknown("compilation_config.level", 3), version="0.8.5")
+    [found] = run("model: m\nargs:\n  compilation_config.level: 3\n", version="0.8.5")
     assert "dotted key" in found.message
     assert '"level"' in found.fix
 
 
 def test_history_removed_and_added(monkeypatch):
-    rows = (("0.10.0", frozenset({"num_scheduler_steps", "max_model_len"})),
+    rows = (("0.10.0", frozenset({"preemption_mode", "max_model_len"})),
             ("0.11.0", frozenset({"max_model_len"})),
             ("0.12.0", frozenset({"max_model_len", "cudagraph_capture_sizes"})))
     monkeypatch.setattr(unknown_flag, "_shipped", lambda: rows)
-    [found] = run(unknown("num_scheduler_steps", 8), version="0.11.0")
-    assert found.message.startswith('flag "num_scheduler_steps" was removed after vLLM 0.10.0')
+    [found] = run("model: m\nargs:\n  preemption_mode: swap\n", version="0.11.0")
+    assert found.message.startswith('flag "preemption_mode" was removed after vLLM 0.10.0')
     assert "0.10.0" in found.fix
-    [found] = run(unknown("cudagraph_capture_sizes", [1, 2]), version="0.8.5")
+    [found] = run("model: m\nargs:\n  cudagraph_capture_sizes: [1, 2]\n", version="0.8.5")
     assert found.message.startswith('flag "cudagraph_capture_sizes" was added in vLLM 0.12.0')
     assert "upgrade to vLLM 0.12.0" in found.fix
     assert found.vllm_message == "vllm: error: unrecognized arguments: --cudagraph-capture-sizes [1, 2]"
 
 
 def test_nothing_when_nothing_is_unknown():
-    assert run() == []
+    assert run("model: m\nargs:\n  tensor-parallel-size: 2\n  max-model-len: 4096\n") == []
 
 
 # --- against real shipped facts, through vLLM's reading --------------------------------------
 
 
-def lint(text, vllm, kind="spec"):
-    from patchops.lint.facts import facts_for_version
-    from patchops.lint.loaders import load_text
-    from patchops.lint.reading import read_as_vllm
-
-    facts_ = facts_for_version(vllm)
-    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts_)
-    return list(UnknownFlag().check(cfg, facts_))
+lint = linter(UnknownFlag.code)
 
 
 @pytest.fixture
@@ -121,8 +105,8 @@ def history(monkeypatch):
 
 
 def test_shipped_history_of_removed_and_added_flags(history):
-    [found] = lint("model: m\nargs:\n  num_scheduler_steps: 8\n", "0.11.0")
-    assert found.message.startswith('flag "num_scheduler_steps" was removed after vLLM 0.10.0')
+    [found] = lint("model: m\nargs:\n  max_seq_len_to_capture: 8192\n", "0.11.0")
+    assert found.message.startswith('flag "max_seq_len_to_capture" was removed after vLLM 0.10.2')
     [found] = lint("model: m\nargs:\n  cudagraph_capture_sizes: 8\n", "0.8.5")
     assert found.message.startswith('flag "cudagraph_capture_sizes" was added in vLLM 0.12.0')
     [found] = lint("vllm serve m --enable-reasoning --reasoning-parser deepseek_r1\n", "0.10.0",

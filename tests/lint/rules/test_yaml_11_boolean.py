@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.yaml_11_boolean import Yaml11Boolean
 
+from lintkit import linter
 
-def lint(text, vllm="0.8.5", kind="spec"):
-    facts = facts_for_version(vllm)
-    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts)
-    return list(Yaml11Boolean().check(cfg, facts))
+
+lint = linter(Yaml11Boolean.code, vllm="0.8.5", kind="spec")
 
 
 def test_true_for_a_value_option_stops_vllm():

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.yaml_collection_mangled import YamlCollectionMangled
 
+from lintkit import linter
 
-def lint(text, vllm="0.8.5", kind="spec"):
-    facts = facts_for_version(vllm)
-    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts)
-    return list(YamlCollectionMangled().check(cfg, facts))
+
+lint = linter(YamlCollectionMangled.code, vllm="0.8.5", kind="spec")
 
 
 def test_list_to_a_text_option_is_accepted_as_brackets():

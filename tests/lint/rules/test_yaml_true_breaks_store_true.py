@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.reading import read_as_vllm
 from patchops.lint.rules.yaml_true_breaks_store_true import YamlTrueBreaksStoreTrue
 
+from lintkit import linter
 
-def lint(text, vllm="0.6.3.post1", kind="spec"):
-    facts = facts_for_version(vllm)
-    cfg = read_as_vllm(load_text(text, path="serve.yaml", kind=kind), facts)
-    return list(YamlTrueBreaksStoreTrue().check(cfg, facts))
+
+lint = linter(YamlTrueBreaksStoreTrue.code, vllm="0.6.3.post1", kind="spec")
 
 
 def test_false_breaks_too():

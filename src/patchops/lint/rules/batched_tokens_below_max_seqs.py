@@ -58,7 +58,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
                 "  max-num-seqs: 4096\n", vllm="0.9.2", at=(6, 3)),
         # The hardware is not stated: 2048 on small GPUs and A100, 8192 elsewhere.
         Example("model: /models/Qwen2.5-7B-Instruct\n"
-                "max-num-seqs: 4096\n", vllm="0.11.0", kind="config", at=(2, 1)),
+                "max-num-seqs: 4096\n", vllm="0.11.0", kind="config", at=(2, 1), severity="warning"),
         # An H100 on 0.8.5 defaults max_num_seqs to 1024.
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "vllm: {version: 0.8.5}\n"

@@ -55,7 +55,7 @@ class ChunkedPrefillOffIgnored(Rule):
         Example("VLLM_USE_V1=1 vllm serve /models/Qwen2.5-7B-Instruct --enable-chunked-prefill false "
                 "--max-model-len 8192\n", vllm="0.7.3", kind="command", at=(1, 54)),
         Example("vllm serve /models/Qwen2.5-7B-Instruct --no-enable-chunked-prefill "
-                "--max-model-len 8192\n", vllm="0.12.0", kind="command", at=(1, 40)),
+                "--max-model-len 8192\n", vllm="0.12.0", kind="command", at=(1, 40), severity="info"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

@@ -98,12 +98,13 @@ class FlagHardcodedByFork(Rule):
                 at=(4, 3)),
         Example("vllm serve Qwen/Qwen2.5-7B-Instruct -tp 4 --disable-custom-all-reduce\n",
                 kind="command", vllm="0.9.2",
-                facts={"hardcoded": {"disable_custom_all_reduce": "True"}}, at=(1, 43)),
+                facts={"hardcoded": {"disable_custom_all_reduce": "True"}}, at=(1, 43), severity="warning"),
         Example("model: Qwen/Qwen2.5-7B-Instruct\ntensor_parallel_size: 4\nenforce_eager: true\n",
-                kind="config", facts={"hardcoded": {"enforce_eager": "True"}}, at=(3, 1)),
+                kind="config", facts={"hardcoded": {"enforce_eager": "True"}}, at=(3, 1),
+                severity="warning"),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 8192\n"
                 "workload:\n  concurrency: [1, 8]\n",
-                facts={"hardcoded": {"enforce_eager": "True"}}, at=(5, 3)),
+                facts={"hardcoded": {"enforce_eager": "True"}}, at=(5, 3), severity="warning"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

@@ -71,7 +71,7 @@ class FlashinferNotInstalled(Rule):
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER_VLLM_V1\n",
                 vllm="0.10.2", facts={"has_flashinfer": False}, at=(3, 3)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n",
-                vllm="0.6.3.post1", at=(3, 3)),
+                vllm="0.6.3.post1", at=(3, 3), severity="info"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

@@ -60,7 +60,7 @@ class MultistepChunkedPrefillWithPp(Rule):
         Example("model: /models/Qwen2.5-72B-Instruct\n"
                 "pipeline-parallel-size: 2\n"
                 "num-scheduler-steps: 8\n"
-                "max-model-len: 65536\n", vllm="0.7.3", kind="config", at=(2, 1)),
+                "max-model-len: 65536\n", vllm="0.7.3", kind="config", at=(2, 1), severity="warning"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

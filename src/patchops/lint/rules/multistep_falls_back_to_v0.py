@@ -67,13 +67,13 @@ class MultistepFallsBackToV0(Rule):
                 "  num-scheduler-steps: 8\n"
                 "  max-model-len: 8192\n", vllm="0.8.5", at=(5, 3)),
         Example("VLLM_USE_V1=1 vllm serve /models/Qwen2.5-7B-Instruct --num-scheduler-steps 8\n",
-                vllm="0.10.0", kind="command", at=(1, 54)),
+                vllm="0.10.0", kind="command", at=(1, 54), severity="error"),
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "vllm: {version: 0.7.3}\n"
                 "env:\n"
                 "  VLLM_USE_V1: \"1\"\n"
                 "args:\n"
-                "  num-scheduler-steps: 4\n", vllm="0.7.3", at=(6, 3)),
+                "  num-scheduler-steps: 4\n", vllm="0.7.3", at=(6, 3), severity="error"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

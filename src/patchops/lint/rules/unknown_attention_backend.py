@@ -68,7 +68,7 @@ class UnknownAttentionBackend(Rule):
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
                 "env:\n  VLLM_ATTENTION_BACKEND: flashinfer\n", vllm="0.12.0", at=(5, 3)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: XFORMERS\n",
-                vllm="0.8.5", at=(3, 3)),
+                vllm="0.8.5", at=(3, 3), severity="warning"),
         Example("VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1 vllm serve Qwen/Qwen2.5-7B-Instruct\n",
                 kind="command", vllm="0.11.0", at=(1, 1)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASH_ATTENTION\n",

@@ -1,0 +1,35 @@
+"""Fetch the official vLLM wheel of one release from PyPI, once, into patchops's cache.
+
+`patchops capture --from-wheel` reads a file's pristine text from it; the tests and the
+benchmark unpack real vLLM trees from the same cache (tests/support/wheelcache.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from patchops.errors import PatchopsError
+
+
+def cache_root() -> Path:
+    """Return the cache folder: $PATCHOPS_CACHE, else ~/.cache/patchops."""
+    return Path(os.environ.get("PATCHOPS_CACHE") or Path.home() / ".cache" / "patchops")
+
+
+def vllm_wheel(version: str) -> Path:
+    """Download the vLLM wheel for `version` (once) with pip and return its path."""
+    folder = cache_root() / "wheels"
+    folder.mkdir(parents=True, exist_ok=True)
+    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
+    if found:
+        return found[0]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--quiet", "--dest", str(folder), f"vllm=={version}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    found = sorted(folder.glob(f"vllm-{version}-*.whl"))
+    if done.returncode != 0 or not found:
+        raise PatchopsError(f"could not download vllm=={version} from PyPI: {done.stderr.strip()}")
+    return found[0]
