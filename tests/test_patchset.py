@@ -95,8 +95,7 @@ ERRORS = {
                       ['op 2 has no "op" key', "known ops: add-decorator, insert-code"]),
     "unknown-op": (GOOD.replace("op: set-keyword", "op: set-kwarg"), 7, 9,
                    ['unknown op "set-kwarg"', 'did you mean "set-keyword"?',
-                    "known ops: add-decorator, insert-code, replace-function, set-default, set-keyword,"
-                    " transformer"]),
+                    "known ops: add-decorator, insert-code, replace-function, set-default, set-keyword, transformer"]),
     "unknown-op-key": (GOOD.replace("    callee:", "    calee:"), 10, 5,
                        ['unknown key "calee" in set-keyword op 1', 'did you mean "callee"?']),
     "missing-op-key": (GOOD.replace("    keyword: enforce_eager\n", ""), 7, 5,
