@@ -1,11 +1,15 @@
 """Benchmark patchops end to end and print a table beside the interpreter floors.
 
-Each row is the median wall time of N runs of a real `python -m patchops ...` process on a
+Each row is the fastest of N runs of a real `python -m patchops ...` process on a
 CoreX-style layout holding two copies of a real vLLM (unpacked from its PyPI wheel), so the
-numbers include interpreter start-up, which is what a user waits for. Targets (the brief):
-re-apply and status at most 2x `python -c pass`; apply to two copies of 0.8.5 under 1 s;
-cached lint within 1.5x of `python -c "import typer, rich"`; verify of a full 0.33.0 copy
-within 1.5x of a bare single-threaded hashlib pass over the same files.
+numbers include interpreter start-up, which is what a user waits for. Targets (issue 11):
+status, a no-op re-apply and cached lint each within 1.3x of `python -c "import typer, rich"`
+(the "ui floor", measured in the same run; the "x ui" column is the ratio); apply to two
+copies of 0.8.5 under 1 s; verify of a full 0.33.0 copy within 1.5x of a bare
+single-threaded hashlib pass over the same files. `status` on copies with nothing recorded parses the target
+files once, then answers from the verdict cache. The fastest run, not the median: on a
+shared machine it is the one least disturbed by other work (as `timeit` reports), and the
+floors are measured the same way in the same run.
 
     python bench/run.py [--version 0.8.5] [--runs 5]
 """
@@ -15,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,12 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.support lives beside src/, not in the package
 from tests.support import wheelcache  # noqa: E402
 
+UI_GOAL = 1.3  # each everyday command within this ratio of the typer+rich import floor
 LIB = "usr/local/corex/lib/python3/dist-packages"
 LIB64 = "usr/local/corex/lib64/python3/dist-packages"
 
 
 def timed(cmd, env, setup=None, runs=5):
-    """Return (median seconds, last exit code) of `cmd`, calling `setup()` before each run."""
+    """Return (fastest seconds, last exit code) of `cmd`, calling `setup()` before each run."""
     samples, code = [], None
     for _ in range(runs):
         if setup:
@@ -39,7 +43,7 @@ def timed(cmd, env, setup=None, runs=5):
         start = time.perf_counter()
         code = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
         samples.append(time.perf_counter() - start)
-    return statistics.median(samples), code
+    return min(samples), code
 
 
 def build_layout(base: Path, version: str) -> list:
@@ -73,9 +77,15 @@ def verify_rows(work: Path, version: str, env, runs: int) -> list:
     py = sys.executable
     hash_floor, _ = timed([py, "-c", HASH_FLOOR, str(site)], env, runs=runs)
     rows = [(f"hash floor: sha256 of {len(files)} files, {size:.0f} MB, one thread", hash_floor, None, "")]
-    t, code = timed([py, "-m", "patchops", "verify", "--site", str(site)], env, runs=runs)
-    rows.append((f"verify (full {version} copy)", t, code,
+    verify = [py, "-m", "patchops", "verify", "--site", str(site)]
+    digests = Path(env["PATCHOPS_CACHE"]) / "verify"
+    time.sleep(2.5)  # verify trusts no stamp younger than 2 s (racily clean files)
+    t, code = timed(verify, env, setup=lambda: shutil.rmtree(digests, ignore_errors=True), runs=runs)
+    rows.append((f"verify, cold (full {version} copy)", t, code,
                  f"target <= {1.5 * hash_floor:.3f} s (1.5x hash floor), {t / hash_floor:.2f}x"))
+    timed(verify, env, runs=1)
+    t, code = timed(verify, env, runs=runs)
+    rows.append(("verify, warm (digests cached)", t, code, f"{t / hash_floor:.2f}x hash floor"))
     return rows
 
 
@@ -116,16 +126,24 @@ def main() -> None:
     rows = []
     floor, _ = timed([py, "-c", "pass"], env, runs=args.runs)
     ui_floor, _ = timed([py, "-c", "import typer, rich"], env, runs=args.runs)
+    goal = f"target <= {UI_GOAL:g}x ui floor ({UI_GOAL * ui_floor:.3f} s)"
     rows.append(("python -c pass (floor)", floor, None, ""))
     rows.append(("python -c 'import typer, rich' (ui floor)", ui_floor, None, ""))
     rows.append(("locate (2 copies)", *timed(po + ["locate"], env, runs=args.runs), ""))
+    fresh_tree()
+    cold_facts()
+    t, code = timed(po + ["status"], env, setup=lambda: shutil.rmtree(cache / "verdicts", ignore_errors=True),
+                    runs=args.runs)
+    rows.append(("status, nothing recorded, first run", t, code, "parses each target file once"))
+    t, code = timed(po + ["status"], env, runs=args.runs)
+    rows.append(("status, nothing recorded, again", t, code, goal))
     t, code = timed(po + ["apply", "corex-eager-allreduce", "--yes"], env, setup=fresh_tree, runs=args.runs)
     rows.append((f"apply to 2 copies of {args.version}", t, code, "target < 1.0 s"))
     applied_tree()
     t, code = timed(po + ["apply", "corex-eager-allreduce", "--yes"], env, runs=args.runs)
-    rows.append(("re-apply (no-op)", t, code, f"target <= {2 * floor:.3f} s (2x floor)"))
+    rows.append(("re-apply (no-op)", t, code, goal))
     t, code = timed(po + ["status"], env, runs=args.runs)
-    rows.append(("status", t, code, f"target <= {2 * floor:.3f} s (2x floor)"))
+    rows.append(("status (applied)", t, code, goal))
     t, code = timed(po + ["rollback", "--all"], env, setup=applied_tree, runs=args.runs)
     rows.append(("rollback (2 copies)", t, code, ""))
     lint = po + ["lint", "--exit-zero", str(spec)]
@@ -133,15 +151,17 @@ def main() -> None:
     rows.append(("lint, cold facts", t, code, ""))
     timed(lint, env, runs=1)
     t, code = timed(lint, env, runs=args.runs)
-    rows.append(("lint, cached facts", t, code, f"target <= {1.5 * ui_floor:.3f} s (1.5x ui floor)"))
+    rows.append(("lint, cached facts", t, code, goal))
     rows += verify_rows(work, args.verify_version, env, args.runs)
 
     width = max(len(r[0]) for r in rows)
-    print(f"patchops benchmark: vLLM {args.version}, median of {args.runs} runs, python {sys.version.split()[0]}")
-    print(f"{'step':<{width}}  {'seconds':>8}  {'x floor':>7}  exit  note")
+    print(f"patchops benchmark: vLLM {args.version}, fastest of {args.runs} runs, python {sys.version.split()[0]}")
+    print(f"{'step':<{width}}  {'seconds':>8}  {'x floor':>7}  {'x ui':>5}  exit  note")
     for name, seconds, code, note in rows:
         exit_code = "" if code is None else str(code)
-        print(f"{name:<{width}}  {seconds:8.3f}  {seconds / floor:7.1f}  {exit_code:>4}  {note}")
+        met = "" if "target <=" not in note else ("  ok" if seconds <= UI_GOAL * ui_floor else "  MISSED")
+        print(f"{name:<{width}}  {seconds:8.3f}  {seconds / floor:7.1f}  {seconds / ui_floor:5.2f}  "
+              f"{exit_code:>4}  {note}{met}")
     shutil.rmtree(work, ignore_errors=True)
 
 

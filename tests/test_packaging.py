@@ -25,7 +25,7 @@ def test_wheel_contains_code_facts_and_patchsets(tmp_path):
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path),
                             str(tree)], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
-    [wheel] = tmp_path.glob("patchops-*.whl")
+    [wheel] = tmp_path.glob("vllm_patchops-*.whl")  # distribution vllm-patchops, package patchops
     names = set(zipfile.ZipFile(wheel).namelist())
     sources = {f"patchops/{p.relative_to(ROOT / 'src' / 'patchops').as_posix()}"
                for p in (ROOT / "src" / "patchops").rglob("*.py")}

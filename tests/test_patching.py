@@ -80,7 +80,9 @@ def test_apply_reapply_status_rollback(corex_tree, version):
     assert [o.state for o in plan.outcomes] == ["applies", "applies"]
     assert [f.path for f in plan.changes] == [arg_utils(site) for site in sites]
     diff = patching.unified_diff(plan)
-    assert diff.count("+++ b") == 2 and "+" in diff and "self.enforce_eager" in diff
+    # The two copies hold the same bytes: one diff, site-relative, naming both copies.
+    assert diff.count("+++ b/vllm/engine/arg_utils.py\n") == 1 and "self.enforce_eager" in diff
+    assert diff.startswith(f"# identical in 2 copies: {sites[0]}, {sites[1]}\n")
     assert all(arg_utils(site).read_bytes() == vendor[site] for site in sites)  # planning writes nothing
 
     report = patching.commit_apply(plan)
@@ -269,7 +271,9 @@ def test_upstream_vllm_is_satisfied_and_nothing_is_written(corex_tree):
     assert not report.changed and not report.backups
     for site in sites:
         assert (arg_utils(site).read_bytes(), arg_utils(site).stat().st_mtime_ns) == before[site]
-        assert not list((site / ".patchops" / "objects").iterdir())  # no backup needed
+        # No file backup needed: objects/ keeps only the patchset's YAML, for status.
+        kept = [p.read_bytes() for p in (site / ".patchops" / "objects").iterdir()]
+        assert kept == [patchset.path.read_bytes()]
         assert NAME in Store(site).read_state().satisfied
     assert [r.state for r in patching.status(copies, [patchset])] == ["satisfied", "satisfied"]
     with pytest.raises(PatchopsError, match="satisfied upstream"):
@@ -484,3 +488,33 @@ def test_transformer_with_list_params_on_identical_copies(corex_tree, tmp_path, 
     plan = patching.plan_apply(copies, [get_patchset("eager-by-transformer", [tmp_path / "ps"])])
     assert len(plan.changes) == 2
     assert all(b"enforce_eager=self.enforce_eager," in change.new for change in plan.changes)
+
+
+# --- mutations that used to survive (issue 7) --------------------------------------------------
+
+
+def test_a_patchset_producing_code_that_does_not_compile_is_refused_at_plan(corex_tree, tmp_path):
+    # `return` at module level parses (ast, libcst) but does not compile: only the compile
+    # check in plan_apply stands between this patchset and a vLLM that fails to import.
+    sites, copies = corex(corex_tree, MID)
+    folder = tmp_path / "ps"
+    folder.mkdir()
+    (folder / "returns-at-top.yaml").write_text(TEST_PATCHSET.format(name="returns-at-top", versions=">=0.6")
+                                                .replace('PATCHOPS_TEST_MARKER = "returns-at-top"', "return 1"))
+    before = [arg_utils(site).read_bytes() for site in sites]
+    with pytest.raises(PatchsetError, match=r"arg_utils.py:\d+: patchset returns-at-top would produce "
+                                            r"invalid Python \('return' outside function\)"):
+        patching.plan_apply(copies, [get_patchset("returns-at-top", [folder])])
+    assert [arg_utils(site).read_bytes() for site in sites] == before
+    assert not (sites[0] / ".patchops").exists()
+
+
+def test_drift_in_identical_copies_names_each_copy_in_its_own_message(corex_tree):
+    sites, copies = corex(corex_tree, MID)
+    for site in sites:  # the same edit in both: the second copy's rewrite comes from the memo
+        path = arg_utils(site)
+        path.write_bytes(path.read_bytes().replace(b"enforce_eager=True,", b"enforce_eager=False,"))
+    plan = patching.plan_apply(copies, [get_patchset(NAME)], check=False)
+    assert len(plan.problems) == 2
+    for problem, site, other in zip(plan.problems, sites, reversed(sites)):
+        assert f"{arg_utils(site)}:" in problem and str(arg_utils(other)) not in problem

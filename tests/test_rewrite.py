@@ -47,7 +47,7 @@ def test_applies_then_satisfied():
     assert [(s.line, s.state) for s in result.sites] == [(4, SiteState.PRISTINE), (8, SiteState.PRISTINE)]
     assert result.message == ('patchset "eager": will rewrite 2 sites in vllm/engine/arg_utils.py '
                               "(lines 4, 8) (vLLM 0.8.5)")
-    assert first.new_source == SOURCE.replace("enforce_eager=True", "enforce_eager=self.enforce_eager") \
+    assert first.new_source == SOURCE.replace("enforce_eager=True,  # vendor", "enforce_eager=self.enforce_eager,") \
         .replace("all_reduce=True", "all_reduce=self.disable_custom_all_reduce")
     second = rewrite_source(first.new_source, REL, [EAGER], "0.8.5")
     assert not second.changed and second.new_source is first.new_source

@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 
 import pytest
 from typer.testing import CliRunner
 
 from conftest import NEWEST, vendor_hardcode
 from tests.support.full_copy import flip_byte, full_copy, unlink_write
-from patchops import patching, verify
+from patchops import patching, pypi, verify
 from tests.support import wheelcache
 from patchops.cli import DRIFTED, OK, USAGE_OR_INPUT_ERROR, app
 from patchops.locate import locate_site
@@ -32,6 +33,13 @@ def record_entries():
 @pytest.fixture
 def site(tmp_path):
     return full_copy(NEWEST, tmp_path / "site-packages")
+
+
+@pytest.fixture(autouse=True)
+def digest_cache(tmp_path, monkeypatch):
+    """Keep each test's digest cache to itself (the wheel cache stays shared)."""
+    monkeypatch.setattr(pypi, "cache_root", lambda: tmp_path / "cache")
+    return tmp_path / "cache" / "verify"
 
 
 def states(result):
@@ -116,6 +124,28 @@ def test_parallel_and_serial_hashing_agree(site, record_entries):
     assert serial.findings == parallel.findings and len(serial.findings) == 2
 
 
+def test_a_warm_run_hashes_nothing_and_still_sees_an_in_place_change(site, monkeypatch, digest_cache):
+    target = site / ARG
+    unlink_write(target, target.read_bytes())  # its own inode: the in-place write below is safe
+    assert verify.verify_copy(site, NEWEST).hashed > 5000
+    assert not digest_cache.exists()  # the copy was just made: too fresh to trust its stamps
+    monkeypatch.setattr(verify, "RACY_SECONDS", 0.0)
+    assert verify.verify_copy(site, NEWEST).hashed > 5000
+    warm = verify.verify_copy(site, NEWEST)
+    assert (warm.hashed, warm.findings) == (0, ())
+
+    before = os.stat(target)
+    with open(target, "r+b") as handle:  # same inode, same size, mtime put back: only ctime moves
+        handle.seek(500)
+        byte = handle.read(1)
+        handle.seek(500)
+        handle.write(bytes([byte[0] ^ 1]))
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    changed = verify.verify_copy(site, NEWEST)
+    assert states(changed) == [(ARG, verify.MODIFIED)] and changed.hashed == 1
+    assert verify.verify_copy(site, NEWEST, cache=False).hashed == changed.listed
+
+
 def test_missing_and_extra_python_files(site):
     (site / "vllm/envs.py").unlink()
     (site / "vllm/engine/hand_added.py").write_text("x = 1\n")
@@ -163,7 +193,7 @@ def test_a_patchops_write_over_a_vendor_edit_still_differs(site):
 
 def test_cli_exit_codes_and_json(site, tmp_path):
     run = CliRunner()
-    env = {"PATCHOPS_ROOTS": "", "PYTHONPATH": ""}
+    env = {"PATCHOPS_ROOTS": "", "PYTHONPATH": "", "PATCHOPS_CACHE": str(tmp_path / "cache")}
     clean = run.invoke(app, ["verify", "--site", str(site)], env=env)
     assert clean.exit_code == OK, clean.output
     assert "no difference" in clean.output

@@ -5,26 +5,39 @@ Other programs (CI gates, launch scripts) call these directly; nothing here prin
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no use for it
     from patchops.hardware import Hardware
     from patchops.lint.rule import Diagnostic
+    from patchops.locate import VllmCopy
+    from patchops.patching import StatusRow
 
 
 # ---------------------------------------------------------------- lint
 
+STDIN = "-"
+LINTABLE_SUFFIXES = (".yaml", ".yml", ".sh")  # what `lint DIR` picks up
+
+
 @dataclass(frozen=True)
 class LintResult:
-    """One input's findings and the vLLM facts they were judged against."""
+    """One input's findings and the vLLM facts they were judged against.
+
+    `error` is set when the input could not be linted (unreadable, invalid, no vLLM to judge
+    it against); its one finding is then PO003 input-not-linted.
+    """
 
     path: str
     vllm_version: str
     facts_origin: str
     diagnostics: List["Diagnostic"]
-    hardware: Optional[str] = None   # the assumed hardware and its source, when not stated
+    error: Optional[str] = None
+    source_lines: Tuple[str, ...] = ()   # the input's text, for snippets
+    hardware: Optional[str] = None       # the assumed hardware and its source, when not stated
 
     @property
     def errors(self) -> int:
@@ -37,21 +50,117 @@ class LintResult:
 
 def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
-         select: Sequence[str] = (), ignore: Sequence[str] = (),
-         hardware: Optional["Hardware"] = None) -> LintResult:
+         python: Optional[str] = None, select: Sequence[str] = (), ignore: Sequence[str] = (),
+         hardware: Optional["Hardware"] = None, text: Optional[str] = None) -> LintResult:
     """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
 
-    `hardware` (from `--hardware` or `hardware.detect()`) fills the `hardware:` fields the
-    input leaves unstated; what the input states wins.
+    `hardware` (from `--hardware`, the settings file or `hardware.detect()`) fills the
+    `hardware:` fields the input leaves unstated; what the input states wins. `text` is the
+    content of `path` when it was not read from disk (stdin). Raises LintInputError when the
+    input cannot be linted; lint_inputs() reports it instead.
     """
+    from patchops.lint.loaders import load_command, load_file, load_text
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
-    cfg, assumed = _load_input(path, command, hardware)
-    facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    if (path is None) == (command is None):
+        raise ValueError("pass exactly one of path or command")
+    if command is not None:
+        cfg = load_command(command)
+    elif text is not None:
+        cfg = load_text(text, path=str(path))
+    else:
+        cfg = load_file(Path(path))
+    assumed = _assume_hardware(cfg, hardware) if hardware is not None else None
+    facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=lint_config(cfg, facts, select=select, ignore=ignore),
-                      hardware=assumed)
+                      source_lines=tuple(cfg.lines), hardware=assumed)
+
+
+def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
+                vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+                python: Optional[str] = None, select: Sequence[str] = (),
+                ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
+                settings=None, stdin=None) -> List[LintResult]:
+    """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
+
+    A folder stands for the YAML and .sh files under it; `-` reads `stdin`. `settings` (a
+    patchops.settings.Settings, default: the file found from the current folder) adds its
+    select/ignore lists and per-file ignores, and gives the vLLM version, interpreter and
+    hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
+    change every result.
+    """
+    from patchops import settings as settings_file
+    from patchops.errors import LintInputError, UsageError
+    from patchops.lint import selectors
+    from patchops.lint.rules import ALL_RULES
+    from patchops.lint.rules.input_not_linted import InputNotLinted
+
+    found = settings_file.load() if settings is None else settings
+    select = [*found.select, *selectors.split(select)]
+    ignore = [*found.ignore, *selectors.split(ignore)]
+    for option, given in (("--select", select), ("--ignore", ignore)):
+        selectors.check(option, given, ALL_RULES)
+    if vllm_path is not None and (vllm_version or python):
+        raise UsageError("--vllm names the copy to lint against; drop --vllm-version and --python")
+    if vllm_path is None:
+        vllm_version, python = vllm_version or found.vllm_version, python or found.python
+    if hardware is None and found.hardware:
+        hardware = settings_hardware(found)
+    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware)
+    inputs: List[dict] = [dict(path=p) for p in expand_inputs(paths)]
+    if command is not None:
+        inputs.append(dict(command=command))
+    results = []
+    for given in inputs:
+        shown = str(given.get("path", "<command>"))
+        if shown == STDIN:
+            shown = "<stdin>"
+            given = dict(path=shown, text=(stdin or sys.stdin).read())
+        try:
+            results.append(lint(**given, **choose, select=select,
+                                ignore=[*ignore, *found.ignores_for(shown)]))
+        except LintInputError as error:
+            text = given.get("text") or given.get("command") or _text_of(given.get("path"))
+            results.append(LintResult(shown, "", "", [InputNotLinted.from_error(shown, error)],
+                                      error=error.message, source_lines=tuple(text.splitlines())))
+    return results
+
+
+def expand_inputs(paths: Sequence[Path]) -> List[Path]:
+    """Return `paths` with each folder replaced by the lintable files under it, sorted."""
+    expanded: List[Path] = []
+    for path in paths:
+        if str(path) != STDIN and Path(path).is_dir():
+            expanded.extend(sorted(
+                found for found in Path(path).rglob("*")
+                if found.suffix in LINTABLE_SUFFIXES and found.is_file()
+                and not any(part.startswith(".") for part in found.relative_to(path).parts)))
+        else:
+            expanded.append(Path(path))
+    return expanded
+
+
+def _text_of(path: Optional[Path]) -> str:
+    """Return a file's text for a snippet under its error, or "" when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:  # type: ignore[arg-type]
+            return handle.read(1 << 20).decode("utf-8", "replace")
+    except (OSError, TypeError):
+        return ""
+
+
+def settings_hardware(found) -> "Hardware":
+    """Return the settings file's `hardware` table as a Hardware naming that file as its source."""
+    from patchops.hardware import Hardware
+
+    table = dict(found.hardware)
+    if "compute_capability" in table:
+        table["compute_capability"] = str(table["compute_capability"])
+    if "memory_gib" in table:
+        table["memory_gib"] = float(table["memory_gib"])
+    return Hardware(source=str(found.path), **table)
 
 
 @dataclass(frozen=True)
@@ -124,14 +233,16 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
 
 
 def rules(code: Optional[str] = None):
-    """Return every rule class, or the one whose code or name is `code`."""
+    """Return every rule class, or those `code` names: a code, prefix, name or comma list of them."""
     from patchops.errors import UsageError
+    from patchops.lint import selectors
     from patchops.lint.rules import ALL_RULES
 
     if code is None:
         return list(ALL_RULES)
-    wanted = code.upper() if code[:2].upper() == "PO" else code
-    match = [rule for rule in ALL_RULES if wanted in (rule.code, rule.name)]
+    wanted = selectors.split([code])
+    match = [rule for rule in ALL_RULES if any(selectors.matches(s, rule.code, rule.name)
+                                               for s in wanted)]
     if not match:
         raise UsageError(f"no rule {code!r}; `patchops rules` lists them all")
     return match
@@ -153,34 +264,83 @@ def patchsets(patchset_dirs: Sequence[Path] = ()):
     return sorted(find_patchsets(patchset_dirs).values(), key=lambda p: p.name)
 
 
-def target_copies(*, python: Optional[str] = None, roots: Sequence[Path] = (),
-                  sites: Sequence[Path] = ()):
-    """Return the copies a patch command works on: `sites` if given, else every located copy."""
+def patchset(name: str, patchset_dirs: Sequence[Path] = ()):
+    """Return the patchset called `name` (or at path `name`)."""
+    from patchops.patchset import get_patchset
+
+    return get_patchset(name, patchset_dirs)
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The copies a patch command works on, and which copy `import vllm` loads."""
+
+    python: str
+    copies: Tuple["VllmCopy", ...]
+    winner: Optional["VllmCopy"]   # None when no copy is on the interpreter's import path
+    explicit: bool = False         # chosen with --site rather than located
+
+    def notes(self) -> List[str]:
+        """Say when a copy named with --site is not the one `import vllm` loads."""
+        if not self.explicit:
+            return []
+        loads = (f"`import vllm` in {self.python} loads {self.winner.package_dir}"
+                 if self.winner else f"{self.python} imports no vLLM copy")
+        return [f"{copy.site_dir} is {'shadowed' if copy.importable else 'not on the import path'}"
+                f": {loads}; patching it changes nothing when vLLM runs with that interpreter "
+                "(pass --python for another one)"
+                for copy in self.copies if not copy.wins]
+
+
+def find_targets(*, python: Optional[str] = None, roots: Sequence[Path] = (),
+            sites: Sequence[Path] = ()) -> Targets:
+    """Return the copies to work on: `sites` if given, else every located copy, flagged with
+    whether `import vllm` loads them."""
+    import dataclasses
+    import os
+
     from patchops import locate as locating
     from patchops.errors import LocateError
 
-    if sites:
-        return [locating.locate_site(site) for site in sites]
     location = locating.locate(python=python, roots=roots)
+    if sites:
+        located = {os.path.realpath(c.package_dir): c for c in location.copies}
+        chosen = []
+        for site in sites:
+            copy = locating.locate_site(site)
+            known = located.get(os.path.realpath(copy.package_dir))
+            chosen.append(dataclasses.replace(copy, wins=known.wins if known else False,
+                                              importable=known.importable if known else False))
+        return Targets(location.python, tuple(chosen), location.winner, explicit=True)
     if not location.copies:
-        raise LocateError(f"no vLLM copy found on the import path of {location.python} or under "
-                          "the vendor roots; point PYTHONPATH at it, or pass --root DIR or --site DIR")
-    return list(location.copies)
+        own = " (patchops's own interpreter)" if python is None else ""
+        raise LocateError(f"no vLLM copy found on the import path of {location.python}{own} or "
+                          "under the vendor roots; pass --python with the interpreter that runs "
+                          "vLLM, point PYTHONPATH at its site-packages, or pass --root DIR or "
+                          "--site DIR")
+    return Targets(location.python, location.copies, location.winner)
+
+
+def target_copies(*, python: Optional[str] = None, roots: Sequence[Path] = (),
+                  sites: Sequence[Path] = ()):
+    """Return the copies a patch command works on: `sites` if given, else every located copy."""
+    return list(find_targets(python=python, roots=roots, sites=sites).copies)
 
 
 def plan_apply(names: Sequence[str], *, python: Optional[str] = None, roots: Sequence[Path] = (),
                sites: Sequence[Path] = (), patchset_dirs: Sequence[Path] = (), force: bool = False,
-               check: bool = True):
+               check: bool = True, targets: Optional[Targets] = None):
     """Compute, in memory, what applying patchsets `names` to every copy changes (an ApplyPlan).
 
     With check=False a plan with drift is returned (its `problems` say where) instead of
-    raising DriftError, so --dry-run can show both the diff and the problems.
+    raising DriftError, so --dry-run can show both the diff and the problems. `targets`
+    (from find_targets()) saves locating again.
     """
     from patchops import patching
     from patchops.patchset import get_patchset
 
     wanted = [get_patchset(name, patchset_dirs) for name in dict.fromkeys(names)]
-    copies = target_copies(python=python, roots=roots, sites=sites)
+    copies = (targets or find_targets(python=python, roots=roots, sites=sites)).copies
     return patching.plan_apply(copies, wanted, force=force, check=check)
 
 
@@ -205,21 +365,51 @@ def commit_apply(plan):
     return patching.commit_apply(plan)
 
 
+@dataclass(frozen=True)
+class StatusReport:
+    """Status rows per copy and patchset, the copies they describe, and what was skipped."""
+
+    targets: Targets
+    rows: Tuple["StatusRow", ...]
+    notes: Tuple[str, ...] = ()   # patchset files that could not be loaded, skipped
+
+
+def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str] = None,
+                  roots: Sequence[Path] = (), sites: Sequence[Path] = (),
+                  patchset_dirs: Sequence[Path] = ()) -> StatusReport:
+    """Return a StatusRow per copy and patchset, with the copies and which one `import vllm` loads.
+
+    Without names: the patchsets patchops recorded in the copies' stores, answered from
+    hashes alone; if none is recorded anywhere, every known patchset (a patchset file that
+    cannot be loaded is then a note, not an error: one broken file in PATCHOPS_PATCHSETS
+    must not hide the status of the rest).
+    """
+    from patchops import patching
+    from patchops.errors import PatchopsError
+    from patchops.patchset import load_patchset, patchset_files
+
+    chosen = find_targets(python=python, roots=roots, sites=sites)
+    notes: List[str] = []
+    recorded = [] if names else _recorded_patchsets(chosen.copies)
+    if names or recorded:   # a recorded patchset may be known only from the YAML its store kept
+        wanted = patching.load_patchsets(chosen.copies, names or recorded, patchset_dirs)
+    else:
+        wanted = []
+        for path in patchset_files(patchset_dirs).values():
+            try:
+                wanted.append(load_patchset(path))
+            except PatchopsError as error:
+                notes.append(f"skipped: {error.message}")
+    rows = patching.status(chosen.copies, wanted)
+    return StatusReport(chosen, tuple(rows), (*notes, *rows.notes))
+
+
 def status(names: Optional[Sequence[str]] = None, *, python: Optional[str] = None,
            roots: Sequence[Path] = (), sites: Sequence[Path] = (),
            patchset_dirs: Sequence[Path] = ()):
-    """Return a StatusRow per copy and patchset.
-
-    Without names: the patchsets patchops recorded in the copies' stores, answered from
-    hashes alone; if none is recorded anywhere, every known patchset.
-    """
-    from patchops import patching
-    from patchops.patchset import find_patchsets, get_patchset
-
-    copies = target_copies(python=python, roots=roots, sites=sites)
-    if not names:
-        names = _recorded_patchsets(copies) or list(find_patchsets(patchset_dirs))
-    return patching.status(copies, [get_patchset(name, patchset_dirs) for name in names])
+    """Return a StatusRow per copy and patchset (status_report() also says which copy wins)."""
+    return list(status_report(names, python=python, roots=roots, sites=sites,
+                              patchset_dirs=patchset_dirs).rows)
 
 
 def _recorded_patchsets(copies) -> List[str]:
@@ -246,11 +436,22 @@ def any_drift(rows) -> bool:
 def rollback(names: Optional[Sequence[str]] = None, *, force: bool = False,
              python: Optional[str] = None, roots: Sequence[Path] = (), sites: Sequence[Path] = (),
              patchset_dirs: Sequence[Path] = ()):
-    """Restore originals for `names` (None: all) in every copy, keeping other patchsets."""
+    """Restore originals for `names` (None: all) in every copy, keeping other patchsets.
+
+    `--all` with nothing applied anywhere returns an empty report, as a repeated apply does;
+    naming a patchset that is applied nowhere is still an error (a typo must not pass).
+    """
     from patchops import patching
+    from patchops.errors import PatchopsError
 
     copies = target_copies(python=python, roots=roots, sites=sites)
-    return patching.rollback(copies, names, force=force, patchsets_dirs=patchset_dirs)
+    try:
+        return patching.rollback(copies, names, force=force, patchsets_dirs=patchset_dirs)
+    except PatchopsError as error:
+        # Raised after recovery, so an interrupted transaction was already repaired.
+        if names is None and error.message.startswith("nothing to roll back"):
+            return patching.RollbackReport((), (), (), None, (error.message,))
+        raise
 
 
 # ---------------------------------------------------------------- verify, diff, export, capture

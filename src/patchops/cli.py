@@ -10,24 +10,40 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from patchops import api, render
 from patchops.errors import PatchopsError, UsageError
+from patchops.output import Line, Output
 
 OK = 0
 PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
+IO_ERROR = 5  # FileIOError: a read or write failed, naming the file
 INTERNAL_ERROR = 70  # EX_SOFTWARE
+INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Locate, patch, roll back and lint vLLM installs without importing vLLM.")
 
 
-def _console() -> Console:
-    return Console(highlight=False)
+def _print_version(value: bool) -> None:
+    if value:
+        from patchops import __version__
+
+        print(f"patchops {__version__}")
+        raise typer.Exit(OK)
+
+
+@app.callback()
+def _main_options(version: bool = typer.Option(False, "--version", callback=_print_version,
+                                               is_eager=True, help="Print the version and exit.")) -> None:
+    """Locate, patch, roll back and lint vLLM installs without importing vLLM."""
+
+
+def _console() -> Output:
+    return Output()
 
 
 def command(*args, **kwargs):
@@ -36,18 +52,22 @@ def command(*args, **kwargs):
     def register(function):
         @functools.wraps(function)
         def run(*a, **kw):
+            _printable_streams()
             try:
                 return function(*a, **kw)
             except BrokenPipeError:  # `patchops status --json | head`: the reader left, nothing to say
                 _silence_stdout()
                 raise typer.Exit(OK)
+            except (KeyboardInterrupt, typer.Abort):  # Ctrl-C, also at a prompt
+                _error("interrupted")
+                raise typer.Exit(INTERRUPTED)
             except PatchopsError as error:
                 _error(error.message)
                 raise typer.Exit(error.exit_code)
             except OSError as error:
                 name = f"{error.filename}: " if error.filename else ""
                 _error(f"{name}{error.strerror or error}")
-                raise typer.Exit(USAGE_OR_INPUT_ERROR)
+                raise typer.Exit(IO_ERROR)
             except Exception as error:  # a bug: one paragraph, the traceback on request
                 if os.environ.get("PATCHOPS_DEBUG") or _is_cli_flow(error):
                     raise
@@ -60,10 +80,17 @@ def command(*args, **kwargs):
     return register
 
 
+def _printable_streams() -> None:
+    """Escape what the terminal cannot encode: a lone surrogate ("\\uD800") in a user's YAML
+    must print, not crash the output stream (issue 6)."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def _error(message: str) -> None:
     """Print `error: <message>` to stderr; the message is text, never rich markup."""
-    Console(stderr=True, highlight=False).print(Text.assemble(("error:", "bold red"), " ", message),
-                                                soft_wrap=True)
+    Output(stderr=True).print(Line.assemble(("error:", "bold red"), " ", message))
 
 
 def _is_cli_flow(error: Exception) -> bool:
@@ -71,18 +98,34 @@ def _is_cli_flow(error: Exception) -> bool:
     return type(error).__module__.split(".")[0] in ("typer", "click")
 
 
-PythonOption = typer.Option(None, "--python", help="Interpreter that will run vLLM (default: this one).")
+PythonOption = typer.Option(None, "--python", help="Interpreter that will run vLLM (default: the "
+                            "settings file's `python`, else the one running patchops).")
 RootOption = typer.Option([], "--root", help="Extra vendor root holding a vLLM copy (repeatable).")
 SiteOption = typer.Option([], "--site", help="Only these site-packages folders (repeatable).")
 PatchsetDirOption = typer.Option([], "--patchsets", help="Extra folder of patchset YAML files.")
 JsonOption = typer.Option(False, "--json", help="Machine-readable output.")
 
 
+def _settings():
+    """Return the project's settings file (patchops.toml or [tool.patchops]), read once."""
+    from patchops import settings
+
+    return settings.load()
+
+
+def _python(python: Optional[str]) -> Optional[str]:
+    return python or _settings().python
+
+
+def _patchset_dirs(patchsets: List[Path]) -> List[Path]:
+    return [*patchsets, *_settings().patchsets]
+
+
 @command("locate")
 def locate_command(python: Optional[str] = PythonOption, root: List[Path] = RootOption,
                    json_out: bool = JsonOption) -> None:
     """List every vLLM copy on the Python path and vendor roots, its version, and which one wins."""
-    location = api.locate(python=python, roots=root)
+    location = api.locate(python=_python(python), roots=root)
     console = _console()
     if json_out:
         render.print_json(console, render.location_dict(location))
@@ -92,12 +135,16 @@ def locate_command(python: Optional[str] = PythonOption, root: List[Path] = Root
 
 
 @command("patchsets")
-def patchsets_command(patchsets: List[Path] = PatchsetDirOption, json_out: bool = JsonOption) -> None:
-    """List the patchsets apply can use: name, vLLM versions, summary."""
-    found = api.patchsets(patchsets)
+def patchsets_command(name: Optional[str] = typer.Argument(None, help="Show this patchset in full."),
+                      patchsets: List[Path] = PatchsetDirOption, json_out: bool = JsonOption) -> None:
+    """List the patchsets apply can use (name, vLLM versions, summary), or show one in full."""
+    dirs = _patchset_dirs(patchsets)
+    found = [api.patchset(name, dirs)] if name else api.patchsets(dirs)
     console = _console()
     if json_out:
-        render.print_json(console, render.patchset_dicts(found))
+        render.print_json(console, render.patchset_dicts(found)[0] if name else render.patchset_dicts(found))
+    elif name:
+        render.patchset_text(console, found[0])
     else:
         render.patchsets_text(console, found)
 
@@ -105,23 +152,54 @@ def patchsets_command(patchsets: List[Path] = PatchsetDirOption, json_out: bool 
 @command("apply")
 def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e.g. corex-eager-allreduce."),
                   dry_run: bool = typer.Option(False, "--dry-run", help="Show the diff, write nothing."),
+                  stat: bool = typer.Option(False, "--stat", help="With --dry-run: files and line counts, not the diff."),
                   yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
                   force: bool = typer.Option(False, "--force",
                                              help="Take files changed since patchops wrote them (a vLLM upgrade) as the new originals."),
                   python: Optional[str] = PythonOption, root: List[Path] = RootOption,
-                  site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
+                  site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption,
+                  json_out: bool = JsonOption) -> None:
     """Apply named patchsets to every vLLM copy as one transaction, backing up originals."""
     console = _console()
-    plan = api.plan_apply(names, python=python, roots=root, sites=site, patchset_dirs=patchsets,
+    targets = api.find_targets(python=_python(python), roots=root, sites=site)
+    plan = api.plan_apply(names, targets=targets, patchset_dirs=_patchset_dirs(patchsets),
                           force=force, check=not dry_run)
-    mismatches = api.mismatches(plan) if dry_run and plan.problems else ()
-    render.plan_text(console, plan, api.diff(plan) if dry_run else "", mismatches)
     if dry_run:
+        if json_out:
+            render.print_json(console, render.plan_dict(plan, targets))
+        else:
+            render.plan_text(console, plan, api.diff(plan), targets=targets, stat=stat)
+        render.problems_text(plan, api.mismatches(plan) if plan.problems else ())
         raise typer.Exit(DRIFTED if plan.problems else OK)
-    if plan.changes and not yes and not typer.confirm(f"write {len(plan.changes)} file(s)?", default=False):
+    if not json_out:
+        render.plan_text(console, plan, targets=targets)
+    if plan.changes and not yes and not _confirm(console, plan):
         console.print("not confirmed: nothing written")
         raise typer.Exit(PROBLEMS_FOUND)
-    render.apply_report_text(console, api.commit_apply(plan))
+    report = api.commit_apply(plan)
+    if json_out:
+        render.print_json(console, render.apply_report_dict(report, plan, targets))
+    else:
+        render.apply_report_text(console, report, shown=plan.notes)
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def _confirm(console: Output, plan) -> bool:
+    """Ask before writing; `d` shows the diff first. Without a terminal, say to pass --yes."""
+    count = len(plan.changes)
+    if not _interactive():
+        raise UsageError(f"apply would write {count} file(s) and stdin is not a terminal, so "
+                         "patchops cannot ask; pass --yes to write them, or --dry-run to see the diff")
+    while True:
+        answer = typer.prompt(f"write {count} file(s)? [y/N, d = show the diff]", default="n",
+                              show_default=False).strip().lower()
+        if answer in ("d", "diff"):
+            render.colour_diff(console, api.diff(plan))
+            continue
+        return answer in ("y", "yes")
 
 
 @command("status")
@@ -130,13 +208,25 @@ def status_command(names: List[str] = typer.Argument(None, help="Patchsets to re
                    site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption,
                    json_out: bool = JsonOption) -> None:
     """Show, per copy and patchset: applied, not applied, satisfied, not applicable or drifted."""
-    rows = api.status(names or None, python=python, roots=root, sites=site, patchset_dirs=patchsets)
+    with _progress("checking vLLM copies"):
+        report = api.status_report(names or None, python=_python(python), roots=root, sites=site,
+                                   patchset_dirs=_patchset_dirs(patchsets))
     console = _console()
     if json_out:
-        render.print_json(console, render.status_dicts(rows))
+        render.print_json(console, render.status_dicts(report))
     else:
-        render.status_text(console, rows)
-    raise typer.Exit(DRIFTED if api.any_drift(rows) else OK)
+        render.status_text(console, report)
+    raise typer.Exit(DRIFTED if api.any_drift(report.rows) else OK)
+
+
+def _progress(message: str):
+    """Show a spinner on stderr while a slow step runs, only when stderr is a terminal."""
+    import contextlib
+
+    errors = Output(stderr=True)
+    if not errors.is_terminal:
+        return contextlib.nullcontext()
+    return errors.rich().status(message)
 
 
 @command("rollback")
@@ -145,13 +235,17 @@ def rollback_command(names: List[str] = typer.Argument(None, help="Patchsets to 
                      force: bool = typer.Option(False, "--force",
                                                 help="Restore originals even over later edits (kept in the store)."),
                      python: Optional[str] = PythonOption, root: List[Path] = RootOption,
-                     site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption) -> None:
+                     site: List[Path] = SiteOption, patchsets: List[Path] = PatchsetDirOption,
+                     json_out: bool = JsonOption) -> None:
     """Restore byte-identical originals, keeping other patchsets applied to the same files."""
     if bool(names) == all_:
         raise UsageError("name the patchsets to roll back, or pass --all (not both)")
-    report = api.rollback(None if all_ else names, force=force, python=python, roots=root,
-                          sites=site, patchset_dirs=patchsets)
-    render.rollback_report_text(_console(), report)
+    report = api.rollback(None if all_ else names, force=force, python=_python(python), roots=root,
+                          sites=site, patchset_dirs=_patchset_dirs(patchsets))
+    if json_out:
+        render.print_json(_console(), render.rollback_report_dict(report))
+    else:
+        render.rollback_report_text(_console(), report)
 
 
 @command("verify")
@@ -210,6 +304,7 @@ def export_command(name: str = typer.Argument(..., help="The patchset to export.
 
 class Format(str, Enum):
     text = "text"
+    concise = "concise"
     json = "json"
     sarif = "sarif"
     github = "github"
@@ -233,13 +328,15 @@ def _hardware(text: Optional[str], detect: bool):
 
 
 @command("lint")
-def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs, vLLM --config files or launch .sh files."),
+def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs, vLLM --config files, launch .sh files, folders of them, or - for stdin."),
                  cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line to lint."),
                  vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
-                 vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Lint against shipped facts of this release."),
-                 output_format: Format = typer.Option(Format.text, "--format"),
-                 select: List[str] = typer.Option([], "--select", help="Only these codes (prefixes ok)."),
-                 ignore: List[str] = typer.Option([], "--ignore", help="Skip these codes (prefixes ok)."),
+                 python: Optional[str] = typer.Option(None, "--python", help="Lint against the copy this interpreter imports."),
+                 vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Shipped facts of this release, for inputs that state no version and no installed copy."),
+                 output_format: Format = typer.Option(Format.text, "--format", "--output-format"),
+                 json_out: bool = typer.Option(False, "--json", help="Same as --format json."),
+                 select: List[str] = typer.Option([], "--select", help="Only these rules: codes, prefixes or names, comma lists ok."),
+                 ignore: List[str] = typer.Option([], "--ignore", help="Skip these rules: codes, prefixes or names, comma lists ok."),
                  strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
                  exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
                  hardware: Optional[str] = HardwareOption,
@@ -247,19 +344,27 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
     if not files and cmd is None:
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
-    inputs = [dict(path=f) for f in files or ()] + ([dict(command=cmd)] if cmd is not None else [])
-    assumed = _hardware(hardware, detect_hardware)
-    results = [api.lint(**given, vllm_path=vllm, vllm_version=vllm_version, select=select,
-                        ignore=ignore, hardware=assumed) for given in inputs]
+    output_format = Format.json if json_out else output_format
+    # The settings file's `hardware` comes before detection: it names the box that will serve.
+    assumed = _hardware(hardware, detect_hardware and not _settings().hardware)
+    results = api.lint_inputs(files or (), command=cmd, vllm_path=vllm, python=python,
+                              vllm_version=vllm_version, select=select, ignore=ignore,
+                              hardware=assumed)
     console = _console()
     if output_format is Format.json:
         print(render.lint_json(results))
     elif output_format is Format.sarif:
         print(render.lint_sarif(results, api.rules()))
     elif output_format is Format.github:
-        print(render.lint_github(results))
+        sys.stdout.write(render.lint_github(results))
     else:
-        render.lint_text(console, results)
+        render.lint_text(console, results, concise=output_format is Format.concise)
+    unlinted = [r for r in results if r.error is not None]
+    if unlinted and output_format not in (Format.text, Format.concise):
+        for result in unlinted:  # stdout holds the machine output; say it where people look
+            _error(result.error)
+    if unlinted:
+        raise typer.Exit(USAGE_OR_INPUT_ERROR)
     failing = sum(r.errors + (r.warnings if strict else 0) for r in results)
     raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
 
@@ -312,17 +417,17 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
 
 
 @command("rules")
-def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code or name."),
+def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code or name, a code prefix (PO3) or a comma list."),
                   json_out: bool = JsonOption) -> None:
     """List every lint rule, or print one rule's documentation."""
     found = api.rules(code)
     console = _console()
     if json_out:
         print(render.rule_json(found))
-    elif code is None:
-        render.rules_table(console, found)
-    else:
+    elif len(found) == 1 and code is not None:
         render.rule_docs(console, found[0])
+    else:
+        render.rules_table(console, found)
 
 
 def _silence_stdout() -> None:

@@ -34,6 +34,24 @@ class StoreError(PatchopsError):
     exit_code = 4
 
 
+class LockedError(StoreError):
+    """Another patchops holds the store's lock."""
+
+
+class LinkError(StoreError):
+    """A store path, or a target's path inside the copy, is a symbolic link patchops will not follow.
+
+    Following it would let whoever can write to site-packages make patchops (often root)
+    overwrite or delete a file anywhere.
+    """
+
+
+class FileIOError(PatchopsError):
+    """Reading or writing a file failed (disk full, I/O error, read-only, permission)."""
+
+    exit_code = 5
+
+
 class LocateError(PatchopsError):
     """No vLLM copy, or an interpreter that could not report its sys.path."""
 

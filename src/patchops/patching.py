@@ -15,10 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from patchops.errors import DriftError, PatchopsError, PatchsetError, StoreError
+from patchops import faults
+from patchops.safe_fs import io_error
+from patchops.errors import (DriftError, FileIOError, LockedError, PatchopsError, PatchsetError,
+                             StoreError)
 from patchops.rewrite import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
-from patchops.store import (Change, FileEntry, SatisfiedRecord, State, Store, now, sha256,
-                            short, transact)
+from patchops.store import (Change, FileEntry, PatchsetSource, SatisfiedRecord, State, Store, now,
+                            sha256, short, transact)
 
 if TYPE_CHECKING:
     from patchops.locate import VllmCopy
@@ -93,6 +96,9 @@ class ApplyPlan:
     satisfied: Tuple[Tuple[Path, str, SatisfiedRecord], ...] = ()  # (site, patchset, record) to keep
     force: bool = False
     _stores: Dict[Path, Store] = field(default_factory=dict, repr=False)
+    # Per store: the transaction its state.json reflected when planned; commit_apply stops
+    # if another patchops committed anything since (issue 6: apply racing rollback).
+    _planned_txn: Dict[Path, Optional[str]] = field(default_factory=dict, repr=False)
 
     @property
     def changes(self) -> Tuple[FilePlan, ...]:
@@ -129,6 +135,14 @@ class FileStatus:
     detail: str
     recorded_sha: Optional[str] = None   # what patchops last wrote, if it did
     current_sha: Optional[str] = None
+
+
+class StatusRows(List["StatusRow"]):
+    """Status rows, plus notes on what status repaired or could not look at safely."""
+
+    def __init__(self, rows=(), notes: Sequence[str] = ()):
+        super().__init__(rows)
+        self.notes: Tuple[str, ...] = tuple(notes)
 
 
 @dataclass(frozen=True)
@@ -226,6 +240,8 @@ def _read(path: Path) -> Optional[bytes]:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise io_error(exc, "read", path) from exc
 
 
 # --- apply -------------------------------------------------------------------------------------
@@ -248,21 +264,25 @@ def plan_apply(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"], *,
     files: List[FilePlan] = []
     problems: List[str] = []
     satisfied: List[Tuple[Path, str, SatisfiedRecord]] = []
+    planned_txn: Dict[Path, Optional[str]] = {}
     for ctx in ctxs:
-        _plan_copy(ctx, list(patchsets), force, outcomes, files, problems, notes, satisfied)
+        faults.point("plan-copy", ctx.site_dir)
+        state = ctx.store.read_state()
+        planned_txn[ctx.store.site_dir] = state.txn
+        _plan_copy(ctx, state, list(patchsets), force, outcomes, files, problems, notes, satisfied)
     plan = ApplyPlan(copies=tuple(ctx.copy for ctx in ctxs), patchsets=tuple(patchsets),
                      outcomes=tuple(outcomes), files=tuple(files), problems=tuple(problems),
-                     notes=tuple(notes), satisfied=tuple(satisfied), force=force, _stores=stores)
+                     notes=tuple(notes), satisfied=tuple(satisfied), force=force, _stores=stores,
+                     _planned_txn=planned_txn)
     if check and problems:
         raise DriftError(plan.problem_message())
     return plan
 
 
-def _plan_copy(ctx: _Copy, patchsets: List["Patchset"], force: bool, outcomes: List[PatchsetOutcome],
-               files: List[FilePlan], problems: List[str], notes: List[str],
-               satisfied: List[Tuple[Path, str, SatisfiedRecord]]) -> None:
+def _plan_copy(ctx: _Copy, state: State, patchsets: List["Patchset"], force: bool,
+               outcomes: List[PatchsetOutcome], files: List[FilePlan], problems: List[str],
+               notes: List[str], satisfied: List[Tuple[Path, str, SatisfiedRecord]]) -> None:
     version = ctx.copy.version
-    state = ctx.store.read_state()
     applicable = []
     for patchset in patchsets:
         if patchset.applies_to(version):
@@ -277,7 +297,8 @@ def _plan_copy(ctx: _Copy, patchsets: List["Patchset"], force: bool, outcomes: L
     for rel in _ordered_files(applicable, version):
         wanted = [p for p in applicable if rel in _files(p, version)]
         path = ctx.path(rel)
-        data = _read(path)
+        ctx.store.target(rel)  # a link out of the copy is refused before anything is read
+        data = ctx.store.read_file(rel)
         if data is None:
             for result in _missing(rel, wanted, version, path):
                 per_file[result.patchset][rel] = (result.state, result.message)
@@ -481,8 +502,10 @@ def _drift_paragraph(what: str, problems: Sequence[str], force: bool) -> str:
     changed = any("changed since patchops wrote it" in p for p in problems)
     other = any("changed since patchops wrote it" not in p for p in problems)
     if other:
-        text += ("Each target must be as vLLM (or the vendor) shipped it, or already patched: "
-                 "reinstall vLLM to get pristine files, or fix the patchset for this version. ")
+        text += ("Each target must be as vLLM (or the vendor) shipped it, or already patched. "
+                 "If the file is as shipped, the patchset does not know this vendor's code: add "
+                 "the value found to the op's `pristine:` list (or widen its match) in the "
+                 "patchset file; if someone edited the file, reinstall vLLM to get it back. ")
     if changed and not force:
         text += ("For files changed since patchops wrote them, `patchops rollback --force` "
                  "restores the original (keeping the changed file in the store), or "
@@ -491,15 +514,23 @@ def _drift_paragraph(what: str, problems: Sequence[str], force: bool) -> str:
 
 
 def unified_diff(plan: ApplyPlan) -> str:
-    """Return the plan's changes as a plain unified diff, for --dry-run."""
-    chunks = []
+    """Return the plan's changes as a unified diff, for --dry-run.
+
+    Paths are relative to the site dir (`a/vllm/engine/arg_utils.py`), so `git apply` or
+    `patch -p1` run there take it; a change identical in several copies (lib and lib64) is
+    shown once, under a `#` line naming the copies (both tools skip such lines).
+    """
+    groups: Dict[Tuple[str, bytes, bytes], List[FilePlan]] = {}
     for item in plan.changes:
-        old = item.old.decode("utf-8", "replace").splitlines(keepends=True)
-        new = item.new.decode("utf-8", "replace").splitlines(keepends=True)
-        name = str(item.path)
-        lines = difflib.unified_diff(old, new, fromfile="a" + name if name.startswith("/") else "a/" + name,
-                                     tofile="b" + name if name.startswith("/") else "b/" + name)
-        for line in lines:
+        groups.setdefault((item.display, item.old, item.new), []).append(item)
+    chunks = []
+    for (name, old_bytes, new_bytes), items in groups.items():
+        sites = ", ".join(str(item.site_dir) for item in items)
+        chunks.append(f"# in {sites}\n" if len(items) == 1 else
+                      f"# identical in {len(items)} copies: {sites}\n")
+        old = old_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        new = new_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        for line in difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"):
             chunks.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(chunks)
 
@@ -508,7 +539,9 @@ def commit_apply(plan: ApplyPlan) -> ApplyReport:
     """Write a plan: back up, journal, swap every file of every copy as one transaction.
 
     Writes nothing (not even state.json) when every patchset is already applied or
-    satisfied as recorded, so a re-apply keeps every byte and mtime.
+    satisfied as recorded, so a re-apply keeps every byte and mtime. Under the locks of
+    every copy it re-checks every planned file, "nothing to do" ones too, and stops if any
+    changed, or any copy saw another transaction, since planning.
     """
     if plan.problems:
         raise DriftError(plan.problem_message())
@@ -516,34 +549,64 @@ def commit_apply(plan: ApplyPlan) -> ApplyReport:
     entry_updates = [f for f in plan.files if f.entry_after != f.entry_before]
     if not changes and not entry_updates and not plan.satisfied:
         return ApplyReport(plan.outcomes, (), (), (), None, plan.notes)
+    faults.point("commit")
     stores = plan._stores
     touched = sorted({stores[_store_key(f.site_dir, stores)] for f in (*entry_updates, *changes)}
                      | {stores[site] for site, _, _ in plan.satisfied})
     notes = list(plan.notes)
     with ExitStack() as stack:
-        for store in touched:
-            stack.enter_context(store.lock())
-        for store in touched:
-            notes += store.recover()
+        for store in sorted(stores.values()):
+            stack.enter_context(store.lock(create=store in touched))
+        for store in sorted(stores.values()):
+            if store.exists():
+                notes += store.recover()
+        _check_unchanged_since_planning(plan)
         states = {store: store.read_state() for store in touched}
         for item in entry_updates:
             store = stores[_store_key(item.site_dir, stores)]
-            current = states[store].files.get(item.rel)
-            if current != item.entry_before:
-                raise StoreError(f"{item.path}: patchops state changed while planning "
-                                    f"(another patchops ran?); nothing was written, run the "
-                                    f"command again")
             if item.entry_after is None:
                 states[store].files.pop(item.rel, None)
             else:
                 states[store].files[item.rel] = item.entry_after
         for site, name, record in plan.satisfied:
             states[stores[site]].satisfied[name] = record
+        _record_sources(plan, states)
         result = transact("apply", [Change(stores[_store_key(f.site_dir, stores)], f.rel, f.old, f.new)
                                     for f in changes], states)
     backups = tuple(stores[_store_key(f.site_dir, stores)].object_path(sha256(f.old)) for f in changes)
     return ApplyReport(plan.outcomes, tuple(f.path for f in changes), backups,
-                       tuple(result.removed_bytecode), result.txn, tuple(notes))
+                       tuple(result.removed_bytecode), result.txn, (*notes, *result.warnings))
+
+
+def _check_unchanged_since_planning(plan: ApplyPlan) -> None:
+    """Refuse a plan another patchops (or a hand edit) overtook: its "before" is stale."""
+    stores = plan._stores
+    for site, txn in plan._planned_txn.items():
+        if stores[site].read_state().txn != txn:
+            raise StoreError(f"another patchops changed {site} while this apply was planning "
+                             f"(its last transaction is no longer {txn or 'none'}); nothing was "
+                             f"written, run the command again")
+    for item in plan.files:
+        store = stores[_store_key(item.site_dir, stores)]
+        if store.read_file(item.rel) != item.old:
+            raise StoreError(f"{item.path} changed while this apply was planning (another "
+                             f"patchops ran?); nothing was written, run the command again")
+        if store.read_state().files.get(item.rel) != item.entry_before:
+            raise StoreError(f"{item.path}: patchops state changed while planning (another "
+                             f"patchops ran?); nothing was written, run the command again")
+
+
+def _record_sources(plan: ApplyPlan, states: Dict[Store, State]) -> None:
+    """Keep each patchset's YAML in the stores it now has a record in (status, rollback)."""
+    for store, state in states.items():
+        used = {n for entry in state.files.values() for n in entry.patchsets} | set(state.satisfied)
+        for patchset in plan.patchsets:
+            if patchset.name in used and patchset.text:
+                sha = store.put_object(patchset.text.encode("utf-8"))
+                state.patchsets[patchset.name] = PatchsetSource(str(patchset.path), sha)
+        for name in list(state.patchsets):
+            if name not in used:
+                del state.patchsets[name]
 
 
 def _store_key(site_dir: Path, stores: Dict[Path, Store]) -> Path:
@@ -556,16 +619,40 @@ def _store_key(site_dir: Path, stores: Dict[Path, Store]) -> Path:
 # --- status ------------------------------------------------------------------------------------
 
 
-def status(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"]) -> List[StatusRow]:
+def status(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"]) -> StatusRows:
     """Report each patchset on each copy, trusting recorded hashes before parsing anything.
 
     Only files patchops never wrote (or whose hash no longer matches) are parsed with libcst.
     """
     rows: List[StatusRow] = []
+    notes: List[str] = []
     for ctx in _unique_copies(copies):
-        _recover([ctx.store])
+        notes += _recover_for_status(ctx.store)
         rows += _status_copy(ctx, patchsets)
-    return rows
+    return StatusRows(rows, notes)
+
+
+def _recover_for_status(store: Store) -> List[str]:
+    """Repair what a crashed patchops left, if there is anything and this user may write.
+
+    Status only reads: with a clean journal it takes no lock and opens nothing for
+    writing, so it works on a read-only install and beside a running apply.
+    """
+    if not store.exists():
+        return []
+    pending = store.pending()
+    if not pending:
+        return []
+    try:
+        with store.lock():
+            return store.recover()
+    except LockedError:
+        return [f"another patchops is working on {store.site_dir}; this status may show its "
+                f"files mid-transaction"]
+    except FileIOError as exc:
+        return [f"{store.root} holds an {', '.join(pending)} that needs repair, which needs "
+                f"write access ({exc}); run any patchops command as the owner of "
+                f"{store.site_dir} to repair it. Until then this status may show it half done"]
 
 
 def any_drift(rows: Sequence[StatusRow]) -> bool:
@@ -608,6 +695,16 @@ def _status_copy(ctx: _Copy, patchsets: Sequence["Patchset"]) -> List[StatusRow]
         assert data is not None
         shown = ctx.display(rel)
         current = sha256(data)
+        # Hash before parse: the same bytes, patchsets and version got this answer before.
+        from patchops import verdicts
+
+        remembered_key = verdicts.key(current, rel, [p.path for p in wanted], version)
+        remembered = verdicts.get(remembered_key, ctx.path(rel))
+        if remembered is not None and all(p.name in remembered for p in wanted):
+            for p in wanted:
+                state, detail = remembered[p.name]
+                found[p.name, rel] = FileStatus(shown, state, detail, None, current)
+            continue
         problems: List[str] = []
         rewritten = _rewrite_quietly(data, rel, wanted, version, ctx.path(rel), problems)
         results = {r.patchset: r for r in rewritten.results} if rewritten is not None else {}
@@ -629,6 +726,8 @@ def _status_copy(ctx: _Copy, patchsets: Sequence["Patchset"]) -> List[StatusRow]
                 found[p.name, rel] = FileStatus(shown, ST_NOT_APPLICABLE,
                                                 result.message or "no target site in this file",
                                                 None, current)
+        verdicts.put(remembered_key, ctx.path(rel),
+                     {p.name: (found[p.name, rel].state, found[p.name, rel].detail) for p in wanted})
     rows = []
     applicable_names = {p.name for p in applicable}
     for p in patchsets:
@@ -738,7 +837,8 @@ def rollback(copies: Sequence["VllmCopy"], names: Optional[Sequence[str]] = None
                 rolled += [n for n in removed if n not in rolled]
                 kept = [n for n in entry.patchsets if n not in removed]
                 path = ctx.path(rel)
-                data = _read(path)
+                ctx.store.target(rel)
+                data = ctx.store.read_file(rel)
                 current = sha256(data) if data is not None else None
                 if current == entry.original:
                     # vLLM was reinstalled: the file is the original already; forget the entry.
@@ -765,6 +865,7 @@ def rollback(copies: Sequence["VllmCopy"], names: Optional[Sequence[str]] = None
                 planned.append(FileRollback(ctx.site_dir, path, tuple(removed), tuple(kept),
                                             True, forced, saved))
             if touched:
+                _prune_sources(new_state)
                 states[ctx.store] = new_state
         if problems:
             raise DriftError(
@@ -782,7 +883,7 @@ def rollback(copies: Sequence["VllmCopy"], names: Optional[Sequence[str]] = None
                              f"left alone")
         result = transact("rollback", changes, states)
     return RollbackReport(tuple(planned), tuple(rolled),
-                          tuple(result.removed_bytecode), result.txn, tuple(notes))
+                          tuple(result.removed_bytecode), result.txn, (*notes, *result.warnings))
 
 
 def _reapply(ctx: _Copy, rel: str, original: bytes, entry: FileEntry, kept: Sequence[str],
@@ -790,13 +891,11 @@ def _reapply(ctx: _Copy, rel: str, original: bytes, entry: FileEntry, kept: Sequ
     """Return the original with the `kept` patchsets re-applied, and its new state entry."""
     if not kept:
         return original, None
-    from patchops.patchset import get_patchset
-
     path = ctx.path(rel)
     patchsets = []
     for name in kept:
         try:
-            patchsets.append(get_patchset(name, dirs=tuple(dirs)))
+            patchsets.append(_named_or_recorded(name, dirs, [ctx.store]))
         except PatchopsError as exc:
             raise PatchsetError(f"{path}: patchset {name!r} also changed this file and must be "
                                 f"re-applied after the rollback, but it cannot be loaded ({exc}); "
@@ -817,6 +916,37 @@ def _reapply(ctx: _Copy, rel: str, original: bytes, entry: FileEntry, kept: Sequ
         return original, None
     _check_compiles(new, path, applied)
     return new, FileEntry(entry.original, sha256(new), [n for n in kept if n in applied])
+
+
+def _prune_sources(state: State) -> None:
+    """Forget the YAML of patchsets no file or satisfied record of `state` names any more."""
+    used = {n for entry in state.files.values() for n in entry.patchsets} | set(state.satisfied)
+    for name in [n for n in state.patchsets if n not in used]:
+        del state.patchsets[name]
+
+
+def load_patchsets(copies: Sequence["VllmCopy"], names: Sequence[str],
+                   dirs: Sequence[Path] = ()) -> List["Patchset"]:
+    """Load patchsets by name, falling back to the YAML a copy's store kept when it was applied.
+
+    So `patchops status` after `apply --patchsets DIR` needs no `--patchsets` (issue 6).
+    """
+    stores = [ctx.store for ctx in _unique_copies(copies)]
+    return [_named_or_recorded(name, dirs, stores) for name in names]
+
+
+def _named_or_recorded(name: str, dirs: Sequence[Path], stores: Sequence[Store]) -> "Patchset":
+    from patchops.patchset import UnknownPatchset, get_patchset, load_patchset_text
+
+    try:
+        return get_patchset(name, dirs=tuple(dirs))
+    except UnknownPatchset:
+        for store in stores:
+            source = store.read_state().patchsets.get(name) if store.exists() else None
+            if source is not None:
+                text = store.get_object(source.sha).decode("utf-8")
+                return load_patchset_text(text, Path(source.path))
+        raise
 
 
 def _nothing_to_roll_back(ctxs: Sequence[_Copy], wanted: Optional[Sequence[str]]) -> str:

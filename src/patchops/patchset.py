@@ -6,6 +6,8 @@ A patchset is one YAML file named after it:
     summary: one line
     description: |                       # optional
       why, and what it changes
+    notes: |                             # optional: what to do after applying; printed by apply
+      the caveat a user must not miss
     vllm: ">=0.6.3"                      # PEP 440 specifier of supported vLLM versions
     ops:
       - op: set-keyword                  # one of patchops.ops.OPS
@@ -25,7 +27,7 @@ import dataclasses
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
@@ -44,8 +46,10 @@ SHIPPED_DIR = Path(__file__).resolve().parents[2] / "patchsets"
 PACKAGED_DIR = Path(__file__).resolve().parent / "patchsets"
 
 _NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_TOP_KEYS = {"name": True, "summary": True, "description": False, "vllm": True, "ops": True}
+_TOP_KEYS = {"name": True, "summary": True, "description": False, "notes": False, "vllm": True,
+             "ops": True}
 _SUFFIXES = (".yaml", ".yml")
+_MAX_DEPTH = 100  # far beyond any patchset; the YAML composer recurses per level
 _YAML_TYPES = {
     "tag:yaml.org,2002:str": "a string", "tag:yaml.org,2002:int": "a number",
     "tag:yaml.org,2002:float": "a number", "tag:yaml.org,2002:bool": "a boolean",
@@ -67,6 +71,8 @@ class Patchset:
     versions: SpecifierSet
     ops: Tuple[Op, ...]
     path: Path
+    notes: str = ""     # what to do after applying it: apply and --dry-run print it
+    text: str = field(default="", repr=False, compare=False)  # the YAML, kept by the store
 
     def applies_to(self, version: Optional[str]) -> bool:
         """Say whether vLLM `version` is in range; None (unknown) counts as in range."""
@@ -97,6 +103,15 @@ def load_patchset(path: Union[str, Path]) -> Patchset:
         reason = getattr(exc, "strerror", None) or exc
         raise PatchsetError(f"{path}: cannot read patchset: {reason}") from None
     return _Loader(path, text).load()
+
+
+def load_patchset_text(text: str, path: Path) -> Patchset:
+    """Check a patchset's YAML `text` as if read from `path` (a copy the store kept)."""
+    return _Loader(Path(path), text).load()
+
+
+class UnknownPatchset(PatchsetError):
+    """No patchset of that name in any folder searched."""
 
 
 def patchset_dirs(dirs: Iterable[Union[str, Path]] = ()) -> Tuple[Path, ...]:
@@ -147,7 +162,7 @@ def get_patchset(name: str, dirs: Iterable[Union[str, Path]] = ()) -> Patchset:
     hint = _closest(name, files)
     known = ", ".join(files) or "none"
     searched = ", ".join(str(d) for d in patchset_dirs(dirs)) or "nowhere"
-    raise PatchsetError(f'unknown patchset "{name}"{hint}; known patchsets: {known}; '
+    raise UnknownPatchset(f'unknown patchset "{name}"{hint}; known patchsets: {known}; '
                         f"searched: {searched}")
 
 
@@ -179,6 +194,8 @@ class _Loader:
     def load(self) -> Patchset:
         try:
             root = yaml.compose(self.text, Loader=yaml.SafeLoader)
+        except RecursionError:
+            raise self.too_deep() from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f"{mark.line + 1}:{mark.column + 1}" if mark else "1:1"
@@ -211,13 +228,34 @@ class _Loader:
         description = ""
         if "description" in top:
             description = self.string(top["description"][1], "description", empty_ok=True)
+        notes = self.string(top["notes"][1], "notes", empty_ok=True) if "notes" in top else ""
         versions = self.checked(top["vllm"][1], "vllm", "versions")
 
         ops_node = top["ops"][1]
         if not isinstance(ops_node, yaml.SequenceNode) or not ops_node.value:
             raise self.fail(ops_node, f'"ops" must be a non-empty list of ops, found {_kind_of(ops_node)}')
         ops = tuple(self.op(node, i) for i, node in enumerate(ops_node.value, 1))
-        return Patchset(name, summary.strip(), description.strip(), versions, ops, self.path)
+        return Patchset(name, summary.strip(), description.strip(), versions, ops, self.path,
+                        notes=notes.strip(), text=self.text)
+
+    def too_deep(self) -> PatchsetError:
+        """Return the error for YAML nested past what the composer can recurse through.
+
+        Found again with the parser's events, which need no recursion, to name the line.
+        """
+        depth = 0
+        for event in yaml.parse(self.text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    mark = event.start_mark
+                    return PatchsetError(f"{self.path}:{mark.line + 1}:{mark.column + 1}: YAML "
+                                         f"nested more than {_MAX_DEPTH} levels deep; a patchset "
+                                         f"is a mapping a few levels deep (name, summary, vllm, "
+                                         f"ops)")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+        return PatchsetError(f"{self.path}:1:1: YAML nested too deeply to read")
 
     def mapping(self, node: yaml.Node, what: str) -> Dict[str, Tuple[yaml.Node, yaml.Node]]:
         if not isinstance(node, yaml.MappingNode):
@@ -286,7 +324,12 @@ class _Loader:
             if not isinstance(node, yaml.MappingNode):
                 raise self.fail(node, f'"{key}" must be a mapping, found {_kind_of(node)}')
             self.mapping(node, f'"{key}"')  # duplicate keys
-            return yaml.SafeLoader("").construct_document(node)
+            try:
+                return yaml.SafeLoader("").construct_document(node)
+            except RecursionError:
+                raise self.too_deep() from None
+            except yaml.MarkedYAMLError as exc:
+                raise self.fail(node, f'"{key}": {exc.problem or exc}') from None
         if not isinstance(node, yaml.ScalarNode):
             raise self.fail(node, f'"{key}" must be a single value, found {_kind_of(node)}')
         if kind in ("expr", "exprs"):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import textwrap
 from dataclasses import asdict
-from typing import Dict
+from typing import Dict, List, Optional
 
-from rich.console import Console
-from rich.text import Text
+from patchops.output import Line, Output
 
 from patchops import __version__
 
+# The distribution is vllm-patchops: `patchops` on PyPI is an unrelated project.
+PROJECT_URL = "https://pypi.org/project/vllm-patchops/"
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -26,29 +27,80 @@ def lint_summary(diagnostics) -> Dict[str, int]:
     return summary
 
 
-def lint_text(console: Console, results) -> None:
-    """Print `file:line:col: severity: message [CODE name]` lines, a fix hint under each."""
-    diagnostics = [d for result in results for d in result.diagnostics]
-    for d in diagnostics:
-        line = Text(f"{d.file}:{d.line}:{d.column}: ", style="bold")
-        line.append(f"{d.severity}:", style=SEVERITY_STYLE[d.severity])
-        line.append(f" {d.message} ")
-        line.append(f"[{d.code} {d.name}]", style="dim")
-        console.print(line, soft_wrap=True, highlight=False)
-        if d.fix:
-            console.print(Text(f"  fix: {d.fix}", style="green"), soft_wrap=True, highlight=False)
-        if d.vllm_message:
-            console.print(Text(f"  vLLM: {d.vllm_message}", style="dim"), soft_wrap=True, highlight=False)
+def lint_text(console: Output, results, *, concise: bool = False) -> None:
+    """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
+
+    The full form adds the source line with a caret under the column, the fix and the vLLM
+    message; `concise` prints one line per finding (`[CODE]` only), as `ruff --output-format
+    concise` does.
+    """
+    for result in results:
+        lines = result.source_lines
+        for d in result.diagnostics:
+            line = Line(f"{d.file}:{d.line}:{d.column}:", style="bold")
+            line.append(f" {d.severity}:", style=SEVERITY_STYLE[d.severity])
+            line.append(f" {d.message} ")
+            line.append(f"[{d.code}]" if concise else f"[{d.code} {d.name}]", style="dim")
+            console.print(line)
+            if concise:
+                continue
+            if 0 < d.line <= len(lines):
+                for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
+                    console.print(Line(row, style="dim"))
+            if d.fix:
+                console.print(Line(f"  fix: {d.fix}", style="green"))
+            if d.vllm_message:
+                console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
     for hardware in sorted({r.hardware for r in results if r.hardware}):
-        console.print(Text(f"assumed hardware: {hardware}", style="dim"), soft_wrap=True, highlight=False)
-    counts = lint_summary(diagnostics)
+        console.print(Line(f"assumed hardware: {hardware}", style="dim"))
+    console.print(Line(lint_summary_line(results), style="dim"))
+
+
+def snippet(text: str, line: int, column: int, width: int = 80) -> List[str]:
+    """Return the source line and a caret under `column`, cut around it to fit `width`."""
+    gutter = f"{line:>4} | "
+    room = max(width - len(gutter), 20)
+    text = text.expandtabs(1)
+    start = 0
+    if len(text) > room:  # a long launch command: show the part around the column
+        start = max(0, min(column - 1 - room // 3, len(text) - room))
+    shown = text[start:start + room]
+    if start:
+        shown = "..." + shown[3:]
+    if start + room < len(text):
+        shown = shown[:-3] + "..."
+    caret = " " * (len(gutter) - 2) + "| " + " " * max(column - 1 - start, 0) + "^"
+    return [gutter + shown.rstrip(), caret]
+
+
+def lint_summary_line(results) -> str:
+    """Return `2 errors, 1 warning in 3 files; against vLLM 0.8.5: 2 files, ...; 1 not linted`."""
+    counts = lint_summary([d for result in results for d in result.diagnostics])
+    text = ", ".join(_plural(counts[key], key) for key in ("error", "warning", "info"))
     against: Dict[str, int] = {}
     for result in results:
-        key = f"vLLM {result.vllm_version} ({result.facts_origin})"
-        against[key] = against.get(key, 0) + 1
-    console.print(Text(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
-                       + "; ".join(f"{n} file(s) linted against {key}" for key, n in against.items()),
-                       style="dim"), soft_wrap=True, highlight=False)
+        if result.error is None:
+            key = f"vLLM {result.vllm_version} from {_origin(result.facts_origin)}"
+            against[key] = against.get(key, 0) + 1
+    text += f" in {_plural(len(results), 'input')}"
+    if against:
+        text += "; linted against " + ", ".join(
+            key if len(against) == 1 else f"{key} ({n})" for key, n in against.items())
+    failed = sum(result.error is not None for result in results)
+    if failed:
+        text += f"; {failed} not linted"
+    return text
+
+
+def _origin(origin: str) -> str:
+    """Return where facts came from in a few words: `shipped facts` or the copy's folder."""
+    return "shipped facts" if origin.startswith("shipped facts") else origin
+
+
+def _plural(count: int, noun: str) -> str:
+    if noun == "info":
+        return f"{count} info"
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def lint_json(results) -> str:
@@ -57,8 +109,9 @@ def lint_json(results) -> str:
         "vllm_version": results[0].vllm_version if results else None,
         "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
         "summary": lint_summary(diagnostics),
-        "inputs": [{"file": r.path, "vllm_version": r.vllm_version, "facts_origin": r.facts_origin,
-                    "assumed_hardware": r.hardware} for r in results],
+        "inputs": [{"file": r.path, "vllm_version": r.vllm_version or None,
+                    "facts_origin": r.facts_origin or None, "linted": r.error is None,
+                    "error": r.error, "assumed_hardware": r.hardware} for r in results],
     }
     return json.dumps(document, indent=2)
 
@@ -80,7 +133,7 @@ def lint_sarif(results, rules) -> str:
             "tool": {"driver": {
                 "name": "patchops",
                 "version": __version__,
-                "informationUri": "https://pypi.org/project/patchops/",
+                "informationUri": PROJECT_URL,
                 "rules": [{
                     "id": rule.code,
                     "name": rule.name,
@@ -96,14 +149,29 @@ def lint_sarif(results, rules) -> str:
                 "level": SARIF_LEVEL[d.severity],
                 "message": {"text": _with_fix(d)},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": d.file},
+                    "artifactLocation": {"uri": sarif_uri(d.file)},
                     "region": {"startLine": d.line, "startColumn": d.column},
                 }}],
                 "properties": {"fields": list(d.fields), "vllm_message": d.vllm_message},
             } for d in diagnostics],
+            "invocations": [{"executionSuccessful": all(r.error is None for r in results)}],
         }],
     }
     return json.dumps(log, indent=2)
+
+
+def sarif_uri(path: str) -> str:
+    """Return `path` as a URI reference: `file:` for absolute paths, percent-encoded otherwise.
+
+    `<command>` and `<stdin>` become `%3Ccommand%3E`, a relative reference code-scanning
+    tools accept; a space becomes `%20`.
+    """
+    from pathlib import PurePosixPath
+    from urllib.parse import quote
+
+    if path.startswith("/"):
+        return PurePosixPath(path).as_uri()
+    return quote(path.replace("\\", "/"))
 
 
 def lint_github(results) -> str:
@@ -114,7 +182,7 @@ def lint_github(results) -> str:
             message = _with_fix(d)
             lines.append(f"::{GITHUB_COMMAND[d.severity]} file={_gh_prop(d.file)},line={d.line},"
                          f"col={d.column},title={_gh_prop(f'{d.code} {d.name}')}::{_gh_data(message)}")
-    return "\n".join(lines)
+    return "".join(line + "\n" for line in lines)
 
 
 def _with_fix(d) -> str:
@@ -130,18 +198,23 @@ def _gh_prop(value: str) -> str:
     return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def rules_table(console: Console, rules) -> None:
+def rules_table(console: Output, rules) -> None:
     """Print each rule as a heading line (code, name, severity, vLLM versions) and its summary."""
     width = max(len(rule.name) for rule in rules)
     for rule in rules:
-        line = Text(f"{rule.code}  ", style="bold")
+        line = Line(f"{rule.code}  ", style="bold")
         line.append(f"{rule.name:<{width}}  ")
-        line.append(f"{rule.severity:<7}  ", style=SEVERITY_STYLE[rule.severity])
+        line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
         line.append(f"vLLM {_versions(rule.versions)}", style="dim")
-        console.print(line, highlight=False)
+        console.print(line)
         summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
                                 subsequent_indent=" " * 7)
-        console.print(Text(summary), soft_wrap=True, highlight=False)
+        console.print(Line(summary))
+
+
+def _severities(rule) -> str:
+    """Return `error`, or `error|info` for a rule that says info when the facts cannot tell."""
+    return f"{rule.severity}|{rule.unsure_severity}" if rule.unsure_severity else rule.severity
 
 
 def _versions(spec: str) -> str:
@@ -150,28 +223,29 @@ def _versions(spec: str) -> str:
 
 def rule_json(rules) -> str:
     return json.dumps([{
-        "code": rule.code, "name": rule.name, "severity": rule.severity, "versions": rule.versions,
+        "code": rule.code, "name": rule.name, "severity": rule.severity,
+        "unsure_severity": rule.unsure_severity, "versions": rule.versions,
         "summary": rule.summary(), "docs": rule.docs(), "vllm_message": rule.vllm_message,
     } for rule in rules], indent=2)
 
 
-def rule_docs(console: Console, rule) -> None:
+def rule_docs(console: Output, rule) -> None:
     """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
-    text = (f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}; "
+    text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
             f"vLLM {_versions(rule.versions)}\n\n{rule.docs()}")
     if rule.vllm_message:
         text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
     if console.is_terminal:
         from rich.markdown import Markdown
 
-        console.print(Markdown(text))
+        console.rich().print(Markdown(text))
     else:
-        print(text)
+        console.print(text)
 
 
 # ---------------------------------------------------------------- diff
 
-def colour_diff(console: Console, diff: str) -> None:
+def colour_diff(console: Output, diff: str) -> None:
     """Print a unified diff, red for removed lines and green for added ones."""
     for line in diff.splitlines():
         style = None
@@ -183,15 +257,12 @@ def colour_diff(console: Console, diff: str) -> None:
             style = "red"
         elif line.startswith("@@"):
             style = "cyan"
-        console.print(Text(line, style=style or ""), soft_wrap=True, highlight=False)
+        console.print(Line(line, style=style or ""))
 
 
-def print_json(console: Console, data) -> None:
+def print_json(console: Output, data) -> None:
     """Print JSON, highlighted on a terminal and plain for pipes."""
-    if console.is_terminal:
-        console.print_json(json.dumps(data, default=str))
-    else:
-        print(json.dumps(data, indent=2, default=str))
+    console.print_json(data)
 
 
 # ---------------------------------------------------------------- locate
@@ -210,103 +281,237 @@ def location_dict(location) -> dict:
     }
 
 
-def location_text(console: Console, location) -> None:
+def location_text(console: Output, location) -> None:
     if not location.copies:
-        console.print(f"no vLLM copy found on the import path of {location.python} "
-                      "or under the vendor roots (add one with --root DIR or PATCHOPS_ROOTS)")
+        console.print(f"no vLLM copy found on the import path of {location.python} or under the "
+                      "vendor roots; pass --python with the interpreter that runs vLLM (patchops "
+                      "installed with pipx or in its own venv sees only its own), or add a root "
+                      "with --root DIR or PATCHOPS_ROOTS")
         return
     for c in location.copies:
         mark = "wins" if c.wins else ("shadowed" if c.importable else "not on the import path")
-        console.print(Text.assemble(("* " if c.wins else "  "), (str(c.site_dir), "bold"),
+        console.print(Line.assemble(("* " if c.wins else "  "), (str(c.site_dir), "bold"),
                                     f"  vLLM {c.version or 'unknown'}  ",
-                                    (f"[{mark}]", "green" if c.wins else "yellow")),
-                      soft_wrap=True, highlight=False)
-        console.print(Text(f"    found via {', '.join(c.found_via)}; version from {c.version_source}",
-                           style="dim"), soft_wrap=True, highlight=False)
+                                    (f"[{mark}]", "green" if c.wins else "yellow")))
+        console.print(Line(f"    found via {', '.join(c.found_via)}; version from {c.version_source}",
+                           style="dim"))
         for alias in c.aliases:
-            console.print(Text(f"    = {alias} (same files)", style="dim"), soft_wrap=True, highlight=False)
+            console.print(Line(f"    = {alias} (same files)", style="dim"))
     winner = location.winner
-    console.print(Text(f"{location.python}: `import vllm` loads "
-                       + (str(winner.package_dir) if winner else "no copy (none is on its path)")),
-                  soft_wrap=True, highlight=False)
+    console.print(Line(f"{location.python}: `import vllm` loads "
+                       + (str(winner.package_dir) if winner else "no copy (none is on its path)")))
 
 
 # ---------------------------------------------------------------- patch
 
 def patchset_dicts(patchsets) -> list:
     return [{"name": p.name, "summary": p.summary, "vllm": str(p.versions), "files": list(p.files),
-             "path": str(p.path), "description": p.description} for p in patchsets]
+             "path": str(p.path), "description": p.description, "notes": p.notes} for p in patchsets]
 
 
-def patchsets_text(console: Console, patchsets) -> None:
+def patchsets_text(console: Output, patchsets) -> None:
     for p in patchsets:
-        console.print(Text.assemble((p.name, "bold"), f"  vLLM {p.versions}  ", p.summary),
-                      soft_wrap=True, highlight=False)
-        console.print(Text(f"    {p.path}", style="dim"), soft_wrap=True, highlight=False)
+        console.print(Line.assemble((p.name, "bold"), f"  vLLM {p.versions}  ", p.summary))
+        console.print(Line(f"    {p.path}", style="dim"))
+
+
+def patchset_text(console: Output, p) -> None:
+    """Print one patchset in full: what it changes, where, and what to do after applying it."""
+    console.print(Line.assemble((p.name, "bold"), f"  vLLM {p.versions}"))
+    console.print(Line(p.summary))
+    if p.description:
+        console.print(Line("\n" + p.description))
+    console.print(Line(f"\nfiles: {', '.join(f'vllm/{rel}' for rel in p.files)}"))
+    console.print(Line(f"source: {p.path}", style="dim"))
+    _patchset_notes(console, [p])
+
+
+def _patchset_notes(console: Output, patchsets) -> None:
+    for p in patchsets:
+        if p.notes:
+            console.print(Line(f"note ({p.name}): {' '.join(p.notes.split())}", style="yellow"))
 
 
 STATE_STYLE = {"applies": "green", "applied": "green", "satisfied": "cyan", "not-applied": "yellow",
                "not-applicable": "dim", "drift": "bold red", "drifted": "bold red"}
 
 
-def _state_line(console: Console, site_dir, version, patchset: str, state: str, detail: str) -> None:
-    line = Text(f"{site_dir} (vLLM {version or 'unknown'}): {patchset}: ")
+def _note(console: Output, note: str, style: str = "yellow") -> None:
+    console.print(Line(f"note: {note}", style=style))
+
+
+def _copy_heading(console: Output, site_dir, version, wins: Optional[bool]) -> None:
+    mark = {True: "  [imported]", False: "  [shadowed]", None: ""}[wins]
+    console.print(Line.assemble((str(site_dir), "bold"), f"  vLLM {version or 'unknown'}",
+                                (mark, "green" if wins else "yellow")))
+
+
+def _state_line(console: Output, patchset: str, state: str, detail: str) -> None:
+    line = Line(f"  {patchset}: ")
     line.append(state, style=STATE_STYLE.get(state, ""))
     if detail:
-        line.append(f" ({detail})", style="dim")
-    console.print(line, soft_wrap=True, highlight=False)
+        line.append(f" - {detail}", style="dim")
+    console.print(line)
 
 
-def plan_text(console: Console, plan, diff: str = "", mismatches=()) -> None:
-    """Print what the plan means per copy and patchset, then the diff (if any) and problems.
+def _by_copy(items):
+    """Group outcomes or status rows by copy, keeping the copies' order."""
+    groups: Dict[str, list] = {}
+    for item in items:
+        groups.setdefault(str(item.site_dir), []).append(item)
+    return groups.items()
 
-    `mismatches` (for --dry-run) replace the problems of the files they explain.
-    """
-    for outcome in plan.outcomes:
-        _state_line(console, outcome.site_dir, outcome.version, outcome.patchset, outcome.state,
-                    outcome.detail)
-    for note in plan.notes:
-        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
+
+def _wins(targets, site_dir: str) -> Optional[bool]:
+    if targets is None:
+        return None
+    copy = next((c for c in targets.copies if str(c.site_dir) == site_dir), None)
+    return None if copy is None else copy.wins
+
+
+def plan_text(console: Output, plan, diff: str = "", *, targets=None, stat: bool = False) -> None:
+    """Print per copy what the plan means for each patchset, the diff or its --stat, and notes."""
+    for note in targets.notes() if targets is not None else ():
+        _note(console, note)
+    for site_dir, outcomes in _by_copy(plan.outcomes):
+        _copy_heading(console, site_dir, outcomes[0].version, _wins(targets, site_dir))
+        for outcome in outcomes:
+            _state_line(console, outcome.patchset, outcome.state, outcome.detail)
+    for note in dict.fromkeys(plan.notes):
+        _note(console, note)
     if diff:
-        colour_diff(console, diff)
+        if stat:
+            for row in diff_stat(diff):
+                console.print(row)
+        else:
+            colour_diff(console, diff)
+    if not plan.problems and not plan.changes:
+        console.print("nothing to write: every patchset is applied, satisfied or not applicable")
+    applying = {o.patchset for o in plan.outcomes if o.state == "applies"}
+    _patchset_notes(console, [p for p in plan.patchsets if p.name in applying])
+
+
+def diff_stat(diff: str) -> List[str]:
+    """Return `git diff --stat` lines for a unified diff: ` vllm/x.py | 4 ++--`, then a total."""
+    files: List[List] = []
+    copies = 1
+    for line in diff.splitlines():
+        if line.startswith("# identical in "):
+            copies = int(line.split()[3])
+        elif line.startswith("# in "):
+            copies = 1
+        elif line.startswith("+++ "):
+            files.append([line[6:], copies, 0, 0])
+        elif files and line.startswith("+"):
+            files[-1][2] += 1
+        elif files and line.startswith("-") and not line.startswith("--- "):
+            files[-1][3] += 1
+    width = max((len(f[0]) for f in files), default=0)
+    rows = [f" {name:<{width}} | {added + removed:>3} {'+' * added}{'-' * removed}"
+            + (f"  (x{copies} copies)" if copies > 1 else "") for name, copies, added, removed in files]
+    total_files = sum(f[1] for f in files)
+    rows.append(f" {total_files} file(s) changed, {sum(f[2] * f[1] for f in files)} insertion(s)(+), "
+                f"{sum(f[3] * f[1] for f in files)} deletion(s)(-)")
+    return rows
+
+
+def problems_text(plan, mismatches=()) -> None:
+    """Print a plan's drift as `error: ...` on stderr, as every other refusal is printed.
+
+    `mismatches` (for --dry-run: where a patchset that does not fit comes closest) replace the
+    drift message of the files they explain.
+    """
+    errors = Output(stderr=True)
     for mismatch in mismatches:
-        console.print(Text(mismatch.message(), style="bold red"), soft_wrap=True, highlight=False)
+        errors.print(Line.assemble(("error:", "bold red"), " ", mismatch.message()))
     explained = {str(m.path) for m in mismatches}
     if any(not any(path in p for path in explained) for p in plan.problems):
-        console.print(Text(plan.problem_message(), style="bold red"), soft_wrap=True, highlight=False)
-    elif plan.problems:
-        console.print("nothing was written (dry run)")
-    elif not plan.changes:
-        console.print("nothing to write: every patchset is applied, satisfied or not applicable")
+        errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
 
 
-def apply_report_text(console: Console, report) -> None:
-    for note in report.notes:
-        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
+def apply_report_text(console: Output, report, shown=()) -> None:
+    """Print what apply wrote; notes in `shown` (the plan's, printed already) are not repeated."""
+    for note in dict.fromkeys(report.notes):
+        if note not in shown:
+            _note(console, note)
     for path, backup in zip(report.written, report.backups):
-        console.print(Text(f"patched {path} (original kept as {backup})"), soft_wrap=True, highlight=False)
+        console.print(Line(f"patched {path} (original kept as {backup})"))
     for pyc in report.removed_bytecode:
-        console.print(Text(f"removed stale bytecode {pyc}", style="dim"), soft_wrap=True, highlight=False)
+        console.print(Line(f"removed stale bytecode {pyc}", style="dim"))
 
 
-def status_dicts(rows) -> list:
+def plan_dict(plan, targets=None) -> dict:
+    """Return a plan (dry run) as JSON-ready data."""
+    return {
+        "dry_run": True,
+        "outcomes": [_outcome_dict(o, targets) for o in plan.outcomes],
+        "changes": [{"site_dir": str(f.site_dir), "file": f.display, "patchsets": list(f.patchsets)}
+                    for f in plan.changes],
+        "problems": list(plan.problems),
+        "notes": list(dict.fromkeys([*(targets.notes() if targets else ()), *plan.notes])),
+        "patchset_notes": {p.name: p.notes for p in plan.patchsets if p.notes},
+    }
+
+
+def apply_report_dict(report, plan, targets=None) -> dict:
+    """Return what apply wrote as JSON-ready data."""
+    return {
+        "dry_run": False,
+        "outcomes": [_outcome_dict(o, targets) for o in report.outcomes],
+        "written": [{"path": str(p), "backup": str(b)} for p, b in zip(report.written, report.backups)],
+        "removed_bytecode": [str(p) for p in report.removed_bytecode],
+        "transaction": report.txn,
+        "notes": list(dict.fromkeys([*(targets.notes() if targets else ()), *report.notes])),
+        "patchset_notes": {p.name: p.notes for p in plan.patchsets if p.notes},
+    }
+
+
+def _outcome_dict(outcome, targets) -> dict:
+    return {"site_dir": str(outcome.site_dir), "version": outcome.version,
+            "wins": _wins(targets, str(outcome.site_dir)), "patchset": outcome.patchset,
+            "state": outcome.state, "detail": outcome.detail, "files": list(outcome.files)}
+
+
+def status_dicts(report) -> list:
+    """Return status rows as JSON-ready data; `wins` says whether `import vllm` loads the copy."""
     return [{
-        "site_dir": str(row.site_dir), "version": row.version, "patchset": row.patchset,
+        "site_dir": str(row.site_dir), "version": row.version,
+        "wins": _wins(report.targets, str(row.site_dir)), "patchset": row.patchset,
         "state": row.state, "detail": row.detail, "files": list(row.files),
         "file_states": [asdict(f) for f in row.file_states],
-    } for row in rows]
+    } for row in report.rows]
 
 
-def status_text(console: Console, rows) -> None:
-    for row in rows:
-        _state_line(console, row.site_dir, row.version, row.patchset, row.state, row.detail)
-    if not rows:
+def status_text(console: Output, report) -> None:
+    """Print status per copy: a heading naming the copy and whether Python imports it, then rows."""
+    for note in report.targets.notes() + list(report.notes):
+        _note(console, note)
+    for site_dir, rows in _by_copy(report.rows):
+        _copy_heading(console, site_dir, rows[0].version, _wins(report.targets, site_dir))
+        for row in rows:
+            _state_line(console, row.patchset, row.state, row.detail)
+    if not report.rows:
         console.print("no patchset known")
+    elif report.targets.winner is None:
+        _note(console, f"{report.targets.python} imports none of these copies")
 
 
-def rollback_report_text(console: Console, report) -> None:
-    for note in report.notes:
-        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True, highlight=False)
+def rollback_report_dict(report) -> dict:
+    return {
+        "restored": [{"path": str(f.path), "site_dir": str(f.site_dir), "rolled_back": list(f.removed),
+                      "kept": list(f.kept), "forced": f.forced,
+                      "saved": str(f.saved) if f.saved else None} for f in report.files if f.written],
+        "already_original": [str(f.path) for f in report.files if not f.written],
+        "patchsets": list(report.patchsets),
+        "removed_bytecode": [str(p) for p in report.removed_bytecode],
+        "transaction": report.txn,
+        "notes": list(dict.fromkeys(report.notes)),
+    }
+
+
+def rollback_report_text(console: Output, report) -> None:
+    for note in dict.fromkeys(report.notes):
+        _note(console, note)
     for item in report.files:
         if not item.written:
             continue
@@ -314,37 +519,32 @@ def rollback_report_text(console: Console, report) -> None:
         line += f"; kept {', '.join(item.kept)})" if item.kept else ")"
         if item.forced:
             line += f"; the edited file is kept as {item.saved}"
-        console.print(Text(line), soft_wrap=True, highlight=False)
-    if not report.changed:
+        console.print(Line(line))
+    if not report.changed and not report.notes:
         console.print("nothing to restore: the files are already original")
 
 
-def explain_table(console: Console, result) -> None:
+def explain_table(console: Output, result) -> None:
     """Print setting, value and origin per row; then why, for every value that is not a plain default."""
-    from rich.table import Table
-
     from patchops.lint.vllm.wording import sizes_text
 
-    table = Table(title=f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})",
-                  title_justify="left")
-    table.add_column("setting", no_wrap=True)
-    table.add_column("value", max_width=24, overflow="fold")
-    table.add_column("origin", ratio=1)
-    notes = []
+    console.print(Line(f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})", style="bold"))
+    cells, notes = [], []
     for row in result.rows:
         value = "?" if row.value is None else sizes_text(row.value) if isinstance(row.value, list) \
             else str(row.value)
         if not row.certain:
             value += " (or " + ", ".join(map(str, row.alternatives)) + ")" if row.alternatives else " ?"
-        table.add_row(row.field, value, row.origin + (f" ({row.where})" if row.where else ""))
+        cells.append((row.field, value, row.origin + (f" ({row.where})" if row.where else "")))
         if not row.origin.startswith("vLLM ") and row.origin != "set by you" or not row.certain:
             notes.append(f"{row.field}: {row.reason}")
-    console.print(table)
+    widths = [max(len(c[i]) for c in cells) for i in (0, 1)]
+    for name, value, origin in cells:
+        console.print(Line(f"  {name:<{widths[0]}}  {value:<{widths[1]}}  ").append(origin, style="dim"))
     for note in notes:
-        console.print(Text(note), soft_wrap=True, highlight=False)
+        console.print(Line(note))
     if result.hardware:
-        console.print(Text(f"assumed hardware: {result.hardware}", style="dim"), soft_wrap=True,
-                      highlight=False)
+        console.print(Line(f"assumed hardware: {result.hardware}", style="dim"))
 
 
 def explain_json(result) -> str:
@@ -369,45 +569,41 @@ def verify_dicts(results) -> list:
     } for r in results]
 
 
-def verify_text(console: Console, results) -> None:
+def verify_text(console: Output, results) -> None:
     """Print one line per differing file, then a summary line per copy."""
     for r in results:
         head = f"{r.site_dir} (vLLM {r.version or 'unknown'})"
         if r.error:
-            console.print(Text(f"{head}: cannot verify: {r.error}", style="bold red"),
-                          soft_wrap=True, highlight=False)
+            console.print(Line(f"{head}: cannot verify: {r.error}", style="bold red"))
             continue
         for f in r.findings:
-            line = Text("  ")
+            line = Line("  ")
             line.append(f"{f.state:<8}", style=VERIFY_STYLE.get(f.state, ""))
             line.append(f" {f.path}")
             by = f" by {', '.join(f.patchsets)}" if f.patchsets else ""
             line.append(f" ({f.detail}{by})", style="dim")
-            console.print(line, soft_wrap=True, highlight=False)
+            console.print(line)
         counts = {}
         for f in r.findings:
             counts[f.state] = counts.get(f.state, 0) + 1
         found = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no difference"
         skipped = f"; {len(r.skipped)} outside the site folder not checked" if r.skipped else ""
-        console.print(Text(f"{head}: {r.listed} files in {r.record.parent.name}/RECORD, "
+        console.print(Line(f"{head}: {r.listed} files in {r.record.parent.name}/RECORD, "
                            f"{r.hashed} hashed: {found}{skipped}",
-                           style="bold red" if r.differs else "green"),
-                      soft_wrap=True, highlight=False)
+                           style="bold red" if r.differs else "green"))
 
 
 # ---------------------------------------------------------------- capture
 
-def capture_text(console: Console, result) -> None:
+def capture_text(console: Output, result) -> None:
     for item in result.files:
         ops = ", ".join(op.describe() for op in item.ops)
-        console.print(Text(f"{item.path}: {ops} (pristine text from {item.pristine_from})"),
-                      soft_wrap=True, highlight=False)
-    console.print(Text(f"wrote {result.path} (vLLM {result.versions or 'any'})", style="green"),
-                  soft_wrap=True, highlight=False)
+        console.print(Line(f"{item.path}: {ops} (pristine text from {item.pristine_from})"))
+    console.print(Line(f"wrote {result.path} (vLLM {result.versions or 'any'})", style="green"))
     for path in result.recorded:
-        console.print(Text(f"recorded {path} as patched by {result.name}: `patchops rollback "
+        console.print(Line(f"recorded {path} as patched by {result.name}: `patchops rollback "
                            f"{result.name} --patchsets {result.path.parent}` restores the pristine file",
-                           style="dim"), soft_wrap=True, highlight=False)
+                           style="dim"))
 
 
 def raw(text: str) -> None:
@@ -418,7 +614,7 @@ def raw(text: str) -> None:
     sys.stdout.flush()
 
 
-def file_diffs(console: Console, diffs) -> None:
+def file_diffs(console: Output, diffs) -> None:
     """Print each diff, coloured on a terminal and byte-exact for pipes; `#` lines name copies."""
     several = len({site for d in diffs for site in d.sites}) > 1
     for d in diffs:
@@ -430,7 +626,7 @@ def file_diffs(console: Console, diffs) -> None:
         header = "".join(note + "\n" for note in notes)
         if console.is_terminal:
             for note in notes:
-                console.print(Text(note, style="dim"), soft_wrap=True, highlight=False)
+                console.print(Line(note, style="dim"))
             colour_diff(console, d.text)
         else:
             raw(header + d.text)

@@ -25,8 +25,6 @@ import fcntl
 import hashlib
 import json
 import os
-import stat
-import tempfile
 import time
 import uuid
 from contextlib import contextmanager
@@ -34,11 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from patchops.errors import StoreError
+from patchops import faults, safe_fs
+from patchops.errors import FileIOError, LinkError, LockedError, PatchopsError, StoreError
+from patchops.safe_fs import TMP_SUFFIX
 
 STORE_DIR = ".patchops"
 STATE_VERSION = 1
-TMP_SUFFIX = ".patchops-tmp"
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -69,76 +68,25 @@ def short(sha: Optional[str]) -> str:
 
 
 def atomic_write(path: PathLike, data: bytes) -> None:
-    """Replace `path` with `data` so readers see the old or the new bytes, never a mix.
+    """Replace the file `path` points to with `data`, so readers see the old or the new bytes.
 
-    Temp file in the same folder, write, flush, fsync, the old file's mode and owner,
-    os.replace, fsync the folder. A symlinked path writes through to its target, so the
-    link stays a link. A new file gets 0o666 minus the umask, as open() would give it.
+    A symlinked path writes through to its target (the caller has checked it stays inside
+    the copy), so the link stays a link; see safe_fs.write_at for the steps.
     """
-    target = Path(os.path.realpath(os.fspath(path)))
-    folder = target.parent
+    shown = Path(os.fspath(path))
+    target = Path(os.path.realpath(shown))
+    fd = safe_fs.open_path_dir(target.parent)
     try:
-        old = os.stat(target)
-    except FileNotFoundError:
-        old = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TMP_SUFFIX, dir=folder)
-    except OSError as exc:
-        raise StoreError(f"cannot write {target}: {exc.strerror or exc}; "
-                         f"run patchops as the owner of {folder}") from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            if old is not None:
-                _keep_owner(handle.fileno(), old)
-                # After chown: chown clears setuid/setgid bits, chmod puts them back.
-                os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))
-            else:
-                os.fchmod(handle.fileno(), 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(folder)
-
-
-def _keep_owner(fd: int, old: os.stat_result) -> None:
-    """Give the temp file the old file's owner: root must, anyone else does when allowed."""
-    if (old.st_uid, old.st_gid) == (os.geteuid(), os.getegid()):
-        return
-    try:
-        os.fchown(fd, old.st_uid, old.st_gid)
-    except PermissionError:
-        if os.geteuid() == 0:
-            raise
-        # Not root: keep the group at least when we belong to it, else the file is ours.
-        try:
-            os.fchown(fd, -1, old.st_gid)
-        except PermissionError:
-            pass
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+        safe_fs.write_at(fd, target.name, data, shown, what="vLLM copy")
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(folder: PathLike) -> None:
-    """Flush a folder's entry list, so a rename survives a power cut."""
+    """Flush a folder's entry list, so a rename or unlink survives a power cut."""
+    fd = safe_fs.open_path_dir(Path(os.fspath(folder)))
     try:
-        fd = os.open(os.fspath(folder), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        safe_fs.fsync_dir_fd(fd, Path(os.fspath(folder)))
     finally:
         os.close(fd)
 
@@ -151,22 +99,60 @@ def remove_stale_bytecode(source: PathLike) -> List[Path]:
     """
     source = Path(os.path.realpath(os.fspath(source)))
     cache = source.parent / "__pycache__"
+    parent_fd = safe_fs.open_path_dir(source.parent)
+    try:
+        cache_fd = safe_fs.open_dir(parent_fd, "__pycache__", cache, what="vLLM copy")
+    except FileIOError:
+        cache_fd = None  # a file named __pycache__: nothing Python would load
+    finally:
+        os.close(parent_fd)
     removed: List[Path] = []
-    if not cache.is_dir():
+    if cache_fd is None:
         return removed
-    for pyc in sorted(cache.glob(f"{source.stem}.*.pyc")):
-        # "<stem>.<tag>[.opt-N].pyc" only: a module named "<stem>.x" cannot exist.
-        if pyc.name.split(".")[0] != source.stem:
-            continue
-        try:
-            pyc.unlink()
-            removed.append(pyc)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise StoreError(f"cannot remove stale bytecode {pyc}: {exc.strerror or exc}; "
-                             f"delete it by hand, or Python may keep running the old code") from exc
+    try:
+        for name in safe_fs.list_at(cache_fd):
+            # "<stem>.<tag>[.opt-N].pyc" only: a module named "<stem>.x" cannot exist.
+            if not name.endswith(".pyc") or name.split(".")[0] != source.stem:
+                continue
+            try:
+                if safe_fs.unlink_at(cache_fd, name, cache / name):
+                    removed.append(cache / name)
+            except FileIOError as exc:
+                raise FileIOError(f"{exc}; delete it by hand, or Python may keep running the "
+                                  f"old code") from exc
+        if removed:
+            safe_fs.fsync_dir_fd(cache_fd, cache)
+    finally:
+        os.close(cache_fd)
     return removed
+
+
+def check_inside(root: PathLike, rel: str) -> Path:
+    """Return the real path of `root/rel`, refusing it when a link takes it outside `root`.
+
+    Checks the file, every folder from `root` down to it, and its `__pycache__` (whose .pyc
+    files patchops deletes). A link that stays inside the copy is fine. `rel` is already
+    lexically safe (no "..", not absolute: patchops.ops.base); this is the real-path check.
+    """
+    root = Path(os.fspath(root))
+    real_root = os.path.realpath(root)
+    path = root
+    for part in [*rel.split("/"), None]:
+        path = path.parent / "__pycache__" if part is None else path / part
+        if not os.path.islink(path):
+            continue
+        real = os.path.realpath(path)
+        if not (real == real_root or real.startswith(real_root.rstrip("/") + "/")):
+            try:
+                target = os.readlink(path)
+            except OSError:
+                target = "?"
+            raise LinkError(f"refusing {root / rel}: {path} is a symbolic link to {target}, "
+                            f"outside the vLLM copy {real_root}; patchops never writes or "
+                            f"deletes outside the copy. Nothing was written. Replace the link "
+                            f"with the real file or folder (and check who can write to "
+                            f"{path.parent})")
+    return Path(os.path.realpath(root / rel))
 
 
 # --- state -------------------------------------------------------------------------------------
@@ -206,11 +192,31 @@ class SatisfiedRecord:
 
 
 @dataclass
+class PatchsetSource:
+    """Where an applied patchset came from and its YAML bytes (kept in objects/ as `sha`).
+
+    So `status` and `rollback` can load a patchset applied from `--patchsets DIR` without
+    being given that folder again, even after the folder is gone.
+    """
+
+    path: str
+    sha: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "sha": self.sha}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "PatchsetSource":
+        return cls(str(data["path"]), str(data["sha"]))
+
+
+@dataclass
 class State:
     """The content of state.json: per file entries keyed by path relative to the package."""
 
     files: Dict[str, FileEntry] = field(default_factory=dict)
     satisfied: Dict[str, SatisfiedRecord] = field(default_factory=dict)
+    patchsets: Dict[str, PatchsetSource] = field(default_factory=dict)
     txn: Optional[str] = None    # last committed transaction this state reflects
 
     def to_json(self) -> dict:
@@ -219,6 +225,7 @@ class State:
             "txn": self.txn,
             "files": {rel: entry.to_json() for rel, entry in sorted(self.files.items())},
             "satisfied": {name: rec.to_json() for name, rec in sorted(self.satisfied.items())},
+            "patchsets": {name: src.to_json() for name, src in sorted(self.patchsets.items())},
         }
 
     @classmethod
@@ -227,6 +234,8 @@ class State:
             files={str(rel): FileEntry.from_json(e) for rel, e in dict(data.get("files", {})).items()},
             satisfied={str(n): SatisfiedRecord.from_json(r)
                        for n, r in dict(data.get("satisfied", {})).items()},
+            patchsets={str(n): PatchsetSource.from_json(r)
+                       for n, r in dict(data.get("patchsets", {})).items()},
             txn=data.get("txn"),
         )
 
@@ -247,6 +256,7 @@ class Store:
 
     Files are named by their path relative to the package folder (`engine/arg_utils.py`),
     the way patchsets name them. Nothing is created on disk until something is written.
+    Everything in `.patchops/` is opened relative to folder fds, never through a link.
     """
 
     def __init__(self, site_dir: PathLike, package: str = "vllm"):
@@ -269,16 +279,40 @@ class Store:
         return str(self.root) < str(other.root)
 
     def exists(self) -> bool:
-        """Return whether patchops ever wrote anything for this copy."""
+        """Return whether patchops ever wrote anything for this copy (a linked store is refused)."""
+        if os.path.islink(self.root):
+            raise safe_fs.link_error(self.root)
         return self.root.is_dir()
 
     def path(self, rel: str) -> Path:
         """Return the file `rel` (relative to the package folder) as a path."""
         return self.files_root / rel
 
+    def target(self, rel: str) -> Path:
+        """Return the real path of file `rel`, refusing it if a link leads outside the copy."""
+        return check_inside(self.files_root, rel)
+
     def display(self, rel: str) -> str:
         """Return a file's full path, for messages."""
         return str(self.path(rel))
+
+    @contextmanager
+    def _dir(self, *, create: bool = False, objects: bool = False) -> Iterator[Optional[int]]:
+        """Yield an fd of `.patchops/` (or its `objects/`), None when absent and not create."""
+        site = safe_fs.open_path_dir(self.site_dir)
+        fds = [site]
+        try:
+            fd = safe_fs.open_dir(site, STORE_DIR, self.root, create=create)
+            if fd is not None:
+                fds.append(fd)
+                if objects:
+                    fd = safe_fs.open_dir(fd, "objects", self.objects, create=create)
+                    if fd is not None:
+                        fds.append(fd)
+            yield fd
+        finally:
+            for opened in reversed(fds):
+                os.close(opened)
 
     # -- lock --------------------------------------------------------------------------------
 
@@ -287,8 +321,8 @@ class Store:
         """Hold the store's lock; a second patchops on the same copy gets a StoreError.
 
         Re-entrant within one Store object. With create=False a missing store is not
-        created and the lock is skipped (status on a copy patchops never touched); a
-        store the user cannot write (status as non-root) is locked through a read-only fd.
+        created and the lock is skipped (a copy patchops never touched); a store the user
+        cannot write is locked through a read-only fd.
         """
         if self._lock_depth:
             self._lock_depth += 1
@@ -297,16 +331,16 @@ class Store:
             finally:
                 self._lock_depth -= 1
             return
-        if not create and not self.lock_path.exists():
+        fd = self._open_lock(create)
+        if fd is None:
             yield self
             return
-        fd = self._open_lock(create)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise StoreError(f"another patchops is working on {self.site_dir} "
+                raise LockedError(f"another patchops is working on {self.site_dir} "
                                  f"({self.lock_path} is locked); wait for it to finish "
                                  f"and run the command again") from exc
             raise StoreError(f"cannot lock {self.lock_path}: {exc.strerror or exc}") from exc
@@ -319,18 +353,23 @@ class Store:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
-    def _open_lock(self, create: bool) -> int:
-        try:
-            if create:
-                self.objects.mkdir(parents=True, exist_ok=True)
-            return os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except PermissionError as exc:
-            if not create and self.lock_path.exists():
-                return os.open(self.lock_path, os.O_RDONLY)
-            raise StoreError(f"cannot create {self.lock_path}: permission denied; run patchops "
-                             f"as the owner of {self.site_dir} (root on vendor images)") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot create {self.lock_path}: {exc.strerror or exc}") from exc
+    def _open_lock(self, create: bool) -> Optional[int]:
+        if create:
+            with self._dir(create=True, objects=True):
+                pass  # .patchops/ and objects/ made, and checked for links, before the lock
+        with self._dir() as root:
+            if root is None:
+                return None
+            flags = os.O_RDWR | (os.O_CREAT if create else 0)
+            try:
+                return safe_fs.open_file(root, "lock", self.lock_path, flags)
+            except FileNotFoundError:
+                return None
+            except FileIOError as exc:
+                if not create and getattr(exc, "errno", None) in (errno.EACCES, errno.EPERM,
+                                                                   errno.EROFS):
+                    return safe_fs.open_file(root, "lock", self.lock_path, os.O_RDONLY)
+                raise
 
     @property
     def locked(self) -> bool:
@@ -341,30 +380,34 @@ class Store:
     def object_path(self, sha: str) -> Path:
         return self.objects / sha
 
+    def _read_object(self, sha: str) -> Optional[bytes]:
+        with self._dir(objects=True) as fd:
+            if fd is None:
+                return None
+            return safe_fs.read_at(fd, sha, self.object_path(sha))
+
     def has_object(self, sha: str) -> bool:
         """Return whether a backup with this hash exists and still matches it."""
-        try:
-            return sha256(self.object_path(sha).read_bytes()) == sha
-        except FileNotFoundError:
-            return False
+        data = self._read_object(sha)
+        return data is not None and sha256(data) == sha
 
     def put_object(self, data: bytes) -> str:
         """Keep `data` under its hash (once; a corrupted copy is replaced) and return the hash."""
         sha = sha256(data)
         if not self.has_object(sha):
-            self.objects.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.object_path(sha), data)
+            with self._dir(create=True, objects=True) as fd:
+                assert fd is not None
+                safe_fs.write_at(fd, sha, data, self.object_path(sha))
         return sha
 
     def get_object(self, sha: str) -> bytes:
         """Return the backup with this hash, refusing loudly if it is missing or corrupted."""
         path = self.object_path(sha)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError as exc:
+        data = self._read_object(sha)
+        if data is None:
             raise StoreError(f"backup {path} is missing; the original bytes with sha256 "
                              f"{short(sha)} cannot be restored from this store. Reinstall vLLM "
-                             f"to get pristine files") from exc
+                             f"to get pristine files")
         got = sha256(data)
         if got != sha:
             raise StoreError(f"backup {path} fails its hash check (expected {short(sha)}, "
@@ -376,12 +419,12 @@ class Store:
 
     def read_state(self) -> State:
         """Return state.json, or an empty state when patchops never wrote here."""
-        try:
-            text = self.state_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        with self._dir() as fd:
+            data = None if fd is None else safe_fs.read_at(fd, "state.json", self.state_path)
+        if data is None:
             return State()
         try:
-            return State.from_json(json.loads(text))
+            return State.from_json(json.loads(data.decode("utf-8")))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{self.state_path} is not valid patchops state ({exc}); the "
                              f"backups in {self.objects} are intact, restore state.json from "
@@ -389,55 +432,58 @@ class Store:
 
     def write_state(self, state: State) -> None:
         """Replace state.json atomically."""
-        self.root.mkdir(parents=True, exist_ok=True)
         data = json.dumps(state.to_json(), indent=2, sort_keys=True) + "\n"
-        atomic_write(self.state_path, data.encode("utf-8"))
+        with self._dir(create=True) as fd:
+            assert fd is not None
+            safe_fs.write_at(fd, "state.json", data.encode("utf-8"), self.state_path)
 
     # -- journal -----------------------------------------------------------------------------
 
     def append_journal(self, record: Mapping) -> None:
         """Append one JSON line to the journal and fsync it before returning."""
-        self.root.mkdir(parents=True, exist_ok=True)
         line = json.dumps(dict(record), sort_keys=True, separators=(",", ":")) + "\n"
-        new = not self.journal_path.exists()
-        fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            # A crash mid-append leaves a torn last line; start ours on a fresh one.
-            size = os.fstat(fd).st_size
-            if size and not _ends_with_newline(self.journal_path, size):
-                line = "\n" + line
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if new:
-            fsync_dir(self.root)
+        with self._dir(create=True) as fd:
+            assert fd is not None
+            safe_fs.append_at(fd, "journal.jsonl", line.encode("utf-8"), self.journal_path)
 
     def read_journal(self) -> List[dict]:
         """Return the journal's records in order; a torn (unparsable) line is skipped."""
-        try:
-            return _journal_records(self.journal_path.read_text(encoding="utf-8", errors="replace"))
-        except FileNotFoundError:
-            return []
+        with self._dir() as fd:
+            data = None if fd is None else safe_fs.read_at(fd, "journal.jsonl", self.journal_path)
+        return [] if data is None else _journal_records(data.decode("utf-8", errors="replace"))
 
     # -- recovery ----------------------------------------------------------------------------
+
+    def pending(self) -> List[str]:
+        """Return what recover() would repair, without writing: unfinished txns, a stale state."""
+        records = self.read_journal()
+        ended = _outcomes(records)
+        found = [f"interrupted transaction {r['txn']}" for r in records
+                 if r.get("op") == "begin" and isinstance(r.get("txn"), str) and r["txn"] not in ended]
+        committed = [txn for txn in ended if ended[txn] == "commit"]
+        if not found and committed and self.read_state().txn != committed[-1]:
+            found.append(f"state.json older than transaction {committed[-1]}")
+        if self._store_temps():
+            found.append("temp files of an interrupted write")
+        return found
 
     def recover(self) -> List[str]:
         """Finish what a crashed patchops left: roll its transaction back, or forward if committed.
 
-        Must hold the lock. Returns one message per repaired transaction; nothing when the
-        journal is clean, in which case nothing is written.
+        Must hold the lock. Returns one message per repair (transactions finished, state.json
+        rebuilt, temp files removed); nothing when there was nothing to do, in which case
+        nothing is written.
         """
-        if not self.journal_path.exists():
-            return []
+        messages = self._clean_store_temps()
         records = self.read_journal()
+        if not records:
+            return messages
         txns: Dict[str, dict] = {}
         ended = _outcomes(records)
         committed_order = [txn for txn in ended if ended[txn] == "commit"]
         for record in records:
             if record.get("op") == "begin" and isinstance(record.get("txn"), str):
                 txns[record["txn"]] = record
-        messages = []
         for txn, begin in txns.items():
             if txn in ended:
                 continue
@@ -452,18 +498,40 @@ class Store:
             if state_data is not None and self.read_state().txn != last:
                 # Crashed between the commit record and state.json: the begin record has it.
                 self.write_state(State.from_json(state_data))
+                messages.append(f"recovered {self.state_path}: a patchops stopped after "
+                                f"committing transaction {last} but before recording it; "
+                                f"rebuilt it from {self.journal_path}")
         return messages
+
+    def _store_temps(self) -> List[Tuple[bool, str]]:
+        """Return (in objects/, name) of temp files an interrupted write left in the store."""
+        found = []
+        for objects in (False, True):
+            with self._dir(objects=objects) as fd:
+                if fd is not None:
+                    found += [(objects, n) for n in safe_fs.list_at(fd) if n.endswith(TMP_SUFFIX)]
+        return found
+
+    def _clean_store_temps(self) -> List[str]:
+        """Remove temp files an interrupted write left in `.patchops/` and `objects/`."""
+        removed = 0
+        for objects, name in self._store_temps():
+            with self._dir(objects=objects) as fd:
+                folder = self.objects if objects else self.root
+                if fd is not None and safe_fs.unlink_at(fd, name, folder / name):
+                    removed += 1
+        if not removed:
+            return []
+        return [f"removed {removed} temp file(s) an interrupted patchops left in {self.root}"]
 
     def _coordinator_committed(self, begin: Mapping) -> bool:
         coordinator = begin.get("coordinator")
         if not coordinator or Path(coordinator) == self.root:
             return False
-        other = Path(coordinator) / "journal.jsonl"
-        try:
-            text = other.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return False
-        return _outcomes(_journal_records(text)).get(begin["txn"]) == "commit"
+        # An unreadable coordinator journal raises: guessing "not committed" could undo
+        # a transaction the other copies finished.
+        other = Store(Path(coordinator).parent)
+        return _outcomes(other.read_journal()).get(begin["txn"]) == "commit"
 
     def _roll_back(self, begin: Mapping) -> str:
         """Put every file of an unfinished transaction back to its "before" bytes."""
@@ -476,7 +544,7 @@ class Store:
                 continue
             if current is not None and current != after:
                 # Changed after the crash: keep those bytes too before restoring.
-                self.put_object(self.path(rel).read_bytes())
+                self.put_object(self.read_file(rel) or b"")
                 kept.append(f"{self.display(rel)} (sha {short(current)})")
             _restore(self, rel, None if before is None else self.get_object(before))
         self.append_journal({"op": "abort", "txn": begin["txn"], "time": now(),
@@ -490,6 +558,7 @@ class Store:
 
     def _roll_forward(self, begin: Mapping) -> str:
         """Finish a transaction the coordinator copy committed: every file to "after"."""
+        kept = []
         for item in begin.get("files", []):
             rel, before, after = item["file"], item["before"], item["after"]
             self._clean_temp(rel)
@@ -497,30 +566,69 @@ class Store:
             if current == after:
                 continue
             if current not in (before, None):
-                self.put_object(self.path(rel).read_bytes())
-            atomic_write(self.path(rel), self.get_object(after))
-            remove_stale_bytecode(self.path(rel))
+                self.put_object(self.read_file(rel) or b"")
+                kept.append(f"{self.display(rel)} (sha {short(current)})")
+            self.write_file(rel, self.get_object(after))
+            self.remove_bytecode(rel)
         self.append_journal({"op": "commit", "txn": begin["txn"], "time": now(), "recovered": True})
         if begin.get("state") is not None:
             self.write_state(State.from_json(begin["state"]))
-        return (f"recovered an interrupted {begin.get('action', 'patchops')} in {self.site_dir} "
+        text = (f"recovered an interrupted {begin.get('action', 'patchops')} in {self.site_dir} "
                 f"(transaction {begin['txn']}): the other copies had committed it, so it was "
                 f"completed here too")
+        if kept:
+            text += "; files changed since then were kept in " + str(self.objects) + ": " + ", ".join(kept)
+        return text
 
-    def _current_sha(self, rel: str) -> Optional[str]:
+    # -- the copy's files --------------------------------------------------------------------
+
+    def read_file(self, rel: str) -> Optional[bytes]:
+        """Return file `rel`'s bytes, None if it does not exist."""
+        path = self.path(rel)
         try:
-            return sha256(self.path(rel).read_bytes())
+            return path.read_bytes()
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise safe_fs.io_error(exc, "read", path) from exc
+
+    def write_file(self, rel: str, data: bytes) -> None:
+        """Replace file `rel` with `data` (atomic_write), refusing a link out of the copy."""
+        self.target(rel)
+        atomic_write(self.path(rel), data)
+
+    def remove_file(self, rel: str) -> None:
+        """Remove file `rel` (a file the transaction created), refusing a link out of the copy."""
+        real = self.target(rel)
+        fd = safe_fs.open_path_dir(real.parent)
+        try:
+            if safe_fs.unlink_at(fd, real.name, self.path(rel)):
+                safe_fs.fsync_dir_fd(fd, real.parent)
+        finally:
+            os.close(fd)
+
+    def remove_bytecode(self, rel: str) -> List[Path]:
+        """Delete the stale .pyc of file `rel`, refusing a `__pycache__` linked out of the copy."""
+        self.target(rel)
+        return remove_stale_bytecode(self.path(rel))
+
+    def _current_sha(self, rel: str) -> Optional[str]:
+        data = self.read_file(rel)
+        return None if data is None else sha256(data)
 
     def _clean_temp(self, rel: str) -> None:
         """Remove a temp file an interrupted atomic_write left beside `rel`."""
-        target = Path(os.path.realpath(self.path(rel)))
-        for tmp in target.parent.glob(f".{target.name}.*{TMP_SUFFIX}"):
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+        target = self.target(rel)
+        try:
+            fd = safe_fs.open_path_dir(target.parent)
+        except FileIOError:
+            return
+        try:
+            for name in safe_fs.list_at(fd):
+                if name.startswith(f".{target.name}.") and name.endswith(TMP_SUFFIX):
+                    safe_fs.unlink_at(fd, name, target.parent / name)
+        finally:
+            os.close(fd)
 
 
 def _sha_or_none(data: Optional[bytes]) -> Optional[str]:
@@ -529,16 +637,11 @@ def _sha_or_none(data: Optional[bytes]) -> Optional[str]:
 
 def _restore(store: "Store", rel: str, data: Optional[bytes]) -> None:
     """Put a file back to `data`; None means it did not exist, so remove it."""
-    path = store.path(rel)
     if data is None:
-        try:
-            os.unlink(os.path.realpath(path))
-        except FileNotFoundError:
-            pass
-        fsync_dir(Path(os.path.realpath(path)).parent)
+        store.remove_file(rel)
     else:
-        atomic_write(path, data)
-    remove_stale_bytecode(path)
+        store.write_file(rel, data)
+    store.remove_bytecode(rel)
 
 
 def _journal_records(text: str) -> List[dict]:
@@ -570,12 +673,6 @@ def _outcomes(records: Sequence[Mapping]) -> Dict[str, str]:
     return ended
 
 
-def _ends_with_newline(path: Path, size: int) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1) == b"\n"
-
-
 # --- transactions ------------------------------------------------------------------------------
 
 
@@ -591,19 +688,17 @@ class Change:
 
 @dataclass
 class TxnResult:
-    """What a transaction wrote."""
+    """What a transaction wrote, and what went wrong after its commit point (not a failure)."""
 
     txn: Optional[str]
     written: List[Path] = field(default_factory=list)
     removed_bytecode: List[Path] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
 
 
 def current_bytes(store: Store, rel: str) -> Optional[bytes]:
     """Return the file's bytes, None if it does not exist."""
-    try:
-        return store.path(rel).read_bytes()
-    except FileNotFoundError:
-        return None
+    return store.read_file(rel)
 
 
 def transact(action: str, changes: Sequence[Change], states: Mapping[Store, State]) -> TxnResult:
@@ -613,8 +708,10 @@ def transact(action: str, changes: Sequence[Change], states: Mapping[Store, Stat
     new state.json of each store (those without file changes are written after the commit,
     outside the journal). Backups of before and after go to objects/ first, then the begin
     records, then the swaps (each journaled), then the commit records, coordinator first.
-    On an exception the swapped files are put back before it propagates; a crash (or
-    SimulatedCrash) is repaired by the next recover().
+    On an exception before the commit point the swapped files are put back before it
+    propagates; after it, the transaction stands and the failure is a warning (the next
+    recover() finishes the bookkeeping). A crash (or SimulatedCrash) is repaired by the
+    next recover().
     """
     for change in changes:
         if not change.store.locked:
@@ -632,6 +729,7 @@ def transact(action: str, changes: Sequence[Change], states: Mapping[Store, Stat
 
     # Refuse if a file moved since the plan was made: the "before" we would keep is wrong.
     for change in changes:
+        change.store.target(change.rel)
         if current_bytes(change.store, change.rel) != change.before:
             raise StoreError(f"{change.store.display(change.rel)} changed while patchops was "
                              f"working on it; nothing was written, run the command again")
@@ -660,10 +758,12 @@ def transact(action: str, changes: Sequence[Change], states: Mapping[Store, Stat
             begun.append(store)
             _checkpoint("begin", counts)
         for change in changes:
-            atomic_write(change.store.path(change.rel), change.after)
+            # Counted as swapped before the write: a failure after its rename (the folder
+            # fsync, the bytecode) must still put the file back.
             swapped.append(change)
+            change.store.write_file(change.rel, change.after)
             result.written.append(change.store.path(change.rel))
-            result.removed_bytecode += remove_stale_bytecode(change.store.path(change.rel))
+            result.removed_bytecode += change.store.remove_bytecode(change.rel)
             change.store.append_journal({"op": "done", "txn": txn, "file": change.rel})
             _checkpoint("swap", counts)
         # The coordinator's commit record is the commit point for every copy.
@@ -675,14 +775,26 @@ def transact(action: str, changes: Sequence[Change], states: Mapping[Store, Stat
         raise
     _checkpoint("commit", counts)
     for store in stores[1:]:
-        store.append_journal({"op": "commit", "txn": txn, "time": now()})
+        _after_commit(result, action, store, store.append_journal,
+                      {"op": "commit", "txn": txn, "time": now()})
         _checkpoint("commit", counts)
     for store in stores:
-        store.write_state(new_states[store])
+        _after_commit(result, action, store, store.write_state, new_states[store])
     for store, state in states.items():
         if store not in new_states:
-            store.write_state(state)
+            _after_commit(result, action, store, store.write_state, state)
     return result
+
+
+def _after_commit(result: TxnResult, action: str, store: Store, step, arg) -> None:
+    """Run a bookkeeping step after the commit point; its failure is a warning, not an error."""
+    try:
+        step(arg)
+    except (PatchopsError, OSError) as exc:
+        result.warnings.append(
+            f"the {action} is complete (every file was written), but recording it in "
+            f"{store.root} failed ({exc}); the next patchops command finishes that from "
+            f"{store.journal_path}")
 
 
 def _undo(txn: str, swapped: Sequence[Change], begun: Sequence[Store], cause: BaseException) -> None:

@@ -6,8 +6,11 @@ compares what is on disk with it, and tells apart the files patchops itself rewr
 store records what it wrote), so a drift check can ignore them.
 
 Fast on a full 0.33.0 copy (5,800 files, 840 MB): a size that differs from RECORD needs no
-hash; the rest are hashed, largest first, by a thread pool when there is enough to hash
-(hashlib releases the GIL on large buffers).
+hash; a file whose inode, size, mtime and ctime are those it had when an earlier run hashed it
+gets that run's digest (git's index does the same: any write moves ctime, which no user can
+set back); the rest are hashed, largest first, by a thread pool when there is enough to hash
+(hashlib releases the GIL on large buffers). The digests are cached in
+$PATCHOPS_CACHE/verify/, outside the copy.
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchopsError
-from patchops.store import Store
+from patchops.store import Store, atomic_write
 
 MODIFIED = "modified"   # differs from RECORD and patchops did not write it
 MISSING = "missing"     # listed in RECORD, not on disk
@@ -34,6 +39,10 @@ PATCHED = "patched"     # patchops wrote it, over a file that matched RECORD
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 CHUNK = 1024 * 1024
 UNREADABLE = "cannot read it: "  # a digest no file can have, for files that cannot be read
+# A file whose ctime is this close to the run that hashed it may have been written again in
+# the same clock tick, after the read ("racily clean" in git): its digest is not cached.
+RACY_SECONDS = 2.0
+CACHE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -125,8 +134,11 @@ def find_record(site_dir: Path, version: Optional[str], package: str = "vllm") -
 
 
 def verify_copy(site_dir: Path, version: Optional[str], package: str = "vllm",
-                workers: Optional[int] = None) -> CopyVerification:
-    """Check one copy's files against its RECORD; an unverifiable copy says why in `error`."""
+                workers: Optional[int] = None, cache: bool = True) -> CopyVerification:
+    """Check one copy's files against its RECORD; an unverifiable copy says why in `error`.
+
+    With `cache`, digests of files unchanged since an earlier run are reused (see above).
+    """
     site_dir = Path(site_dir)
     try:
         record = find_record(site_dir, version, package)
@@ -144,20 +156,31 @@ def verify_copy(site_dir: Path, version: Optional[str], package: str = "vllm",
             skipped.append(entry.path)
 
     findings: List[FileFinding] = []
-    to_hash: List[Tuple[RecordEntry, str, int]] = []
+    known = _DigestCache(root if cache else None)
+    started = time.time()
+    checked: List[Tuple[RecordEntry, str, str]] = []       # (entry, path, digest)
+    to_hash: List[Tuple[RecordEntry, str, os.stat_result]] = []
     for entry, full in inside:
         try:
-            size = os.stat(full).st_size
+            info = os.stat(full)
         except FileNotFoundError:
             findings.append(FileFinding(entry.path, MISSING, "listed in RECORD, not on disk"))
             continue
-        if entry.size is not None and size != entry.size:
-            findings.append(FileFinding(entry.path, MODIFIED, f"{size} bytes, RECORD says {entry.size}"))
+        if entry.size is not None and info.st_size != entry.size:
+            findings.append(FileFinding(entry.path, MODIFIED, f"{info.st_size} bytes, RECORD says {entry.size}"))
+            continue
+        digest = known.get(full, info, entry.algorithm)
+        if digest is None:
+            to_hash.append((entry, full, info))
         else:
-            to_hash.append((entry, full, size))
-    digests = _hash_all([(entry.algorithm, full, size) for entry, full, size in to_hash], workers)
+            checked.append((entry, full, digest))
+    digests = _hash_all([(entry.algorithm, full, info.st_size) for entry, full, info in to_hash], workers)
+    for (entry, full, info), digest in zip(to_hash, digests):
+        known.put(full, info, entry.algorithm, digest, started)
+        checked.append((entry, full, digest))
+    known.save()
     current: Dict[str, str] = {}
-    for (entry, full, _), digest in zip(to_hash, digests):
+    for entry, full, digest in sorted(checked, key=lambda item: item[0].path):
         if digest != entry.digest:
             current[entry.path] = digest
             detail = digest if digest.startswith(UNREADABLE) else \
@@ -183,6 +206,57 @@ def verify(copies: Sequence, workers: Optional[int] = None) -> List[CopyVerifica
         seen.add(key)
         results.append(verify_copy(copy.site_dir, copy.version, copy.package_dir.name, workers))
     return results
+
+
+class _DigestCache:
+    """Digests from earlier runs, by path, valid while inode, size, mtime and ctime stay put."""
+
+    def __init__(self, site_root: Optional[str]):
+        self.site = site_root
+        self.path: Optional[Path] = None
+        self.old: Dict[str, list] = {}
+        self.new: Dict[str, list] = {}
+        if site_root is None:
+            return
+        from patchops.pypi import cache_root
+
+        key = hashlib.sha256(site_root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        self.path = cache_root() / "verify" / f"{key}.json"
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("version") == CACHE_VERSION and data.get("site") == site_root:
+                self.old = dict(data["files"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.old = {}  # no cache, or a damaged one: hash everything
+
+    @staticmethod
+    def _stamp(info: os.stat_result) -> list:
+        return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+    def get(self, path: str, info: os.stat_result, algorithm: str) -> Optional[str]:
+        """Return the digest an earlier run found, if the file cannot have changed since."""
+        found = self.old.get(path)
+        if found and found[:5] == self._stamp(info) and found[5] == algorithm:
+            self.new[path] = found
+            return found[6]
+        return None
+
+    def put(self, path: str, info: os.stat_result, algorithm: str, digest: str, started: float) -> None:
+        """Keep a digest just computed, unless the file was written too close to this run."""
+        racy = info.st_ctime_ns / 1e9 >= started - RACY_SECONDS
+        if self.path is not None and not racy and not digest.startswith(UNREADABLE):
+            self.new[path] = self._stamp(info) + [algorithm, digest]
+
+    def save(self) -> None:
+        """Write the cache; a cache that cannot be written only costs the next run time."""
+        if self.path is None or self.new == self.old:
+            return
+        data = {"version": CACHE_VERSION, "site": self.site, "files": self.new}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+        except (OSError, PatchopsError):
+            pass
 
 
 def _hash_all(items: Sequence[Tuple[str, str, int]], workers: Optional[int]) -> List[str]:

@@ -15,21 +15,24 @@ def make(**overrides) -> SetKeyword:
     return SetKeyword(**params)
 
 
-def test_rewrites_pristine_value_and_keeps_comments_and_comma():
+def test_rewrites_pristine_value_drops_its_stale_comment_and_keeps_the_rest():
+    # The vendor's comment explained `True`; next to the restored value it would be false.
     outcome = assert_rewrite(make(), before="""
         class EngineArgs:
             def create_model_config(self):
                 return ModelConfig(
-                    model=self.model,
+                    model=self.model,  # the checkpoint
                     enforce_eager=True,  # CoreX: no graphs
+                    # capture up to this length
                     max_seq_len_to_capture=self.max_seq_len_to_capture,
                 )
         """, after="""
         class EngineArgs:
             def create_model_config(self):
                 return ModelConfig(
-                    model=self.model,
-                    enforce_eager=self.enforce_eager,  # CoreX: no graphs
+                    model=self.model,  # the checkpoint
+                    enforce_eager=self.enforce_eager,
+                    # capture up to this length
                     max_seq_len_to_capture=self.max_seq_len_to_capture,
                 )
         """)

@@ -32,6 +32,12 @@ class Diagnostic:
     fix: Optional[str] = None
     vllm_message: Optional[str] = None
 
+    def named_by(self, selector: str) -> bool:
+        """Return whether `selector` (a code, prefix or rule name, as in ignore[...]) names this rule."""
+        from patchops.lint.selectors import matches
+
+        return matches(selector, self.code, self.name)
+
 
 @dataclass(frozen=True)
 class Example:
@@ -62,6 +68,8 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[str] = "error"
+    # Severity when the facts cannot tell (shipped facts, nothing inspected), if it differs.
+    unsure_severity: ClassVar[Optional[str]] = None
     versions: ClassVar[str] = ""          # PEP 440 specifier of vLLM versions where the rule holds
     vllm_message: ClassVar[Optional[str]] = None  # the exact vLLM text it prevents, if any
     VALID: ClassVar[Sequence[Example]] = ()

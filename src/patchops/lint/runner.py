@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, List, Sequence
 
-from patchops.errors import UsageError
+from patchops.lint import selectors
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rule import Diagnostic, Example
 from patchops.lint.rules import ALL_RULES
+from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.unused_suppression import UnusedSuppression
 
 # The generic parser findings step aside when a specific rule already explains the same
@@ -19,37 +20,35 @@ from patchops.lint.rules.unused_suppression import UnusedSuppression
 GENERIC_CODES = ("PO101", "PO107")
 
 
-def is_selected(code: str, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> bool:
-    """Return whether `code` passes ruff-style prefix --select/--ignore lists."""
-    if select and not any(code.startswith(prefix) for prefix in select):
-        return False
-    return not any(code.startswith(prefix) for prefix in ignore)
-
-
-def check_selectors(select: Sequence[str] = (), ignore: Sequence[str] = ()) -> None:
-    """Refuse a --select/--ignore prefix that names no rule: a typo would silently lint nothing."""
-    for option, prefixes in (("--select", select), ("--ignore", ignore)):
-        for prefix in prefixes:
-            if not any(rule.code.startswith(prefix) for rule in ALL_RULES):
-                raise UsageError(f"{option} {prefix} matches no rule code; `patchops rules` lists them")
-
-
 def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
                 ignore: Sequence[str] = ()) -> List[Diagnostic]:
-    """Return the findings for `cfg` against `facts`, sorted by position then code."""
-    check_selectors(select, ignore)
+    """Return the findings for `cfg` against `facts`, sorted by position then code.
+
+    `select` and `ignore` hold codes, code prefixes or rule names (comma lists allowed), as
+    do the file's `# patchops: ignore[...]` comments.
+    """
+    select, ignore = selectors.split(select), selectors.split(ignore)
+    selectors.check("--select", select, ALL_RULES)
+    selectors.check("--ignore", ignore, ALL_RULES)
     seen = read_as_vllm(cfg, facts)
     found: List[Diagnostic] = []
     for rule_class in ALL_RULES:
-        if rule_class is UnusedSuppression or not is_selected(rule_class.code, select, ignore):
+        if rule_class in (UnusedSuppression, InputNotLinted) or \
+                not selectors.is_selected(rule_class.code, rule_class.name, select, ignore):
             continue
         if rule_class.applies_to(facts.version):
             found.extend(rule_class().check(seen, facts))
     found = _drop_explained(found)
-    kept = [d for d in found if not cfg.suppressed(d.line, d.code)]
-    if is_selected(UnusedSuppression.code, select, ignore):
+    kept = [d for d in found if not suppressed(cfg, d)]
+    if selectors.is_selected(UnusedSuppression.code, UnusedSuppression.name, select, ignore):
         kept.extend(UnusedSuppression().check_suppressions(cfg, found))
     return sorted(kept, key=lambda d: (d.line, d.column, d.code))
+
+
+def suppressed(cfg: ServeConfig, d: Diagnostic) -> bool:
+    """Return whether a `# patchops: ignore[...]` comment on the finding's line names its rule."""
+    names = cfg.suppressions.get(d.line, ())
+    return any(s == "*" or d.named_by(s) for s in names)
 
 
 def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
@@ -60,6 +59,7 @@ def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
 
 def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
+    from patchops.errors import LintInputError
     from patchops.lint.facts import facts_for_version
     from patchops.lint.loaders import load_text
 
@@ -67,5 +67,8 @@ def lint_example(example: Example) -> List[Diagnostic]:
     if example.facts:
         overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in example.facts.items()}
         facts = dataclasses.replace(facts, **overrides)
-    cfg = load_text(example.text, path="example.yaml", kind=example.kind)
+    try:
+        cfg = load_text(example.text, path="example.yaml", kind=example.kind)
+    except LintInputError as error:
+        return [InputNotLinted.from_error("example.yaml", error)]
     return lint_config(cfg, facts)

@@ -21,7 +21,9 @@ class SetKeyword(Op):
 
     A call whose keyword value is one of `pristine` is rewritten; one that already has
     `value` is satisfied; any other value is drift, reported with its line and text. Only
-    the value node is replaced: the comma, comments and layout around it stay. A matching
+    the value node is replaced, plus the comment trailing it on the same line: that comment
+    explained the old value (a vendor's "graphs unsupported" on `enforce_eager=True`) and
+    would be false next to the new one. The comma, other comments and the layout stay. A matching
     call without the keyword is not a site. `callee` matches the called name or the tail
     of an attribute chain: `ModelConfig` matches `ModelConfig(...)` and
     `config.ModelConfig(...)`. Values are compared as code, ignoring layout and comments.
@@ -43,7 +45,7 @@ class SetKeyword(Op):
                    "    def create_model_config(self):\n"
                    "        return ModelConfig(\n"
                    "            model=self.model,\n"
-                   "            enforce_eager=self.enforce_eager,  # CoreX: graphs unsupported\n"
+                   "            enforce_eager=self.enforce_eager,\n"
                    "        )\n"),
         ),
     )
@@ -91,8 +93,19 @@ class SetKeyword(Op):
 
         def edit() -> "libcst.Module":
             value = parse_expr(self.value)
-            return replace_nodes(module, [(path, old, old.with_changes(value=value.deep_clone()))
-                                          for path, old, _ in edits])
+            return replace_nodes(module, [(path, old, _without_comment(old.with_changes(
+                value=value.deep_clone()))) for path, old, _ in edits])
 
         return self.outcome(module, found, edit)
 
+
+def _without_comment(arg: "libcst.Arg") -> "libcst.Arg":
+    """Drop the comment after `arg,` on its line (it described the value being replaced)."""
+    import libcst as cst
+
+    comma = arg.comma
+    after = getattr(comma, "whitespace_after", None)
+    if not isinstance(after, cst.ParenthesizedWhitespace) or after.first_line.comment is None:
+        return arg
+    line = cst.TrailingWhitespace(newline=after.first_line.newline)
+    return arg.with_changes(comma=comma.with_changes(whitespace_after=after.with_changes(first_line=line)))

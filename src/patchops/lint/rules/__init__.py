@@ -11,6 +11,7 @@ from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesM
 from patchops.lint.rules.duplicate_key import DuplicateKey
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
+from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
 from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
@@ -29,6 +30,7 @@ from patchops.lint.rules.yaml_true_breaks_store_true import YamlTrueBreaksStoreT
 ALL_RULES = (
     UnusedSuppression,
     SpecVersionMismatch,
+    InputNotLinted,
     UnknownFlag,
     YamlFalseDropped,
     Yaml11Boolean,

@@ -52,6 +52,7 @@ class FlashinferNotInstalled(Rule):
     code = "PO502"
     name = "flashinfer-not-installed"
     severity = "error"
+    unsure_severity = "info"
     versions = "<0.15"
     vllm_message = MSG_MODEL_CONFIG
 
@@ -99,7 +100,8 @@ class FlashinferNotInstalled(Rule):
             message = (f'the flashinfer package that {ENV}="{name}" needs may be missing: the shipped '
                        f"facts for vLLM {facts.version} cannot tell; if it is, {outcome}")
             fix = f"lint on the machine or with --vllm SITE_PACKAGES to check; else {fix}"
-            found = self.diagnostic(cfg, setting, message, fields=(ENV,), fix=fix, severity="info")
+            found = self.diagnostic(cfg, setting, message, fields=(ENV,), fix=fix,
+                                    severity=self.unsure_severity)
             yield with_vllm_message(found, vllm_message)
             return
         message = (f'flashinfer is not installed beside this vLLM {facts.version}, but {ENV}='

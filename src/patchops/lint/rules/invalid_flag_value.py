@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from patchops.lint.config import ServeConfig
@@ -45,6 +46,20 @@ class InvalidFlagValue(Rule):
         prog = "vllm serve" if cfg.entrypoint == "serve" else "api_server.py"
         for name, (setting, why) in sorted(cfg.rejected.items()):
             message = f"vLLM {facts.version} refuses this value and exits at once: {why}"
-            yield self.diagnostic(cfg, setting, message, fields=(name,),
-                                  fix="use a value of the flag's type, or one of the choices listed",
+            yield self.diagnostic(cfg, setting, message, fields=(name,), fix=_fix(why),
                                   vllm_message=f"{prog}: error: {why}")
+
+
+_TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
+
+
+def _fix(why: str) -> str:
+    """Name what vLLM takes instead: the choices argparse lists, or the type it wants."""
+    choices = re.search(r"\(choose from (.+)\)\s*$", why)
+    if choices:
+        return f"use one of {choices.group(1)}"
+    wanted = re.search(r"invalid (\w+) value", why)
+    if wanted:
+        kind = _TYPE_WORDS.get(wanted.group(1), f"a {wanted.group(1)} value")
+        return f"write {kind}, with no unit or suffix (this vLLM reads the value as it is)"
+    return "write the value as `vllm serve --help` shows it for this flag"

@@ -12,7 +12,9 @@ from patchops.lint.rule import Diagnostic, Example, Rule
 class UnusedSuppression(Rule):
     """
     ## What it does
-    Flags a `# patchops: ignore[CODE]` comment that suppresses nothing on its line.
+    Flags a `# patchops: ignore[CODE]` comment that suppresses nothing on its line. The
+    comment takes codes, code prefixes and rule names, comma-separated
+    (`# patchops: ignore[PO302, concurrency-without-cuda-graphs]`).
 
     ## Why is this bad?
     A stale suppression hides the next real finding on that line, and a typo in the code
@@ -30,10 +32,14 @@ class UnusedSuppression(Rule):
         Example("model: m\nargs:\n  max-model-len: 4096\n"),
         Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore[PO302]\n"),
         Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore\n"),
+        Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore[multistep-falls-back-to-v0]\n"),
+        Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore[PO3]\n"),
     ]
     INVALID = [
         Example("model: m\nargs:\n  max-model-len: 4096  # patchops: ignore[PO201]\n", at=(3, 24)),
         Example("model: m\nargs:\n  max-model-len: 4096  # patchops: ignore\n", at=(3, 24)),
+        Example("model: m\nargs:\n  num-scheduler-steps: 8  # patchops: ignore[multistep-removed]\n",
+                at=(3, 27)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -42,12 +48,12 @@ class UnusedSuppression(Rule):
 
     def check_suppressions(self, cfg: ServeConfig, found: Sequence[Diagnostic]) -> Iterator[Diagnostic]:
         """Yield one finding per suppressed code that matched no finding on its line."""
-        hit = {(d.line, d.code) for d in found} | {(d.line, "*") for d in found}
         for line, codes in sorted(cfg.suppressions.items()):
             text = cfg.lines[line - 1] if 0 < line <= len(cfg.lines) else ""
             column = text.find("# patchops") + 1 or 1
+            here = [d for d in found if d.line == line]
             for code in sorted(codes):
-                if (line, code) not in hit:
+                if not any(code == "*" or d.named_by(code) for d in here):
                     what = "a bare ignore" if code == "*" else f"suppression of {code}"
                     yield self.diagnostic(cfg, (line, column), f"{what} matches no finding on this line",
                                           fix="remove the ignore comment" if code == "*"
