@@ -211,7 +211,7 @@ def _load_input(path, command, hardware, text: Optional[str] = None):
 
     `text` is the content of `path` when it was not read from disk (stdin).
     """
-    from patchops.lint.inputs import load_command, load_file, load_text
+    from patchops.lint.loaders import load_command, load_file, load_text
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
@@ -245,7 +245,7 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     arguments the assembled command line is linted, since those arguments override the file.
     """
     from patchops import launching
-    from patchops.lint.inputs import load_command, load_file
+    from patchops.lint.loaders import load_command, load_file
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
