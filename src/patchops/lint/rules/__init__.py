@@ -16,6 +16,7 @@ from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
+from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
 from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
@@ -73,6 +74,7 @@ ALL_RULES = (
     RayExecutorWithoutRay,
     ExpertParallelWithoutExperts,
     PrefixCachingWithSlidingWindow,
+    KvCacheTooSmall,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,

@@ -228,3 +228,9 @@ DICTS_AS_JSON = Boundary("0.20", "a YAML dict is passed as json.dumps (before: i
                          "vllm/utils/argparse_utils.py:585 (0.20.0); 0.15.0 still str()s it")
 NO_FORM_FROM_YAML = Boundary("0.30", "a false becomes `--no-k` when the reading parser registers it",
                              "vllm/utils/argparse_utils.py:657 (0.33.0; 0.30.0 read from shipped facts)")
+
+
+# --------------------------------------------------------------------------- KV-cache sizing
+
+KV_FIT_MESSAGE_SPELLED = Boundary("0.25", "the V1 KV-cache fit error says \"model's max seq len\" (before: \"models's\")",
+                                  "vllm/v1/core/kv_cache_utils.py (0.25.0); :546 \"models's\" (0.8.5, 0.20.0)")

@@ -1,0 +1,180 @@
+"""PO707 kv-cache-too-small."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, memory, routing
+from patchops.lint.vllm.model_len import derived_max_len
+from patchops.lint.vllm.releases import KV_FIT_MESSAGE_SPELLED, release
+
+# vllm/worker/worker.py raise_if_cache_size_invalid (0.8.5), the V0 engine.
+V0_MESSAGE = ("The model's max seq len ({max_model_len}) is larger than the maximum number of tokens "
+              "that can be stored in KV cache ({tokens}). Try increasing `gpu_memory_utilization` or "
+              "decreasing `max_model_len` when initializing the engine.")
+# vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.8.5; kv_cache_planning.py in 0.33.0):
+# the sentence every V1 release starts with; the advice after it changes between releases.
+V1_MESSAGE = ("To serve at least one request with the {model}s max seq len ({max_model_len}), "
+              "({needed} GiB KV cache is needed, which is larger than the available KV cache memory "
+              "({available} GiB).")
+NO_MEMORY_MESSAGE = "No available memory for the cache blocks."
+# meta-llama/Llama-3.1-8B-Instruct config.json: 8.03B parameters, 128 KiB of KV per token in bf16.
+LLAMA_31_8B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+               "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+               "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+               "tie_word_embeddings": False}
+SPEC_24G = "model: org/llama\nhardware: {memory_gib: 24}\nargs:\n  max-model-len: %d\n"
+
+
+class KvCacheTooSmall(Rule):
+    """
+    ## What it does
+    Estimates the memory of each GPU from the model's config.json and the launch: weights per
+    GPU (parameters counted from the config's dimensions: embeddings, attention, MLP or MoE
+    experts, lm_head unless tied; bytes from `dtype` and `quantization`, split by TP x PP),
+    KV bytes per token (2 x layers/PP x KV heads/TP x head size x `kv_cache_dtype` bytes), and
+    the tokens the cache holds in `block_size` blocks out of `hardware.memory_gib` x
+    `gpu_memory_utilization`. Flags a `max_model_len` one request cannot fit (error), and a
+    `workload.concurrency` (or an explicit `max_num_seqs`) whose requests at full context
+    cannot all fit (warning). Needs `hardware.memory_gib`; an unknown quantization is skipped
+    with a note.
+
+    ## Why is this bad?
+    vLLM loads the model, profiles, and only then refuses to start: "To serve at least one
+    request with the model's max seq len (131072), (16.00 GiB KV cache is needed, which is
+    larger than the available KV cache memory (6.64 GiB)." (V0: "The model's max seq len
+    (131072) is larger than the maximum number of tokens that can be stored in KV cache
+    (54400)."). When the cache holds fewer tokens than the concurrency needs, vLLM starts but
+    queues or preempts requests: a field log saw FP16 KV at 32K context fail on a 32 GB card.
+    The estimate leaves out activations and CUDA graphs, so the real cache is smaller still.
+
+    ## Fix
+    Lower max-model-len, raise gpu-memory-utilization, use `kv-cache-dtype: fp8`, or spread
+    the model over more GPUs with tensor parallelism.
+    """
+
+    code = "PO707"
+    name = "kv-cache-too-small"
+    severity = "error"
+    versions = ">=0"
+    vllm_message = V1_MESSAGE
+    stage = "later"      # the KV cache is sized after the model loads, at worker start-up
+    reads_model = True
+    # 24 GiB x 0.9 = 21.60 GiB - 14.96 GiB of weights = 6.64 GiB in 16-token blocks of 128 KiB
+    # per token = 3400 blocks = 54400 tokens; 6 requests of 8192 fit, 7 do not.
+    VALID = [
+        Example(SPEC_24G % 54400, model=LLAMA_31_8B),
+        # TP 2 halves the weights and the KV heads per GPU, fp8 halves the KV bytes: 462720 tokens.
+        Example(SPEC_24G % 131072 + "  kv-cache-dtype: fp8\n  tensor-parallel-size: 2\n", model=LLAMA_31_8B),
+        Example(SPEC_24G % 8192 + "workload:\n  concurrency: [1, 6]\n", model=LLAMA_31_8B),
+    ]
+    INVALID = [
+        Example(SPEC_24G % 54401, model=LLAMA_31_8B, at=(4, 3)),
+        Example(SPEC_24G % 54401, vllm="0.6.3.post1", model=LLAMA_31_8B, at=(4, 3)),
+        Example(SPEC_24G % 8192 + "workload:\n  concurrency: [1, 7]\n", model=LLAMA_31_8B,
+                at=(6, 3), severity="warning"),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        model = cfg.model_facts
+        memory_gib = inputs.memory_gib(cfg)
+        if model is None or not memory_gib:
+            return
+        eng = routing.engine(cfg, facts)
+        if eng.error:
+            return
+        len_at = inputs.setting(cfg, "max_model_len")
+        max_len = inputs.max_model_len(cfg).value
+        if max_len is None:
+            derived = derived_max_len(model, facts.max_len,
+                                      disable_sliding_window=bool(inputs.bool_value(cfg, "disable_sliding_window")))
+            if derived is None or derived.value == float("inf"):
+                return
+            max_len, len_at = int(derived.value), None
+        tp = inputs.int_value(cfg, "tensor_parallel_size") or 1
+        pp = inputs.int_value(cfg, "pipeline_parallel_size") or 1
+        found, why = memory.estimate(
+            model, memory_gib=memory_gib, utilization=_float(inputs.value(cfg, "gpu_memory_utilization"), 0.9),
+            tp=max(tp, 1), pp=max(pp, 1), block_size=inputs.int_value(cfg, "block_size") or 16,
+            dtype=_text(inputs.value(cfg, "dtype")), kv_cache_dtype=_text(inputs.value(cfg, "kv_cache_dtype")),
+            quantization=_text(inputs.value(cfg, "quantization")))
+        at = len_at or cfg.model
+        if found is None:
+            yield self.diagnostic(cfg, at, f"no memory estimate: {why}", severity="info",
+                                  fields=("hardware.memory_gib",), vllm_message="")
+            return
+        arithmetic = _arithmetic(found, memory_gib, max(tp, 1), max(pp, 1))
+        ver = facts.version
+        needed = found.needed_bytes(max_len)
+        if needed > found.kv_bytes:
+            if found.kv_bytes <= 0:
+                vllm_text = NO_MEMORY_MESSAGE
+            elif eng.value == routing.V1:
+                spelled = "model'" if release(facts) >= KV_FIT_MESSAGE_SPELLED else "models'"
+                vllm_text = V1_MESSAGE.format(model=spelled, max_model_len=max_len, needed=memory.gib(needed),
+                                              available=memory.gib(found.kv_bytes))
+            else:
+                vllm_text = V0_MESSAGE.format(max_model_len=max_len, tokens=found.tokens)
+            origin = "max_model_len" if len_at is not None else "max_model_len (derived from config.json)"
+            yield self.diagnostic(
+                cfg, at,
+                f"one request of {origin} {max_len} needs {memory.gib(needed)} GiB of KV cache, more than "
+                f"the {arithmetic}; vLLM {ver} will load the model and then refuse to start",
+                fields=("max_model_len", "hardware.memory_gib"),
+                fix=f"lower max-model-len to {found.tokens} or less, raise gpu-memory-utilization, "
+                    "or use kv-cache-dtype fp8", vllm_message=vllm_text)
+            return
+        yield from self._check_concurrency(cfg, facts, found, max_len, arithmetic)
+
+    def _check_concurrency(self, cfg: ServeConfig, facts: Facts, found: memory.MemoryEstimate,
+                           max_len: int, arithmetic: str) -> Iterator[Diagnostic]:
+        levels = inputs.concurrency_levels(cfg)
+        seqs_at = inputs.setting(cfg, "max_num_seqs")
+        if levels:
+            count, at, what = levels[-1], inputs.ctx_setting(cfg, "workload.concurrency"), "workload concurrency"
+        elif seqs_at is not None and inputs.int_value(cfg, "max_num_seqs"):
+            count, at, what = inputs.int_value(cfg, "max_num_seqs"), seqs_at, "max_num_seqs"
+        else:
+            return
+        prompt = inputs.to_int(inputs.ctx_value(cfg, "workload.prompt_tokens"))
+        output = inputs.to_int(inputs.ctx_value(cfg, "workload.max_tokens"))
+        context, source = ((prompt + output, f"prompt_tokens {prompt} + max_tokens {output}")
+                           if prompt and output else (max_len, f"max_model_len {max_len}"))
+        context = min(context, max_len)
+        if count * context <= found.tokens:
+            return
+        fits = found.tokens // context
+        yield self.diagnostic(
+            cfg, at,
+            f"{what} {count} x {context} tokens of context ({source}) = {count * context} tokens, more than "
+            f"the {arithmetic}; vLLM {facts.version} runs at most {fits} such requests at once and queues "
+            "or preempts the rest",
+            severity="warning", fields=(("workload.concurrency",) if levels else ("max_num_seqs",)) +
+            ("hardware.memory_gib",),
+            fix=f"serve at most {fits} concurrent requests of this length, or lower max-model-len, "
+                "or use kv-cache-dtype fp8", vllm_message="")
+
+
+def _arithmetic(found: memory.MemoryEstimate, memory_gib: float, tp: int, pp: int) -> str:
+    """Say how the estimate was reached, every number with its origin."""
+    util = found.budget_bytes / (memory_gib * memory.GIB)
+    return (f"{memory.gib(max(found.kv_bytes, 0))} GiB left for the KV cache on each GPU ({memory_gib:g} GiB x "
+            f"gpu_memory_utilization {util:g} = {memory.gib(found.budget_bytes)} GiB, minus "
+            f"{memory.gib(found.weight_bytes)} GiB of weights: {found.params.total / 1e9:.2f}B parameters "
+            f"/ TP {tp} x PP {pp}), which at {found.kv_bytes_per_token} bytes per token (2 x {found.layers} "
+            f"layers x {found.kv_heads} KV heads x {found.head_size} head size x {found.kv_dtype_bytes} bytes) "
+            f"holds {found.tokens} tokens in blocks of {found.block_size}")
+
+
+def _float(value, default: float) -> float:
+    try:
+        return float(str(value).strip()) if value is not None else default
+    except ValueError:
+        return default
+
+
+def _text(value) -> Optional[str]:
+    return str(value).strip() if value is not None else None
