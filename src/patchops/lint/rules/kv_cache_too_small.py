@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, memory, routing
 from patchops.lint.vllm.model_len import derived_max_len
 from patchops.lint.vllm.releases import KV_FIT_MESSAGE_SPELLED, release
@@ -103,13 +103,13 @@ class KvCacheTooSmall(Rule):
             quantization=_text(inputs.value(cfg, "quantization")))
         at = len_at or cfg.model
         if found is None:
-            yield self.diagnostic(cfg, at, f"no memory estimate: {why}", severity="info",
-                                  fields=("hardware.memory_gib",), vllm_message="")
+            yield with_vllm_message(self.diagnostic(cfg, at, f"no memory estimate: {why}", severity="info",
+                                                    fields=("hardware.memory_gib",)), None)
             return
         arithmetic = _arithmetic(found, memory_gib, max(tp, 1), max(pp, 1))
         ver = facts.version
         needed = found.needed_bytes(max_len)
-        if needed > found.kv_bytes:
+        if needed > found.kv_bytes:   # V1's test; V0's (max_model_len > tokens) is the same in whole blocks
             if found.kv_bytes <= 0:
                 vllm_text = NO_MEMORY_MESSAGE
             elif eng.value == routing.V1:
@@ -121,8 +121,7 @@ class KvCacheTooSmall(Rule):
             origin = "max_model_len" if len_at is not None else "max_model_len (derived from config.json)"
             yield self.diagnostic(
                 cfg, at,
-                f"one request of {origin} {max_len} needs {memory.gib(needed)} GiB of KV cache, more than "
-                f"the {arithmetic}; vLLM {ver} will load the model and then refuse to start",
+                f"one request of {origin} {max_len} does not fit in the KV cache: {arithmetic}; vLLM {ver} will load the model and then refuse to start",
                 fields=("max_model_len", "hardware.memory_gib"),
                 fix=f"lower max-model-len to {found.tokens} or less, raise gpu-memory-utilization, "
                     "or use kv-cache-dtype fp8", vllm_message=vllm_text)
@@ -147,21 +146,21 @@ class KvCacheTooSmall(Rule):
         if count * context <= found.tokens:
             return
         fits = found.tokens // context
-        yield self.diagnostic(
+        yield with_vllm_message(self.diagnostic(
             cfg, at,
-            f"{what} {count} x {context} tokens of context ({source}) = {count * context} tokens, more than "
-            f"the {arithmetic}; vLLM {facts.version} runs at most {fits} such requests at once and queues "
+            f"{what} {count} x {context} tokens of context ({source}) = {count * context} tokens do not fit "
+            f"in the KV cache: {arithmetic}; vLLM {facts.version} runs at most {fits} such requests at once and queues "
             "or preempts the rest",
             severity="warning", fields=(("workload.concurrency",) if levels else ("max_num_seqs",)) +
             ("hardware.memory_gib",),
             fix=f"serve at most {fits} concurrent requests of this length, or lower max-model-len, "
-                "or use kv-cache-dtype fp8", vllm_message="")
+                "or use kv-cache-dtype fp8"), None)   # vLLM starts and says nothing
 
 
 def _arithmetic(found: memory.MemoryEstimate, memory_gib: float, tp: int, pp: int) -> str:
     """Say how the estimate was reached, every number with its origin."""
     util = found.budget_bytes / (memory_gib * memory.GIB)
-    return (f"{memory.gib(max(found.kv_bytes, 0))} GiB left for the KV cache on each GPU ({memory_gib:g} GiB x "
+    return (f"each GPU has {memory.gib(max(found.kv_bytes, 0))} GiB left for it ({memory_gib:g} GiB x "
             f"gpu_memory_utilization {util:g} = {memory.gib(found.budget_bytes)} GiB, minus "
             f"{memory.gib(found.weight_bytes)} GiB of weights: {found.params.total / 1e9:.2f}B parameters "
             f"/ TP {tp} x PP {pp}), which at {found.kv_bytes_per_token} bytes per token (2 x {found.layers} "
