@@ -16,6 +16,10 @@ from patchops.lint.facts import Facts, facts_for_version, shipped_versions
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
 
+from patchops.lint.rule import Example
+from patchops.lint.rules.kv_cache_too_small import LLAMA_31_8B
+from patchops.lint.runner import lint_example
+
 from lintkit import findings
 
 
@@ -64,6 +68,15 @@ def found(code, text, kind="spec", **facts):
                         kind, version=f.version, **facts)
         return (hits[0].severity, hits[0].vllm_message) if hits else None
     return probe
+
+
+def kv_fit_message(f: Facts) -> str:
+    """Return PO707's quote of vLLM's KV-cache fit error, up to "max seq len"."""
+    example = Example("model: m\nhardware: {memory_gib: 24}\nargs:\n  max-model-len: 131072\n",
+                      vllm=f.version if f.version in shipped_versions() else _shipped_for(f),
+                      facts={"version": f.version}, model=LLAMA_31_8B)
+    [hit] = [d for d in lint_example(example) if d.code == "PO707"]
+    return hit.vllm_message.split(" max seq len")[0]
 
 
 def _shipped_for(f: Facts) -> str:
@@ -177,6 +190,9 @@ PROBES = {
     "CAPTURE_BLACKWELL_1024": (lambda f: max(predict(cuda_graphs.capture_sizes, spec(
         "max-num-seqs: 1024\nmax-num-batched-tokens: 8192", hardware="compute_capability: 10.0"))(f)),
         512, 1024),
+    # KV-cache sizing
+    "KV_FIT_MESSAGE_SPELLED": (kv_fit_message, "To serve at least one request with the models's",
+                               "To serve at least one request with the model's"),
     # reading a config file
     "BOOL_AS_FLAG": (arg("enforce_eager", spec("enforce-eager: true")), None, True),
     "COMPILATION_LITERAL_EVAL": (arg("compilation_config", spec("compilation-config: \"{'level': 3}\"")),

@@ -137,15 +137,15 @@ def test_moe_concurrency_boundary_warns_at_the_workload(concurrency, fires):
     assert "5 x 40960 tokens" in d.message and "at most 4 such requests" in d.message
 
 
-@pytest.mark.parametrize("seqs, fires", [(6, False), (7, True)])
+@pytest.mark.parametrize("seqs, fires", [(10, False), (11, True)])
 def test_workload_lengths_and_max_num_seqs_set_the_context(seqs, fires):
-    # Llama-3.1-8B on 24 GiB holds 54,400 tokens: 6 x (7000 + 1192) = 49,152 fits, 7 x 8192 does not.
+    # Llama-3.1-8B on 24 GiB holds 54,400 tokens: 10 x (5000 + 440) fills it exactly, 11 do not fit.
     text = ("model: org/m\nhardware: {memory_gib: 24}\nargs:\n  max-model-len: 32768\n"
-            f"  max-num-seqs: {seqs}\nworkload:\n  prompt_tokens: 7000\n  max_tokens: 1192\n")
+            f"  max-num-seqs: {seqs}\nworkload:\n  prompt_tokens: 5000\n  max_tokens: 440\n")
     found = po707(text, "Llama-3.1-8B-Instruct")
     if not fires:
         assert found == []
         return
     [d] = found
     assert (d.line, d.column, d.severity) == (5, 3, "warning")
-    assert "prompt_tokens 7000 + max_tokens 1192" in d.message
+    assert "prompt_tokens 5000 + max_tokens 440" in d.message and "at most 10 such" in d.message
