@@ -146,7 +146,8 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     result = api.lint(spec, vllm_version="0.8.5")
     assert result.diagnostics == []
     assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived",
-                              "expert-parallel-without-experts", "prefix-caching-with-sliding-window"]
+                              "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
+                              "kv-cache-too-small"]
     assert "did not run (pass --model-config FILE)" in result.model_note
     assert api.lint(spec, vllm_version="0.8.5", ignore=["PO70"]).skipped == []
 
