@@ -7,6 +7,7 @@ from patchops.lint.rules.batched_tokens_below_model_len import BatchedTokensBelo
 from patchops.lint.rules.capture_settings_exclusive import CaptureSettingsExclusive
 from patchops.lint.rules.capture_settings_moot_with_eager import CaptureSettingsMootWithEager
 from patchops.lint.rules.chunked_prefill_off_ignored import ChunkedPrefillOffIgnored
+from patchops.lint.rules.concurrency_above_max_seqs import ConcurrencyAboveMaxSeqs
 from patchops.lint.rules.concurrency_without_cuda_graphs import ConcurrencyWithoutCudaGraphs
 from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesMeaningChanged
 from patchops.lint.rules.duplicate_key import DuplicateKey
@@ -55,6 +56,7 @@ ALL_RULES = (
     BatchedTokensBelowModelLen,
     BatchedTokensBelowMaxSeqs,
     ChunkedPrefillOffIgnored,
+    ConcurrencyAboveMaxSeqs,
     MultistepRemoved,
     MultistepFallsBackToV0,
     MultistepNeedsFlashBackend,
