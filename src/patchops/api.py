@@ -1,6 +1,8 @@
 """The library API the CLI calls: plain functions returning plain dataclasses.
 
 Other programs (CI gates, launch scripts) call these directly; nothing here prints.
+Over 400 lines because it is the whole public surface, one short function per command; the
+work lives in the modules below it.
 """
 
 from __future__ import annotations
@@ -71,7 +73,6 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     input cannot be linted; lint_inputs() reports it instead. `model_config` is the model's
     config.json when the model is not on this machine.
     """
-    from patchops.lint.inputs import load_command, load_file, load_text
     from patchops.lint.model_facts import model_facts_for, read_model_facts
     from patchops.lint.reading import read_as_vllm
     from patchops.lint.rules import ALL_RULES
@@ -79,15 +80,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
-    if (path is None) == (command is None):
-        raise ValueError("pass exactly one of path or command")
-    if command is not None:
-        cfg = load_command(command)
-    elif text is not None:
-        cfg = load_text(text, path=str(path))
-    else:
-        cfg = load_file(Path(path))
-    assumed = _assume_hardware(cfg, hardware) if hardware is not None else None
+    cfg, assumed = _load_input(path, command, hardware, text)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
     seen = read_as_vllm(cfg, facts)
     cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
@@ -213,13 +206,21 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
                          rows=effective(cfg, facts), hardware=assumed)
 
 
-def _load_input(path, command, hardware):
-    """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed)."""
-    from patchops.lint.inputs import load_command, load_file
+def _load_input(path, command, hardware, text: Optional[str] = None):
+    """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed).
+
+    `text` is the content of `path` when it was not read from disk (stdin).
+    """
+    from patchops.lint.loaders import load_command, load_file, load_text
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
-    cfg = load_command(command) if command is not None else load_file(Path(path))
+    if command is not None:
+        cfg = load_command(command)
+    elif text is not None:
+        cfg = load_text(text, path=str(path))
+    else:
+        cfg = load_file(Path(path))
     return cfg, (_assume_hardware(cfg, hardware) if hardware is not None else None)
 
 
@@ -244,7 +245,7 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     arguments the assembled command line is linted, since those arguments override the file.
     """
     from patchops import launching
-    from patchops.lint.inputs import load_command, load_file
+    from patchops.lint.loaders import load_command, load_file
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")

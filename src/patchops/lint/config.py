@@ -1,7 +1,7 @@
 """The serve config a lint run reads: positioned Settings, and the value readers rules share.
 
 A ServeConfig comes from a serve spec, a plain vLLM `--config` YAML or a launch command
-(inputs.py reads all three). Every value keeps its 1-based line and column (of the key in
+(loaders.py reads all three). Every value keeps its 1-based line and column (of the key in
 YAML mappings, of the token in commands). Nothing here knows vLLM's flags:
 `reading.read_as_vllm` turns a ServeConfig into what a given vLLM version will see.
 """

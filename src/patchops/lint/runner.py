@@ -82,7 +82,7 @@ def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
     from patchops.errors import LintInputError
     from patchops.lint.facts import facts_for_version
-    from patchops.lint.inputs import load_text
+    from patchops.lint.loaders import load_text
 
     facts = facts_for_version(example.vllm)
     if example.facts:

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from patchops.lint.facts import facts_for_version
-from patchops.lint.inputs import load_text
+from patchops.lint.loaders import load_text
 from patchops.lint.model_facts import model_facts_from_dict
 from patchops.lint.runner import lint_config
 

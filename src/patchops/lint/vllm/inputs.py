@@ -9,14 +9,12 @@ from __future__ import annotations
 from typing import Any, List, Optional, Tuple
 
 from patchops.lint.config import ServeConfig, Setting, parse_compute_capability, parse_literal
-from patchops.lint.config import as_bool as to_bool
+from patchops.lint.config import as_bool as to_bool  # re-exported: rules convert values from here
 from patchops.lint.config import as_int as to_int
 from patchops.lint.config import as_int_list as to_int_list
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
-
-__all__ = ["to_bool", "to_int", "to_int_list"]  # rules read values through this module
 
 POOLING_TASKS = ("embed", "embedding", "classify", "score", "reward", "pooling")
 NON_CUDA_PLATFORMS = ("cpu", "tpu", "xpu", "neuron", "hpu", "openvino", "gaudi")
