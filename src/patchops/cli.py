@@ -219,6 +219,7 @@ def status_command(names: List[str] = typer.Argument(None, help="Patchsets to re
     console = _console()
     if json_out:
         render.print_json(console, render.status_dicts(report))
+        render.status_notes(Output(stderr=True), report)  # recovery is reported (issue 6)
     else:
         render.status_text(console, report)
     raise typer.Exit(DRIFTED if api.any_drift(report.rows) else OK)
