@@ -208,6 +208,13 @@ def test_speculative_methods_by_version():
     ("0.7.3", L40S, "small", True),
     ("0.33.0", {"hardware.memory_gib": 180, "hardware.compute_capability": 10.0}, "huge", True),
     ("0.12.0", {"hardware.memory_gib": 180, "hardware.compute_capability": 10.0}, "large", True),
+    # the 70 GiB and 160 GiB boundaries, from both sides
+    ("0.8.5", {"hardware.memory_gib": 70, "hardware.compute_capability": 9.0}, "large", True),
+    ("0.8.5", {"hardware.memory_gib": 69.9, "hardware.compute_capability": 9.0}, "small", True),
+    ("0.11.0", {"hardware.memory_gib": 70, "hardware.compute_capability": 9.0}, "large", True),
+    ("0.11.0", {"hardware.memory_gib": 69.9, "hardware.compute_capability": 9.0}, "small", True),
+    ("0.33.0", {"hardware.memory_gib": 160, "hardware.compute_capability": 10.0}, "huge", True),
+    ("0.33.0", {"hardware.memory_gib": 159.9, "hardware.compute_capability": 10.0}, "large", True),
 ])
 def test_hardware_tier(version, ctx, tier, certain):
     got = scheduler.hardware_tier(make(ctx=ctx), facts(version))
@@ -317,6 +324,9 @@ def test_max_num_seqs_v1_opt_in_on_0_7_3():
     ("0.8.5", {"kv_cache_dtype": "fp8"}, {}, {}, {}, "XFORMERS", False),
     ("0.9.2", {"block_size": 8}, {}, {}, {}, "XFORMERS", True),
     ("0.9.2", {"block_size": 32}, {}, {"hardware.compute_capability": 8.0}, {}, "FLASH_ATTN", True),
+    ("0.9.2", {"block_size": 16}, {}, {"hardware.compute_capability": 8.0}, {}, "FLASH_ATTN", True),
+    ("0.6.3.post1", {"block_size": 16}, {}, {"hardware.compute_capability": 8.0}, {}, "FLASH_ATTN", True),
+    ("0.9.2", {"block_size": 24}, {}, {"hardware.compute_capability": 8.0}, {}, "XFORMERS", True),
     ("0.7.3", {}, {"VLLM_ATTENTION_BACKEND": "XFORMERS"}, {}, {}, "XFORMERS", True),
     ("0.7.3", {}, {"VLLM_ATTENTION_BACKEND": "FLASHINFER"}, {"hardware.compute_capability": 7.5}, {}, "FLASHINFER", True),
     ("0.7.3", {}, {"VLLM_ATTENTION_BACKEND": "FLASH_ATTN"}, {"hardware.compute_capability": 7.5}, {}, "XFORMERS", True),

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from patchops.lint.facts import Facts, Flag, facts_for_version
-from patchops.lint.inputs import load_command, load_text
+from patchops.lint.loaders import load_command, load_text
 from patchops.lint.reading import human_readable_int, read_as_vllm
 from patchops.lint.vllm.releases import release
 
@@ -107,6 +107,15 @@ def test_false_under_api_server():
     # 0.30+: `--no-k` when the reading parser registers it (dash spelling only)
     seen = read(spec("enable-prefix-caching: false", entrypoint="api_server"), "0.30.0")
     assert seen.args["enable_prefix_caching"].value is False
+    for version in ("0.25.0", "0.30.0"):  # the boundary from both sides, on the shipped tables
+        seen = read(spec("enable-prefix-caching: false", entrypoint="api_server"), version,
+                    facts=facts_for_version(version))
+        if version == "0.25.0":
+            assert "enable_prefix_caching" in seen.ignored and "enable_prefix_caching" not in seen.args
+        else:
+            assert seen.args["enable_prefix_caching"].value is False and seen.ignored == {}
+    seen = read(spec("enable-prefix-caching: false", entrypoint="api_server"), "0.25.0")
+    assert "enable_prefix_caching" in seen.ignored
     seen = read(spec("enable_prefix_caching: false", entrypoint="api_server"), "0.30.0")
     assert "enable_prefix_caching" in seen.ignored
     # ... but never under `vllm serve`

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from patchops.lint.facts import shipped_versions
 from patchops.lint.rule import SEVERITIES
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.runner import lint_example
@@ -60,3 +62,55 @@ def test_invalid_example_is_caught(rule, example):
     assert found[0].severity == (example.severity or rule.severity)
     assert found[0].name == rule.name
     assert found[0].message and found[0].message[0].islower()
+
+
+# --- every example on every shipped release ----------------------------------------------------
+
+# (code, release) pairs a rule claims but cannot fire on, and why.
+NEVER_FIRES = {
+    ("PO201", "0.11.0"): "V1 forces chunked prefill on and VLLM_USE_V1=0 crashes the launch first",
+    ("PO403", "0.15.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
+    ("PO403", "0.20.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
+    ("PO403", "0.25.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
+    ("PO403", "0.30.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
+    ("PO403", "0.33.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
+}
+
+
+def _suppress(text: str, line: int, code: str) -> str:
+    lines = text.split("\n")
+    lines[line - 1] += f"  # patchops: ignore[{code}]"
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_examples_on_every_shipped_release(rule):
+    """Run each example through the full runner on every shipped release's facts.
+
+    Inside the rule's range some INVALID example fires on each release (see NEVER_FIRES),
+    every finding is well formed, and `# patchops: ignore[CODE]` on its line silences it
+    without leaving an unused suppression; outside the range the rule never fires.
+    """
+    silent = []
+    for release in shipped_versions():
+        claimed = rule.applies_to(release)
+        fired = False
+        for example in list(rule.VALID) + list(rule.INVALID):
+            on = dataclasses.replace(example, vllm=release)
+            found = [d for d in lint_example(on) if d.code == rule.code]
+            if not claimed:
+                assert found == [], f"{rule.code} fired on {release}, outside {rule.versions}"
+                continue
+            for d in found:
+                assert d.severity in SEVERITIES and d.name == rule.name and d.message[0].islower()
+                assert 1 <= d.line <= len(example.text.splitlines()) and d.column >= 1
+            if found and example in rule.INVALID and rule.code != "PO001":
+                fired = True
+                muted = dataclasses.replace(on, text=_suppress(on.text, found[0].line, rule.code))
+                left = [d for d in lint_example(muted) if d.line == found[0].line]
+                assert rule.code not in {d.code for d in left} and "PO001" not in {d.code for d in left}
+            elif found and example in rule.INVALID:
+                fired = True
+        if claimed and not fired and (rule.code, release) not in NEVER_FIRES:
+            silent.append(release)
+    assert silent == [], f"no INVALID example of {rule.code} fires on {silent}"

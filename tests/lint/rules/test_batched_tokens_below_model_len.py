@@ -70,3 +70,22 @@ def test_a_forks_literal_default_budget_counts():
                    field_defaults={"max_num_batched_tokens": 4096})
     assert "(4096, this vLLM build's default)" in found.message
     assert (found.line, found.column) == (2, 1)
+
+
+def test_a_budget_equal_to_max_model_len_is_enough():
+    cmd = ("vllm serve m --enable-chunked-prefill false --max-model-len 8192 "
+           "--max-num-batched-tokens {budget}\n")
+    assert lint(cmd.format(budget=8192), "0.6.3.post1", kind="command") == []
+    [found] = lint(cmd.format(budget=8191), "0.6.3.post1", kind="command")
+    assert found.severity == "error" and found.message.startswith(
+        "max_num_batched_tokens (8191) is below max_model_len (8192)")
+
+
+def test_v0_chunks_only_above_32768():
+    # V0 turns chunked prefill on for max_model_len > 32768: at 32768 the refusal is certain,
+    # one token above it only possible (the model may not support chunking).
+    text = "model: m\nmax-model-len: {mml}\nmax-num-batched-tokens: 8192\n"
+    [at_limit] = lint(text.format(mml=32768), "0.7.3", kind="config")
+    assert at_limit.severity == "error" and "will refuse to start" in at_limit.message
+    [above] = lint(text.format(mml=32769), "0.7.3", kind="config")
+    assert above.severity == "warning" and "possibly refuses to start" in above.message

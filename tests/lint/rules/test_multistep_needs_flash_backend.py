@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from lintkit import linter
 
-
 CODE = "PO303"
 
 
@@ -65,3 +64,12 @@ def test_quiet_when_v1_is_forced_or_on_cpu():
     assert lint(spec("0.8.5", "{gpus: 1, compute_capability: 7.5}", env="{VLLM_USE_V1: '1'}"),
                 "0.8.5") == []
     assert lint(spec("0.7.3", "{platform: cpu}", ["dtype: float32"]), "0.7.3") == []
+
+
+def test_block_size_16_keeps_flash_attention():
+    # platforms/cuda.py: only a block size not divisible by 16 downgrades to XFORMERS
+    for version in ("0.6.3.post1", "0.9.2"):
+        ok = spec(version, args=["max-model-len: 4096", "block-size: 16"])
+        assert lint(ok, version, has_flash_attn=True) == [], version
+        [found] = lint(ok.replace("block-size: 16", "block-size: 8"), version, has_flash_attn=True)
+        assert found.severity == "error" and "block_size 8 is not a multiple of 16" in found.message

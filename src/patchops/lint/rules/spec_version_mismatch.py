@@ -37,6 +37,8 @@ class SpecVersionMismatch(Rule):
     INVALID = [
         Example("model: m\nvllm:\n  version: 0.6.3.post1\nargs:\n  max-model-len: 4096\n",
                 vllm="0.8.5", at=(3, 3)),
+        Example("model: m\nvllm:\n  version: 0.8.5\nargs:\n  max-model-len: 4096\n",
+                vllm="0.6.3.post1", at=(3, 3)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

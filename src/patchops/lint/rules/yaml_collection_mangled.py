@@ -63,6 +63,9 @@ class YamlCollectionMangled(Rule):
                 vllm="0.8.5", at=(2, 1)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  compilation-config:\n    level: 3\n",
                 vllm="0.11.0", at=(3, 3)),
+        # 0.6.x-0.10.1 pass a list as its Python text: the served name becomes "['qwen', ...]"
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  served-model-name: [qwen, qwen-7b]\n",
+                vllm="0.7.3", at=(3, 3), severity="warning"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

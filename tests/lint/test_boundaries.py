@@ -1,0 +1,236 @@
+"""Both sides of every named vLLM boundary in lint/vllm/releases.py.
+
+Each boundary has one probe: a config whose prediction or finding changes at that release.
+"Below" is the newest shipped release before the boundary, "at" the oldest shipped release at
+or after it, relabelled to the boundary's own version, so `<` against `<=` matters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from patchops.lint.loaders import load_command, load_text
+from patchops.lint.facts import Facts, facts_for_version, shipped_versions
+from patchops.lint.reading import read_as_vllm
+from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
+
+from lintkit import findings
+
+
+def below(boundary: releases.Boundary) -> Facts:
+    return facts_for_version([v for v in shipped_versions() if releases.release(v) < boundary][-1])
+
+
+def at(boundary: releases.Boundary) -> Facts:
+    first = [v for v in shipped_versions() if releases.release(v) >= boundary][0]
+    return dataclasses.replace(facts_for_version(first), version=str(boundary))
+
+
+def seen(text: str, facts: Facts, kind: str = "spec"):
+    cfg = load_command(text) if kind == "command" else load_text(text, kind=kind)
+    return read_as_vllm(cfg, facts)
+
+
+def spec(args: str = "", env: str = "", hardware: str = "") -> str:
+    text = "model: m\n"
+    for block, body in (("env", env), ("hardware", hardware), ("args", args)):
+        if body:
+            text += f"{block}:\n" + "".join(f"  {line}\n" for line in body.strip("\n").splitlines())
+    return text
+
+
+def engine(text, kind="spec"):
+    return lambda f: routing.engine(seen(text, f, kind), f)
+
+
+def triggers(text, kind="spec", flags=True):
+    """Probe the V1 oracle; flags=False reads without a flag table, for values argparse refuses."""
+    def probe(f):
+        read = seen(text, f if flags else dataclasses.replace(f, flags={}), kind)
+        return [t.feature for t in routing.oracle_triggers(read, f)]
+    return probe
+
+
+def predict(function, text, kind="spec"):
+    return lambda f: function(seen(text, f, kind), f).value
+
+
+def found(code, text, kind="spec", **facts):
+    """Return (severity, vllm_message) of `code`'s one finding, None when it does not fire."""
+    def probe(f):
+        hits = findings(code, text, f.version if f.version in shipped_versions() else _shipped_for(f),
+                        kind, version=f.version, **facts)
+        return (hits[0].severity, hits[0].vllm_message) if hits else None
+    return probe
+
+
+def _shipped_for(f: Facts) -> str:
+    return [v for v in shipped_versions() if releases.release(v) >= releases.release(f)][0]
+
+
+def arg(name, text, kind="spec"):
+    def probe(f):
+        found_ = seen(text, f, kind).args.get(name)
+        return None if found_ is None else found_.value
+    return probe
+
+
+CC_80 = "compute_capability: 8.0"
+STEPS = "num-scheduler-steps: 8"
+V1_ON = 'VLLM_USE_V1: "1"'
+V1_OFF = 'VLLM_USE_V1: "0"'
+
+# boundary -> (probe, value below, value at)
+PROBES = {
+    # engine
+    "V1_ENGINE": (lambda f: engine(spec(env=V1_ON))(f).value, routing.V0, routing.V1),
+    "V1_DEFAULT": (lambda f: engine(spec("max-model-len: 4096"))(f).value, routing.V0, routing.V1),
+    "V1_ORACLE": (triggers(spec(STEPS)), [], ["--num-scheduler-steps"]),
+    "V0_REMOVED": (lambda f: engine(spec(env=V1_OFF))(f).error, None, routing.NO_V0_ERROR),
+    "V1_ONLY": (lambda f: engine(spec(env=V1_OFF))(f).value, routing.V0, routing.V1),
+    "SPECULATIVE_CONFIG": (lambda f: inputs.speculative_method(seen(spec('speculative-model: "[ngram]"'), f), f),
+                           "ngram", None),
+    # the V1 oracle's checks
+    "ORACLE_TENSORIZER_OK": (triggers(spec("load-format: tensorizer")), ["--load_format tensorizer"], []),
+    "ORACLE_POLICY_OK": (triggers(spec("scheduling-policy: priority")), ["--scheduling-policy"], []),
+    "ORACLE_GUIDED_EXACT": (triggers(spec("guided-decoding-backend: xgrammar:no-fallback"), flags=False), [],
+                            ["--guided-decoding-backend=xgrammar:no-fallback"]),
+    "ORACLE_OUTLINES_OK": (triggers(spec("guided-decoding-backend: outlines")),
+                           ["--guided-decoding-backend=outlines"], []),
+    "ORACLE_ROCM_KV_OK": (triggers(spec("kv-cache-dtype: fp8", hardware="platform: rocm\n" + CC_80)),
+                          ["--kv-cache-dtype"], []),
+    "ORACLE_KV_BY_PLATFORM": (triggers(spec("kv-cache-dtype: fp8", hardware="compute_capability: 10.0")),
+                              ["--kv-cache-dtype"], []),
+    "ORACLE_PROMPT_ADAPTER_GONE": (triggers(spec("enable-prompt-adapter: true")),
+                                   ["--enable-prompt-adapter"], []),
+    "ORACLE_PROMPT_EMBEDS": (triggers(spec("enable-prompt-embeds: true")), [], ["--enable-prompt-embeds"]),
+    "ORACLE_MODEL_CHECKS_GONE": (triggers(spec("dtype: float32")), ["--dtype torch.float32"], []),
+    "ORACLE_SPEC_METHODS": (triggers(spec("speculative-config: '{\"method\": \"medusa\", \"model\": \"d\", "
+                                          "\"num_speculative_tokens\": 2}'")), ["Speculative Decoding"], []),
+    "ORACLE_SPEC_CHECK_GONE": (triggers(spec("speculative-config: '{\"model\": \"draft\", "
+                                             "\"num_speculative_tokens\": 2}'")), ["Speculative Decoding"], []),
+    "ORACLE_PP_MP_OK": (triggers(spec("pipeline-parallel-size: 2\ndistributed-executor-backend: mp")),
+                        ["Pipeline Parallelism without Ray distributed executor"], []),
+    "ORACLE_MULTISTEP_GONE": (triggers(spec(STEPS)), ["--num-scheduler-steps"], []),
+    "ORACLE_CC_CHECK_GONE": (triggers(spec(hardware="compute_capability: 7.5")), ["Compute Capability < 8.0"], []),
+    "ORACLE_BACKENDS_0_9": (lambda f: "FLEX_ATTENTION" in routing.v1_oracle_backends(f.version), False, True),
+    "ORACLE_BACKENDS_0_10_1": (lambda f: "TREE_ATTN" in routing.v1_oracle_backends(f.version), False, True),
+    "ORACLE_BACKENDS_0_10_2": (lambda f: "FLASHINFER_MLA" in routing.v1_oracle_backends(f.version), False, True),
+    "ORACLE_BACKENDS_0_11": (lambda f: "ROCM_ATTN" in routing.v1_oracle_backends(f.version), False, True),
+    # scheduler
+    "V0_BATCH_2048": (predict(scheduler.max_num_batched_tokens, spec("enable-chunked-prefill: true", env=V1_OFF)),
+                      512, 2048),
+    "V0_CHUNKED_BLOCKERS": (predict(scheduler.chunked_prefill, spec("max-model-len: 40000", env=V1_OFF,
+                                                                    hardware="platform: rocm")), True, False),
+    "SEQS_DEFAULT_AT_LAUNCH": (lambda f: found("PO202", spec(), field_defaults={"max_num_seqs": 4096})(f)
+                               is not None, False, True),
+    "V1_BATCH_BY_MEMORY": (predict(scheduler.hardware_tier, spec(hardware="memory_gib: 80\nname: NVIDIA A100")),
+                           scheduler.SMALL, scheduler.LARGE),
+    "A100_KEEPS_SMALL": (predict(scheduler.hardware_tier, spec(hardware="memory_gib: 80\nname: NVIDIA A100")),
+                         scheduler.LARGE, scheduler.SMALL),
+    "SEQS_CAPPED_BY_BUDGET": (predict(scheduler.max_num_seqs, spec("max-num-batched-tokens: 128")), 256, 128),
+    "CHUNKED_PREFILL_HONOURED": (predict(scheduler.chunked_prefill, "vllm serve m --no-enable-chunked-prefill",
+                                         "command"), True, False),
+    "BUDGET_FOLLOWS_MODEL_LEN": (predict(scheduler.max_num_batched_tokens,
+                                         "vllm serve m --no-enable-chunked-prefill --max-model-len 100000",
+                                         "command"), 2048, 100000),
+    "HUGE_TIER": (predict(scheduler.hardware_tier, spec(hardware="memory_gib: 192\nname: NVIDIA B200")),
+                  scheduler.LARGE, scheduler.HUGE),
+    # attention
+    "BACKEND_ENUM_NAMES": (lambda f: attention.backend_label("XFORMERS", f), "xformers", "XFORMERS"),
+    "PLATFORM_SELECTS_BACKEND": (predict(attention.v0_attention_backend,
+                                         spec(env="VLLM_ATTENTION_BACKEND: TORCH_SDPA")), "TORCH_SDPA", None),
+    "UNKNOWN_BACKEND_IGNORED": (lambda f: found("PO501", spec(env="VLLM_ATTENTION_BACKEND: FLASH_ATTENTION"))(f)[0],
+                                "error", "warning"),
+    "FA_FP8_KV": (predict(attention.v0_attention_backend, spec("kv-cache-dtype: fp8",
+                                                               hardware="compute_capability: 9.0")),
+                  "XFORMERS", "FLASH_ATTN"),
+    "FLASHINFER_CHECKED_AT_START": (
+        lambda f: found("PO502", spec(env="VLLM_ATTENTION_BACKEND: FLASHINFER"), has_flashinfer=False)(f)[1]
+        .startswith("TypeError: 'NoneType' object is not callable"), True, False),
+    "BACKEND_VALIDATED_BY_SELECTOR": (
+        lambda f: found("PO501", spec(env="VLLM_ATTENTION_BACKEND: FLASH_ATTENTION\n" + V1_OFF))(f)[0],
+        "warning", "error"),
+    "BACKEND_VALIDATED_BY_ENVS": (
+        lambda f: found("PO501", spec(env="VLLM_ATTENTION_BACKEND: FLASH_ATTENTION"))(f)[1].startswith(
+            "Invalid value 'FLASH_ATTENTION' for VLLM_ATTENTION_BACKEND"), False, True),
+    "ENVIRON_VALIDATED": (lambda f: found("PO503", spec(env="VLLM_ATTENTION_BACKEND: FLASH_ATTN"))(f)[1],
+                          None, "Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND"),
+    # CUDA graphs
+    "CAPTURE_LIST_FLAG": (lambda f: cuda_graphs.capture_fix(f, 100).startswith("set compilation-config"),
+                          False, True),
+    "V1_CAPTURE_BY_BUDGET": (lambda f: max(predict(cuda_graphs.capture_sizes,
+                                                   spec("max-num-batched-tokens: 64", env=V1_ON))(f)), 512, 64),
+    "CUDA_GRAPH_SIZES_FLAG": (lambda f: max(predict(cuda_graphs.capture_sizes,
+                                                    spec("cuda-graph-sizes: 64", env=V1_ON))(f)), 512, 64),
+    "CUDA_GRAPH_SIZES_FROM_SEQS": (lambda f: max(predict(cuda_graphs.capture_sizes,
+                                                         spec("max-num-seqs: 32", env=V1_ON))(f)), 512, 64),
+    "CAPTURE_PATTERN_012": (lambda f: 264 in predict(cuda_graphs.capture_sizes, spec("max-num-seqs: 300"))(f),
+                            True, False),
+    "CAPTURE_SPEC_TOKENS": (lambda f: max(predict(cuda_graphs.capture_sizes, spec(
+        "max-num-seqs: 64\nspeculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
+        "\"prompt_lookup_max\": 4}'"))(f)), 128, 512),
+    "CAPTURE_BUDGET_APPENDED": (lambda f: 100 in predict(cuda_graphs.capture_sizes,
+                                                         spec("max-num-batched-tokens: 100"))(f), False, True),
+    "CAPTURE_BLACKWELL_1024": (lambda f: max(predict(cuda_graphs.capture_sizes, spec(
+        "max-num-seqs: 1024\nmax-num-batched-tokens: 8192", hardware="compute_capability: 10.0"))(f)),
+        512, 1024),
+    # reading a config file
+    "BOOL_AS_FLAG": (arg("enforce_eager", spec("enforce-eager: true")), None, True),
+    "COMPILATION_LITERAL_EVAL": (arg("compilation_config", spec("compilation-config: \"{'level': 3}\"")),
+                                 None, {"level": 3}),
+    "COMPILATION_JSON": (arg("compilation_config", spec("compilation-config: \"{'level': 3}\"")),
+                         {"level": 3}, None),
+    "DOTTED_KEYS": (arg("compilation_config", spec("compilation-config.level: 3")), None, {"level": 3}),
+    "LISTS_EXPANDED": (lambda f: "served_model_name" in seen(spec("served-model-name: [a, b]"), f).ignored,
+                       True, False),
+    "UNKNOWN_LIST_SPLIT": (lambda f: found("PO101", spec("frobnicate: [1, 2]"))(f)[1],
+                           "vllm: error: unrecognized arguments: --frobnicate [1, 2]",
+                           "vllm: error: unrecognized arguments: --frobnicate 1 2"),
+    "O_IS_OPT_LEVEL": (lambda f: "compilation_config" in seen("vllm serve m -O3", f, "command").args, True, False),
+    "DICTS_AS_JSON": (arg("compilation_config", spec("compilation-config: {level: 3}")), None, {"level": 3}),
+    "NO_FORM_FROM_YAML": (arg("enable_prefix_caching", "model: m\nentrypoint: api_server\nargs:\n"
+                                                       "  enable-prefix-caching: false\n"), None, False),
+}
+# Probes that need a file on disk take tmp_path.
+FILE_PROBES = ("MODEL_IN_CONFIG", "CONFIG_FIRST_OK")
+
+
+def boundaries():
+    return {name: value for name, value in vars(releases).items() if isinstance(value, releases.Boundary)}
+
+
+def test_every_boundary_has_a_probe():
+    assert set(boundaries()) == set(PROBES) | set(FILE_PROBES)
+
+
+def test_every_boundary_names_its_change_and_source():
+    for name, boundary in boundaries().items():
+        assert boundary.change, name
+        assert boundary.source.startswith("vllm/") and "(" in boundary.source, name
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_both_sides_of(name):
+    boundary = getattr(releases, name)
+    probe, before, after = PROBES[name]
+    assert probe(below(boundary)) == before, f"{name} below {boundary}"
+    assert probe(at(boundary)) == after, f"{name} at {boundary}"
+
+
+def test_both_sides_of_model_in_config(tmp_path):
+    (tmp_path / "c.yaml").write_text("model: m\nmax-model-len: 4096\n")
+    command = f"vllm serve --config {tmp_path / 'c.yaml'}"
+    rejected = lambda f: seen(command, f, "command").rejected.get("model", (None, None))[1]
+    assert rejected(below(releases.MODEL_IN_CONFIG)).startswith("No model_tag specified!")
+    assert rejected(at(releases.MODEL_IN_CONFIG)) is None
+
+
+def test_both_sides_of_config_first_ok(tmp_path):
+    (tmp_path / "c.yaml").write_text("max-model-len: 4096\n")
+    command = f"python -m vllm.entrypoints.openai.api_server --config {tmp_path / 'c.yaml'} --model m"
+    rejected = lambda f: "config" in seen(command, f, "command").rejected
+    assert rejected(below(releases.CONFIG_FIRST_OK)) is True
+    assert rejected(at(releases.CONFIG_FIRST_OK)) is False
