@@ -1,12 +1,14 @@
 """The library API the CLI calls: plain functions returning plain dataclasses.
 
 Other programs (CI gates, launch scripts) call these directly; nothing here prints.
+Over 400 lines because it is the whole public surface, one short function per command; the
+work lives in the modules below it.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
@@ -38,6 +40,16 @@ class LintResult:
     error: Optional[str] = None
     source_lines: Tuple[str, ...] = ()   # the input's text, for snippets
     hardware: Optional[str] = None       # the assumed hardware and its source, when not stated
+    model_config: Optional[str] = None   # the model's config.json read, None when not on this machine
+    skipped: List[str] = field(default_factory=list)  # rules not run for want of it
+
+    @property
+    def model_note(self) -> Optional[str]:
+        """Say which checks were skipped because the model's config.json is unknown."""
+        if not self.skipped:
+            return None
+        return (f"{self.path}: the model's config.json is not on this machine, so "
+                f"{', '.join(self.skipped)} did not run (pass --model-config FILE)")
 
     @property
     def errors(self) -> int:
@@ -51,38 +63,44 @@ class LintResult:
 def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
          python: Optional[str] = None, select: Sequence[str] = (), ignore: Sequence[str] = (),
-         hardware: Optional["Hardware"] = None, text: Optional[str] = None) -> LintResult:
+         hardware: Optional["Hardware"] = None, text: Optional[str] = None,
+         model_config: Optional[Path] = None) -> LintResult:
     """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
 
     `hardware` (from `--hardware`, the settings file or `hardware.detect()`) fills the
     `hardware:` fields the input leaves unstated; what the input states wins. `text` is the
     content of `path` when it was not read from disk (stdin). Raises LintInputError when the
-    input cannot be linted; lint_inputs() reports it instead.
+    input cannot be linted; lint_inputs() reports it instead. `model_config` is the model's
+    config.json when the model is not on this machine.
     """
-    from patchops.lint.inputs import load_command, load_file, load_text
+    from patchops.lint.model_facts import model_facts_for, read_model_facts
+    from patchops.lint.reading import read_as_vllm
+    from patchops.lint.rules import ALL_RULES
+    from patchops.lint import selectors
     from patchops.lint.runner import lint_config
     from patchops.lint.select import facts_for_config
 
-    if (path is None) == (command is None):
-        raise ValueError("pass exactly one of path or command")
-    if command is not None:
-        cfg = load_command(command)
-    elif text is not None:
-        cfg = load_text(text, path=str(path))
-    else:
-        cfg = load_file(Path(path))
-    assumed = _assume_hardware(cfg, hardware) if hardware is not None else None
+    cfg, assumed = _load_input(path, command, hardware, text)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
+    seen = read_as_vllm(cfg, facts)
+    cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
+        else model_facts_for(seen)
+    diagnostics = lint_config(cfg, facts, select=select, ignore=ignore)
+    skipped = [] if cfg.model_facts is not None or seen.model is None else [
+        rule.name for rule in ALL_RULES
+        if rule.reads_model and rule.applies_to(facts.version)
+        and selectors.is_selected(rule.code, rule.name, selectors.split(select), selectors.split(ignore))]
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
-                      diagnostics=lint_config(cfg, facts, select=select, ignore=ignore),
-                      source_lines=tuple(cfg.lines), hardware=assumed)
+                      diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
+                      skipped=skipped,
+                      model_config=cfg.model_facts.path if cfg.model_facts is not None else None)
 
 
 def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
                 vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
                 python: Optional[str] = None, select: Sequence[str] = (),
                 ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
-                settings=None, stdin=None) -> List[LintResult]:
+                settings=None, stdin=None, model_config: Optional[Path] = None) -> List[LintResult]:
     """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
 
     A folder stands for the YAML and .sh files under it; `-` reads `stdin`. `settings` (a
@@ -108,7 +126,8 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
         vllm_version, python = vllm_version or found.vllm_version, python or found.python
     if hardware is None and found.hardware:
         hardware = settings_hardware(found)
-    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware)
+    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware,
+                  model_config=model_config)
     inputs: List[dict] = [dict(path=p) for p in expand_inputs(paths)]
     if command is not None:
         inputs.append(dict(command=command))
@@ -187,13 +206,21 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
                          rows=effective(cfg, facts), hardware=assumed)
 
 
-def _load_input(path, command, hardware):
-    """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed)."""
-    from patchops.lint.inputs import load_command, load_file
+def _load_input(path, command, hardware, text: Optional[str] = None):
+    """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed).
+
+    `text` is the content of `path` when it was not read from disk (stdin).
+    """
+    from patchops.lint.loaders import load_command, load_file, load_text
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
-    cfg = load_command(command) if command is not None else load_file(Path(path))
+    if command is not None:
+        cfg = load_command(command)
+    elif text is not None:
+        cfg = load_text(text, path=str(path))
+    else:
+        cfg = load_file(Path(path))
     return cfg, (_assume_hardware(cfg, hardware) if hardware is not None else None)
 
 
@@ -218,7 +245,7 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     arguments the assembled command line is linted, since those arguments override the file.
     """
     from patchops import launching
-    from patchops.lint.inputs import load_command, load_file
+    from patchops.lint.loaders import load_command, load_file
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")

@@ -25,9 +25,9 @@ import yaml
 
 from patchops.edit_ops import derive_ops, first_difference
 from patchops.errors import PatchopsError, PatchsetError
+from patchops.lint.vllm.releases import parse_version
 from patchops.ops import Op
 from patchops.store import FileEntry, Store, atomic_write, sha256
-from patchops.versions import parse_version
 
 FROM_STORE = "store"
 FROM_WHEEL = "wheel"

@@ -1,4 +1,8 @@
-"""The `patchops` command: parse arguments, call patchops.api, render, exit. Nothing else."""
+"""The `patchops` command: parse arguments, call patchops.api, render, exit. Nothing else.
+
+Over 400 lines because it holds every command's options and help; each command body stays a
+few lines over api.py and render.py.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ PROBLEMS_FOUND = 1
 USAGE_OR_INPUT_ERROR = 2
 DRIFTED = 3
 IO_ERROR = 5  # FileIOError: a read or write failed, naming the file
+NODES_DISAGREE = 6   # fleet: nodes hold different vLLM, files, patch states or lint verdicts
+NODE_FAILED = 7      # fleet: a node refused, failed or died; the message says what became of it
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 
@@ -46,8 +52,9 @@ def _console() -> Output:
     return Output()
 
 
-def command(*args, **kwargs):
-    """Register a command whose PatchopsError becomes `error: <message>` and its exit code."""
+def command(*args, group: Optional[typer.Typer] = None, **kwargs):
+    """Register a command (on `group`, default the top level) whose PatchopsError becomes
+    `error: <message>` and its exit code."""
 
     def register(function):
         @functools.wraps(function)
@@ -75,7 +82,7 @@ def command(*args, **kwargs):
                        "half-written. Run again with PATCHOPS_DEBUG=1 for the traceback and report it.")
                 raise typer.Exit(INTERNAL_ERROR)
 
-        return app.command(*args, **kwargs)(run)
+        return (group or app).command(*args, **kwargs)(run)
 
     return register
 
@@ -165,11 +172,12 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
     plan = api.plan_apply(names, targets=targets, patchset_dirs=_patchset_dirs(patchsets),
                           force=force, check=not dry_run)
     if dry_run:
+        mismatches = api.mismatches(plan) if plan.problems else ()
         if json_out:
-            render.print_json(console, render.plan_dict(plan, targets))
+            render.print_json(console, render.plan_dict(plan, targets, mismatches))
         else:
             render.plan_text(console, plan, api.diff(plan), targets=targets, stat=stat)
-        render.problems_text(plan, api.mismatches(plan) if plan.problems else ())
+        render.problems_text(plan, mismatches)
         raise typer.Exit(DRIFTED if plan.problems else OK)
     if not json_out:
         render.plan_text(console, plan, targets=targets)
@@ -214,6 +222,7 @@ def status_command(names: List[str] = typer.Argument(None, help="Patchsets to re
     console = _console()
     if json_out:
         render.print_json(console, render.status_dicts(report))
+        render.status_notes(Output(stderr=True), report)  # recovery is reported (issue 6)
     else:
         render.status_text(console, report)
     raise typer.Exit(DRIFTED if api.any_drift(report.rows) else OK)
@@ -299,7 +308,7 @@ def export_command(name: str = typer.Argument(..., help="The patchset to export.
         render.raw(text)
     else:
         api.write_text(output, text)
-        _console().print(f"wrote {output}", soft_wrap=True, highlight=False)
+        _console().print(f"wrote {output}")
 
 
 class Format(str, Enum):
@@ -333,6 +342,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
                  python: Optional[str] = typer.Option(None, "--python", help="Lint against the copy this interpreter imports."),
                  vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Shipped facts of this release, for inputs that state no version and no installed copy."),
+                 model_config: Optional[Path] = typer.Option(None, "--model-config", help="The model's config.json, when the model is not on this machine."),
                  output_format: Format = typer.Option(Format.text, "--format", "--output-format"),
                  json_out: bool = typer.Option(False, "--json", help="Same as --format json."),
                  select: List[str] = typer.Option([], "--select", help="Only these rules: codes, prefixes or names, comma lists ok."),
@@ -349,7 +359,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     assumed = _hardware(hardware, detect_hardware and not _settings().hardware)
     results = api.lint_inputs(files or (), command=cmd, vllm_path=vllm, python=python,
                               vllm_version=vllm_version, select=select, ignore=ignore,
-                              hardware=assumed)
+                              hardware=assumed, model_config=model_config)
     console = _console()
     if output_format is Format.json:
         print(render.lint_json(results))
@@ -446,3 +456,7 @@ def main() -> None:
         except BrokenPipeError:
             _silence_stdout()
         raise
+
+
+# The fleet group (`patchops fleet ...`) lives in fleet_cli.py; importing it registers it on app.
+from patchops import fleet_cli  # noqa: E402,F401

@@ -1,5 +1,7 @@
 """Errors a user can act on: each message names the file (and line) and what to do."""
 
+from typing import Optional
+
 
 class PatchopsError(Exception):
     """Base class; the CLI prints `error: <message>` and exits with `exit_code`."""
@@ -50,6 +52,10 @@ class FileIOError(PatchopsError):
     """Reading or writing a file failed (disk full, I/O error, read-only, permission)."""
 
     exit_code = 5
+
+    def __init__(self, message: str, errno: Optional[int] = None):
+        super().__init__(message)
+        self.errno = errno
 
 
 class LocateError(PatchopsError):

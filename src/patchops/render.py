@@ -89,6 +89,7 @@ def lint_summary_line(results) -> str:
     failed = sum(result.error is not None for result in results)
     if failed:
         text += f"; {failed} not linted"
+    text += "".join(f"; {r.model_note}" for r in results if r.model_note)
     return text
 
 
@@ -111,7 +112,9 @@ def lint_json(results) -> str:
         "summary": lint_summary(diagnostics),
         "inputs": [{"file": r.path, "vllm_version": r.vllm_version or None,
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
-                    "error": r.error, "assumed_hardware": r.hardware} for r in results],
+                    "error": r.error, "assumed_hardware": r.hardware,
+                    "model_config": r.model_config,
+                    "skipped": list(r.skipped)} for r in results],
     }
     return json.dumps(document, indent=2)
 
@@ -418,14 +421,13 @@ def diff_stat(diff: str) -> List[str]:
 def problems_text(plan, mismatches=()) -> None:
     """Print a plan's drift as `error: ...` on stderr, as every other refusal is printed.
 
-    `mismatches` (for --dry-run: where a patchset that does not fit comes closest) replace the
-    drift message of the files they explain.
+    `mismatches` (for --dry-run: where a patchset that does not fit comes closest, and whether
+    the file is as pip installed it) replace the generic advice.
     """
     errors = Output(stderr=True)
     for mismatch in mismatches:
         errors.print(Line.assemble(("error:", "bold red"), " ", mismatch.message()))
-    explained = {str(m.path) for m in mismatches}
-    if any(not any(path in p for path in explained) for p in plan.problems):
+    if plan.problems and not mismatches:
         errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
 
 
@@ -440,7 +442,7 @@ def apply_report_text(console: Output, report, shown=()) -> None:
         console.print(Line(f"removed stale bytecode {pyc}", style="dim"))
 
 
-def plan_dict(plan, targets=None) -> dict:
+def plan_dict(plan, targets=None, mismatches=()) -> dict:
     """Return a plan (dry run) as JSON-ready data."""
     return {
         "dry_run": True,
@@ -448,6 +450,7 @@ def plan_dict(plan, targets=None) -> dict:
         "changes": [{"site_dir": str(f.site_dir), "file": f.display, "patchsets": list(f.patchsets)}
                     for f in plan.changes],
         "problems": list(plan.problems),
+        "mismatches": [m.message() for m in mismatches],
         "notes": list(dict.fromkeys([*(targets.notes() if targets else ()), *plan.notes])),
         "patchset_notes": {p.name: p.notes for p in plan.patchsets if p.notes},
     }
@@ -480,6 +483,12 @@ def status_dicts(report) -> list:
         "state": row.state, "detail": row.detail, "files": list(row.files),
         "file_states": [asdict(f) for f in row.file_states],
     } for row in report.rows]
+
+
+def status_notes(console: Output, report) -> None:
+    """Print status's notes (a repaired transaction, a copy being patched) apart from its JSON."""
+    for note in report.targets.notes() + list(report.notes):
+        _note(console, note)
 
 
 def status_text(console: Output, report) -> None:

@@ -45,9 +45,7 @@ def io_error(exc: OSError, verb: str, path: Path) -> FileIOError:
         hint = f"; run patchops as the owner of {path.parent} (root on vendor images)"
     elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
         hint = "; free some space and run the command again"
-    error = FileIOError(f"cannot {verb} {path}: {reason}{hint}")
-    error.errno = exc.errno
-    return error
+    return FileIOError(f"cannot {verb} {path}: {reason}{hint}", exc.errno)
 
 
 def _is_link(dir_fd: Optional[int], name: str) -> bool:
@@ -159,7 +157,7 @@ def write_at(dir_fd: int, name: str, data: bytes, shown: Path, what: str = "patc
             os.unlink(tmp, dir_fd=dir_fd)
         except OSError:
             pass
-        if isinstance(exc, OSError) and not isinstance(exc, (LinkError, FileIOError)):
+        if isinstance(exc, OSError):
             raise io_error(exc, "write", shown) from exc
         raise
     fsync_dir_fd(dir_fd, shown.parent)
@@ -183,8 +181,6 @@ def append_at(dir_fd: int, name: str, data: bytes, shown: Path, what: str = "pat
         faults.point("fsync", shown)
         os.fsync(fd)
     except OSError as exc:
-        if isinstance(exc, (LinkError, FileIOError)):
-            raise
         raise io_error(exc, "write", shown) from exc
     finally:
         os.close(fd)
@@ -205,12 +201,8 @@ def unlink_at(dir_fd: int, name: str, shown: Path) -> bool:
 
 
 def list_at(dir_fd: int) -> List[str]:
-    """Return the names in a folder opened with open_dir."""
-    fd = os.dup(dir_fd)
-    try:
-        return sorted(os.listdir(fd))
-    finally:
-        os.close(fd)
+    """Return the names in a folder opened with open_dir (which stays open)."""
+    return sorted(os.listdir(dir_fd))
 
 
 def fsync_dir_fd(dir_fd: int, shown: Path) -> None:

@@ -102,7 +102,9 @@ def remove_stale_bytecode(source: PathLike) -> List[Path]:
     parent_fd = safe_fs.open_path_dir(source.parent)
     try:
         cache_fd = safe_fs.open_dir(parent_fd, "__pycache__", cache, what="vLLM copy")
-    except FileIOError:
+    except FileIOError as exc:
+        if exc.errno != errno.ENOTDIR:
+            raise
         cache_fd = None  # a file named __pycache__: nothing Python would load
     finally:
         os.close(parent_fd)
@@ -366,8 +368,7 @@ class Store:
             except FileNotFoundError:
                 return None
             except FileIOError as exc:
-                if not create and getattr(exc, "errno", None) in (errno.EACCES, errno.EPERM,
-                                                                   errno.EROFS):
+                if not create and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
                     return safe_fs.open_file(root, "lock", self.lock_path, os.O_RDONLY)
                 raise
 

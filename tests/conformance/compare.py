@@ -82,7 +82,7 @@ def lint_case(case: Case, version: str, workdir: Path):
     """
     from patchops.errors import LintInputError
     from patchops.lint.config import Setting
-    from patchops.lint.inputs import load_command
+    from patchops.lint.loaders import load_command
     from patchops.lint.facts import facts_for_version
     from patchops.lint.runner import lint_config
 

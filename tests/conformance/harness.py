@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional
 
 from conformance import venvs
 from conformance.cases import DEFAULT_GPU, DEFAULT_GPUS, Case, MODELS, gpu_profiles

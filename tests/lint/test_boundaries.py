@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from patchops.lint.inputs import load_command, load_text
+from patchops.lint.loaders import load_command, load_text
 from patchops.lint.facts import Facts, facts_for_version, shipped_versions
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler

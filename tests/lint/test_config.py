@@ -9,7 +9,7 @@ import pytest
 from patchops.errors import LintInputError
 from patchops.lint import yamlread
 from patchops.lint.config import ServeConfig, parse_compute_capability
-from patchops.lint.inputs import load_command, load_file, load_text
+from patchops.lint.loaders import load_command, load_file, load_text
 
 
 def dedent(text: str) -> str:

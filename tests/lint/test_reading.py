@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from patchops.lint.facts import Facts, Flag, facts_for_version
-from patchops.lint.inputs import load_command, load_text
+from patchops.lint.loaders import load_command, load_text
 from patchops.lint.reading import human_readable_int, read_as_vllm
 from patchops.lint.vllm.releases import release
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from patchops.lint.facts import facts_for_version
-from patchops.lint.inputs import load_file, load_text
+from patchops.lint.loaders import load_file, load_text
 from patchops.lint.runner import lint_config
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
@@ -44,3 +44,14 @@ def test_selector_matching_no_rule_is_a_usage_error():
 
     with pytest.raises(UsageError, match="--select ZZZ matches no rule code"):
         lint_config(load_text("model: m\n"), facts_for_version("0.8.5"), select=["ZZZ"])
+
+
+def test_config_file_keys_share_a_position_but_not_their_explanations(tmp_path):
+    """Every key of `--config FILE` sits at the `--config` token: a bad value of one key must
+    not hide the removed flag of another (PO101 steps aside only for the same setting)."""
+    from patchops.lint.loaders import load_command
+
+    (tmp_path / "case.yaml").write_text("max-seq-len-to-capture: 16384\ngpu-memory-utilization: 1.2\n")
+    cfg = load_command("vllm serve /m --config case.yaml", base_dir=str(tmp_path))
+    found = {d.code for d in lint_config(cfg, facts_for_version("0.33.0"))}
+    assert {"PO101", "PO801"} <= found

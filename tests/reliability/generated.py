@@ -61,8 +61,8 @@ def promise(code: int, out: str, err: str, path: str, ok: tuple) -> List[str]:
         problems.append(f"internal error: {err.strip()[:300]}")
     elif code not in (*ok, 2):
         problems.append(f"exit {code}: {err.strip()[:300]}")
-    elif code == 2 and path not in err:
-        problems.append(f"exit 2 without naming {path}: {err.strip()[:300]}")
+    elif code == 2 and path not in err + out:  # lint reports unreadable input as PO003
+        problems.append(f"exit 2 without naming {path}: {(err or out).strip()[:300]}")
     return problems
 
 

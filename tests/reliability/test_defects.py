@@ -6,6 +6,7 @@ Defects 1 (race): test_races.py; 2 and 3 (links): test_hostile_fs.py.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import shutil
 import subprocess
@@ -90,10 +91,13 @@ def test_status_opens_nothing_for_writing(source, tmp_path, monkeypatch):
     def read_only_mkdir(path, *args, **kwargs):
         raise OSError(errno.EROFS, "Read-only file system", path)
 
+    locks = []
     monkeypatch.setattr(os, "open", read_only_open)
     monkeypatch.setattr(os, "mkdir", read_only_mkdir)
+    monkeypatch.setattr(fcntl, "flock", lambda fd, op: locks.append(op))
     rows = patching.status(copies, patchsets)
     assert [r.state for r in rows] == ["applied"] * 4 and rows.notes == ()
+    assert locks == []  # no lock at all: status beside a running apply does not wait or fail
 
 
 def test_status_on_a_read_only_store_needing_repair_says_what_to_do(source, tmp_path, monkeypatch):

@@ -15,10 +15,14 @@ from pathlib import Path
 from tests.support import wheelcache
 
 
-def full_copy(version: str, dest: Path) -> Path:
-    """Return `dest`, a site-packages holding every file of vLLM `version`'s wheel."""
+def full_copy(version: str, dest: Path, *, link: bool = True) -> Path:
+    """Return `dest`, a site-packages holding every file of vLLM `version`'s wheel.
+
+    `link=False` copies the bytes (840 MB for 0.33.0): for tests of inode stamps, which any
+    process linking the shared inodes (another test run making its copy) would move.
+    """
     source = wheelcache.site_packages(version, full=True)
-    shutil.copytree(source, dest, copy_function=os.link,
+    shutil.copytree(source, dest, copy_function=os.link if link else shutil.copy2,
                     ignore=shutil.ignore_patterns(".complete"))
     return dest
 

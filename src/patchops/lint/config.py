@@ -1,7 +1,7 @@
 """The serve config a lint run reads: positioned Settings, and the value readers rules share.
 
 A ServeConfig comes from a serve spec, a plain vLLM `--config` YAML or a launch command
-(inputs.py reads all three). Every value keeps its 1-based line and column (of the key in
+(loaders.py reads all three). Every value keeps its 1-based line and column (of the key in
 YAML mappings, of the token in commands). Nothing here knows vLLM's flags:
 `reading.read_as_vllm` turns a ServeConfig into what a given vLLM version will see.
 """
@@ -67,6 +67,7 @@ class ServeConfig:
     # name -> (setting, vLLM's error text).
     rejected: Dict[str, Tuple[Setting, str]] = field(default_factory=dict)
     read_by: Optional[str] = None               # vLLM version read_as_vllm used, None before
+    model_facts: Optional[Any] = None           # the model's config.json (lint/model_facts.py), filled by lint
 
     def position_of(self, at) -> Tuple[int, int]:
         """Return (line, column) of a Setting, a (line, column) tuple, or (1, 1) for None."""

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
-FACTS_SCHEMA = 1
+FACTS_SCHEMA = 2
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
@@ -84,6 +84,16 @@ class Facts:
     hardcoded: Dict[str, str] = field(default_factory=dict)        # EngineArgs keyword -> value source when not self.<kw>
     capture_sizes_default: Optional[Tuple[int, ...]] = None        # a fork's hardcoded default capture sizes
     notes: Tuple[str, ...] = ()                         # what extraction skipped: unparsable files, dynamic flags
+    # Config-time knowledge outside argparse (facts_extract/knowledge.py reads each):
+    registries: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # "tool_call_parser" -> registered names
+    nested_configs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # JSON flag dest -> class, extra policy, fields
+    value_ranges: Dict[str, Dict[str, Any]] = field(default_factory=dict)    # dest -> {"gt"/"le"...: bound, "message"?}
+    option_inverses: Dict[str, str] = field(default_factory=dict)  # "--enable-" -> "--disable-" (0.33 EnableDisableAction)
+    max_len: Dict[str, Any] = field(default_factory=dict)          # _get_and_verify_max_len's keys and rope handling
+    parallel: Dict[str, Any] = field(default_factory=dict)         # world size above the GPUs: "ray" or "refuse"; ray_required
+    guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
+    companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
+    has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
 
     # -- lookups for rules ----------------------------------------------------------------
 
@@ -106,6 +116,11 @@ class Facts:
             for flag in self.flags.values():
                 for name in flag.option_names():
                     cache.setdefault(name, flag)
+                if flag.action == "boolean_optional":
+                    for name in flag.option_names():
+                        for prefix, inverse in self.option_inverses.items():
+                            if ("--" + name).startswith(prefix) and not name.startswith("no-"):
+                                cache.setdefault(inverse[2:] + name[len(prefix) - 2:], flag)
             object.__setattr__(self, "_options", cache)
         return cache
 
@@ -127,6 +142,15 @@ class Facts:
             "capture_sizes_default": list(self.capture_sizes_default)
             if self.capture_sizes_default is not None else None,
             "notes": list(self.notes),
+            "registries": {k: list(v) for k, v in self.registries.items()},
+            "nested_configs": self.nested_configs,
+            "value_ranges": self.value_ranges,
+            "option_inverses": self.option_inverses,
+            "max_len": self.max_len,
+            "parallel": self.parallel,
+            "guards": self.guards,
+            "companions": self.companions,
+            "has_ray": self.has_ray,
         }
 
     @classmethod
@@ -146,6 +170,15 @@ class Facts:
             hardcoded=dict(data.get("hardcoded") or {}),
             capture_sizes_default=tuple(capture) if capture is not None else None,
             notes=tuple(data.get("notes") or ()),
+            registries={k: tuple(v) for k, v in (data.get("registries") or {}).items()},
+            nested_configs=dict(data.get("nested_configs") or {}),
+            value_ranges=dict(data.get("value_ranges") or {}),
+            option_inverses=dict(data.get("option_inverses") or {}),
+            max_len=dict(data.get("max_len") or {}),
+            parallel=dict(data.get("parallel") or {}),
+            guards=dict(data.get("guards") or {}),
+            companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
+            has_ray=data.get("has_ray"),
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:

@@ -72,6 +72,8 @@ class OptionTable:
                 negated = _action(flag) == "boolean_optional" and option.startswith("--no-") \
                     and option not in ("--" + flag.name.lstrip("-"),) + tuple(flag.aliases)
                 self.options.setdefault(option, _Option(flag, negated))
+            for option in inverse_options(flag, facts.option_inverses):
+                self.options.setdefault(option, _Option(flag, True))
 
     def long_names(self) -> List[str]:
         return sorted(o for o in self.options if o.startswith("--"))
@@ -204,6 +206,7 @@ class _Tok:
     origin: Setting           # the YAML key or the command-line token it came from
     layer: str                # "yaml" | "cli"
     is_value: bool = False    # a YAML value token (never an option, never the model)
+    crash: Optional[str] = None  # vLLM's own parsing fails on this token (the exception text)
 
 
 def _yaml_tokens(cfg: ServeConfig, table: OptionTable, version: Version,
@@ -330,10 +333,10 @@ def _merge_dotted(tokens: List[_Tok]) -> List[_Tok]:
     merged: Dict[str, Dict[str, Any]] = {}
     origins: Dict[str, _Tok] = {}
     for index, tok in enumerate(tokens):
-        if index in delete or tok.is_value:
-            continue
         text = tok.text
-        if not (text.startswith("-") and "." in text) or re.match(r"^-\d", text):
+        # vLLM takes every token that starts with "-" and holds a "." for a dotted key, values
+        # included: `--gpu-memory-utilization -0.1` loses its value (utils.py, 0.9+).
+        if index in delete or not (text.startswith("-") and "." in text):
             continue
         if "=" in text:
             head, value_str = text.split("=", 1)
@@ -341,6 +344,9 @@ def _merge_dotted(tokens: List[_Tok]) -> List[_Tok]:
                 continue
         else:
             if index + 1 >= len(tokens):
+                # processed_args[i + 1] past the end
+                tokens[index] = dataclasses.replace(tok, crash="IndexError: list index out of range "
+                                                    f"(vLLM reads {text!r} as a dotted --key.sub option)")
                 continue
             head, value_str = text, tokens[index + 1].text
             delete.add(index + 1)
@@ -391,6 +397,14 @@ def _option_strings(flag: Flag) -> List[str]:
     return strings
 
 
+def inverse_options(flag: Flag, inverses: Dict[str, str]) -> List[str]:
+    """Return the `--disable-x` spellings 0.33's EnableDisableAction adds to `--enable-x`."""
+    if _action(flag) != "boolean_optional":
+        return []
+    return [inverse + option[len(prefix):] for option in ["--" + flag.name] + list(flag.aliases)
+            for prefix, inverse in inverses.items() if option.startswith(prefix)]
+
+
 def _display(flag: Flag) -> str:
     """Return the option as argparse names it in errors: every option string, joined by `/`."""
     return "/".join(_option_strings(flag))
@@ -431,6 +445,9 @@ class _Parse:
         while index < len(tokens):
             tok = tokens[index]
             index += 1
+            if tok.crash is not None:
+                self.reject(normalize_key(tok.origin.key), tok.origin, tok.crash)
+                continue
             if tok.is_value or not is_option(tok.text):
                 self.positional(tok)
                 continue
@@ -495,7 +512,8 @@ class _Parse:
             strings = [explicit]
         else:
             want_many = nargs in ("+", "*") or (nargs or "").isdigit()
-            while index < len(tokens) and (tokens[index].is_value or not is_option(tokens[index].text)):
+            while index < len(tokens) and tokens[index].crash is None and \
+                    (tokens[index].is_value or not is_option(tokens[index].text)):
                 strings.append(tokens[index].text)
                 index += 1
                 if not want_many and len(strings) == 1:

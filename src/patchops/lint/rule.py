@@ -55,6 +55,7 @@ class Example:
     at: Optional[Tuple[int, int]] = None
     severity: Optional[str] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
+    model: Optional[dict] = None  # the model's config.json, for rules that read it (model_facts.py)
 
 
 def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
@@ -76,6 +77,7 @@ class Rule:
     # validation, create_engine_config: what the conformance harness asks real vLLM), or
     # "later" (worker start-up, KV-cache sizing, graph capture, a request).
     stage: ClassVar[str] = "config"
+    reads_model: ClassVar[bool] = False   # needs the model's config.json (skipped, and said so, without it)
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
 

@@ -8,6 +8,7 @@ from typing import Iterable, List, Sequence
 from patchops.lint import selectors
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
+from patchops.lint.model_facts import model_facts_for, model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rule import Diagnostic, Example
 from patchops.lint.rules import ALL_RULES
@@ -31,6 +32,7 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
     selectors.check("--select", select, ALL_RULES)
     selectors.check("--ignore", ignore, ALL_RULES)
     seen = read_as_vllm(cfg, facts)
+    seen.model_facts = model_facts_for(seen)
     found: List[Diagnostic] = []
     for rule_class in ALL_RULES:
         if rule_class in (UnusedSuppression, InputNotLinted) or \
@@ -52,16 +54,35 @@ def suppressed(cfg: ServeConfig, d: Diagnostic) -> bool:
 
 
 def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
+    """Drop a generic finding that a specific one explains: same position, same setting.
+
+    Same position alone is not enough: every key of a command's `--config FILE` sits at the
+    `--config` token, so one file's removed flag and another key's bad value share it.
+    """
     found = list(found)
-    specific = {(d.line, d.column) for d in found if d.code not in GENERIC_CODES}
-    return [d for d in found if d.code not in GENERIC_CODES or (d.line, d.column) not in specific]
+    specific: dict = {}
+    for d in found:
+        if d.code not in GENERIC_CODES:
+            specific.setdefault((d.line, d.column), set()).update(_names(d))
+    return [d for d in found if d.code not in GENERIC_CODES or not _explained(d, specific)]
+
+
+def _names(d: Diagnostic) -> set:
+    return {name.replace("-", "_") for name in d.fields}
+
+
+def _explained(d: Diagnostic, specific: dict) -> bool:
+    names = specific.get((d.line, d.column))
+    if names is None:
+        return False
+    return not names or not _names(d) or bool(names & _names(d))
 
 
 def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
     from patchops.errors import LintInputError
     from patchops.lint.facts import facts_for_version
-    from patchops.lint.inputs import load_text
+    from patchops.lint.loaders import load_text
 
     facts = facts_for_version(example.vllm)
     if example.facts:
@@ -71,4 +92,6 @@ def lint_example(example: Example) -> List[Diagnostic]:
         cfg = load_text(example.text, path="example.yaml", kind=example.kind)
     except LintInputError as error:
         return [InputNotLinted.from_error("example.yaml", error)]
+    if example.model is not None:
+        cfg.model_facts = model_facts_from_dict(example.model)
     return lint_config(cfg, facts)

@@ -18,8 +18,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from patchops.lint.vllm.releases import parse_version
 from patchops.ops.positions import site_positions
-from patchops.versions import parse_version
 
 if TYPE_CHECKING:
     import libcst

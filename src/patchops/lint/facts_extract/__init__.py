@@ -248,6 +248,10 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
     capture = guarded("capture sizes", lambda: capture_sizes_default(src, classes), None)
     has_fa = any(src.exists(rel) for rel in FLASH_ATTN_SO)
     has_fi = library_present(site, "flashinfer", extra_paths)
+    from patchops.lint.facts_extract.knowledge import read_knowledge, with_registry_choices  # they import this module
+
+    knowledge = read_knowledge(src, classes, library_present(site, "ray", extra_paths), guarded)
+    flags = guarded("registry choices", lambda: with_registry_choices(src, flags, knowledge), flags)
     src.stat(".")  # the site dir's listing says whether a package (flashinfer) came or went
 
     notes.extend(src.notes)
@@ -266,5 +270,6 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
         hardcoded=hardcoded,
         capture_sizes_default=capture,
         notes=tuple(notes),
+        **knowledge,
     )
     return facts, sorted(src.consulted)

@@ -1,5 +1,6 @@
 """The rule catalogue: explicit imports, ALL_RULES sorted by code (a test checks the order)."""
 
+from patchops.lint.rules.abbreviated_flag import AbbreviatedFlag
 from patchops.lint.rules.attention_backend_env_removed import AttentionBackendEnvRemoved
 from patchops.lint.rules.batched_tokens_below_max_seqs import BatchedTokensBelowMaxSeqs
 from patchops.lint.rules.batched_tokens_below_model_len import BatchedTokensBelowModelLen
@@ -9,19 +10,30 @@ from patchops.lint.rules.chunked_prefill_off_ignored import ChunkedPrefillOffIgn
 from patchops.lint.rules.concurrency_without_cuda_graphs import ConcurrencyWithoutCudaGraphs
 from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesMeaningChanged
 from patchops.lint.rules.duplicate_key import DuplicateKey
+from patchops.lint.rules.expert_parallel_without_experts import ExpertParallelWithoutExperts
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
+from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
+from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
 from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
 from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlashBackend
 from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
+from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
+from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
+from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
+from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
+from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_flag import UnknownFlag
+from patchops.lint.rules.unknown_parser_name import UnknownParserName
 from patchops.lint.rules.unused_suppression import UnusedSuppression
+from patchops.lint.rules.world_size_exceeds_gpus import WorldSizeExceedsGpus
+from patchops.lint.rules.value_out_of_range import ValueOutOfRange
 from patchops.lint.rules.yaml_11_boolean import Yaml11Boolean
 from patchops.lint.rules.yaml_collection_mangled import YamlCollectionMangled
 from patchops.lint.rules.yaml_false_dropped import YamlFalseDropped
@@ -38,6 +50,7 @@ ALL_RULES = (
     YamlCollectionMangled,
     YamlTrueBreaksStoreTrue,
     InvalidFlagValue,
+    AbbreviatedFlag,
     BatchedTokensBelowModelLen,
     BatchedTokensBelowMaxSeqs,
     ChunkedPrefillOffIgnored,
@@ -54,4 +67,15 @@ ALL_RULES = (
     FlashinferNotInstalled,
     AttentionBackendEnvRemoved,
     FlagHardcodedByFork,
+    HeadsNotDivisibleByTp,
+    MaxModelLenAboveDerived,
+    WorldSizeExceedsGpus,
+    RayExecutorWithoutRay,
+    ExpertParallelWithoutExperts,
+    PrefixCachingWithSlidingWindow,
+    ValueOutOfRange,
+    NestedConfigInvalid,
+    SpeculativeConfigInvalid,
+    UnknownParserName,
+    FlagNeedsCompanion,
 )

@@ -37,6 +37,7 @@ class MultistepNeedsFlashBackend(Rule):
     code = "PO303"
     name = "multistep-needs-flash-backend"
     severity = "error"
+    stage = "later"      # MultiStepModelRunner checks the backend at worker start
     versions = ">=0.6.3,<0.10.1"
     stage = "later"  # MultiStepModelRunner checks it when the worker starts
     vllm_message = ("{ms_config_str} not supported for attention backend: {backend}. "

@@ -327,16 +327,25 @@ def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Option
     ("rejected", dest, vLLM's error), ("ignored", dest, why), ("unknown", None, None),
     ("accepted", dest, None) or ("absent", None, None).
     """
-    where = (setting.line, setting.column)
+    def same(seen: Setting) -> bool:
+        # Every key of a command's `--config FILE` sits at the `--config` token: the key
+        # tells them apart.
+        return (seen.line, seen.column) == (setting.line, setting.column) and \
+            _key(seen.key) == _key(setting.key)
+
     for name, (seen, message) in cfg.rejected.items():
-        if (seen.line, seen.column) == where:
+        if same(seen):
             return "rejected", name, message
     for name, (seen, why) in cfg.ignored.items():
-        if (seen.line, seen.column) == where:
+        if same(seen):
             return "ignored", name, why
-    if any((seen.line, seen.column) == where for seen in cfg.unknown):
+    if any(same(seen) for seen in cfg.unknown):
         return "unknown", None, None
     for name, seen in cfg.args.items():
-        if (seen.line, seen.column) == where:
+        if same(seen):
             return "accepted", name, None
     return "absent", None, None
+
+
+def _key(key: str) -> str:
+    return key.split("=", 1)[0].lstrip("-").replace("-", "_")

@@ -1,0 +1,343 @@
+"""Fields of vLLM's config classes, read with `ast`: nested JSON configs and value ranges.
+
+Two kinds of knowledge argparse does not hold, read from the config dataclasses themselves:
+
+* nested configs (`--speculative-config`, `--compilation-config`): each field's name, the
+  kinds of value its annotation allows, its `Literal[...]` choices and `Field(gt=...)` bounds,
+  and what the class does with a key it does not have (a stdlib dataclass raises TypeError,
+  a pydantic dataclass ignores it unless its config says `extra="forbid"`);
+* ranges of plain flags that the config classes check after parsing: pydantic
+  `Field(gt=0, le=1)` (0.12+) and the generic guards `if self.x > 1.0: raise ValueError(...)`
+  at the top of `__post_init__` / `_verify_args` (0.6.3 - 0.11).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Dict, List, Optional, Tuple
+
+from patchops.lint.facts_extract import ARG_UTILS
+from patchops.lint.facts_extract.source_tree import Module, Source
+from patchops.lint.facts_extract.source_tree import last_name as _last_name
+from patchops.lint.facts_extract.static_eval import Classes, Hints
+
+# Nested JSON flags and the class vLLM builds from them.
+NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig"}
+# Config classes whose fields mirror EngineArgs fields of the same name (range checks).
+RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfig")
+CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm.config.parallel",
+                  "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation")
+BOUNDS = ("gt", "ge", "lt", "le")
+# `if self.x OP c: raise` rejects values on that side; the bound that stays allowed.
+_GUARD_BOUND = {ast.Gt: "le", ast.GtE: "lt", ast.Lt: "ge", ast.LtE: "gt"}
+GUARD_METHODS = ("__post_init__", "_verify_args", "verify_args")
+
+
+def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
+    """Return flag dest -> {"class", "extra", "validated", "fields": {name: {...}}}."""
+    out: Dict[str, Dict[str, Any]] = {}
+    hints = Hints(classes)
+    for dest, class_name in NESTED_CONFIGS.items():
+        found = _find_config_class(src, class_name)
+        if found is None:
+            continue
+        mod, cls = found
+        pydantic = _is_pydantic(src, mod, cls, classes)
+        fields: Dict[str, Dict[str, Any]] = {}
+        for name, info in classes.fields(mod, cls).items():
+            if name.startswith("_") or _init_false(info.value):
+                continue
+            fields[name] = _field_summary(hints.atoms(info.annotation, info.mod), info.value)
+            if "SkipValidation" in ast.dump(info.annotation):
+                fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
+        out[dest] = {"class": class_name, "extra": _extra_policy(src, mod, cls, pydantic),
+                     "validated": pydantic, "fields": fields}
+    return out
+
+
+def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
+    """Return EngineArgs dest -> what a config class checks of its value after parsing.
+
+    {"gt"/"ge"/"lt"/"le": bound} from `Field(...)` or a guard, or {"choices": [...]} from a
+    `field_validator` that refuses values outside the field's Literal (0.33 kv_cache_dtype),
+    with "class", "how" and, for guards and validators, the raised "message".
+    """
+    dests = _engine_dests(src, classes)
+    passed = _passed_through(src)
+    hints = Hints(classes)
+    out: Dict[str, Dict[str, Any]] = {}
+    for class_name in RANGE_CLASSES:
+        found = _find_config_class(src, class_name)
+        if found is None:
+            continue
+        cmod, cls = found
+        fields = classes.fields(cmod, cls)
+        mapped = {name: dests.get((class_name, name), name if (None, name) in dests else None)
+                  for name in fields}
+        for name, info in fields.items():
+            if name.startswith("_"):
+                continue  # private fields are no flags
+            bounds = _field_bounds(info.value)
+            if bounds and mapped[name]:
+                out.setdefault(mapped[name], {"class": class_name, "how": "pydantic Field"}).update(bounds)
+        for guard_field, bound, value, message in _guards(cls):
+            # Before 0.8 the configs are plain classes (no annotated fields): same-name dests.
+            dest = mapped.get(guard_field) or (guard_field if (None, guard_field) in dests else None)
+            if dest and dest not in out and dest in passed:
+                entry = {"class": class_name, "how": "guard", bound: value}
+                if message:
+                    entry["message"] = message
+                out[dest] = entry
+        for name, message in _choice_validators(cls):
+            dest = mapped.get(name)
+            if not dest or name not in fields:
+                continue
+            choices = [v for atom in hints.atoms(fields[name].annotation, fields[name].mod)
+                       if atom[0] == "literal" for v in atom[1]]
+            if choices:
+                out.setdefault(dest, {"class": class_name, "how": "field_validator"}).update(
+                    choices=choices, message=message)
+    return out
+
+
+def _engine_dests(src: Source, classes: Classes) -> Dict[Tuple[Optional[str], str], str]:
+    """Map (config class, field) -> EngineArgs dest, from defaults like `CacheConfig.cache_dtype`.
+
+    (None, name) keys list every EngineArgs field, for configs whose field has the same name.
+    """
+    out: Dict[Tuple[Optional[str], str], str] = {}
+    mod = src.module_file(ARG_UTILS)
+    found = src.find_class(mod, "EngineArgs") if mod is not None else None
+    if not found:
+        return out
+    for name, info in classes.fields(*found).items():
+        out[(None, name)] = name
+        value = info.value
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            out.setdefault((value.value.id, value.attr), name)
+        elif isinstance(value, ast.Call) and _last_name(value.func) == "get_field" and len(value.args) == 2 \
+                and isinstance(value.args[0], ast.Name) and isinstance(value.args[1], ast.Constant):
+            out.setdefault((value.args[0].id, value.args[1].value), name)
+    return out
+
+
+def _passed_through(src: Source) -> set:
+    """Return the EngineArgs fields handed to a config class as `x=self.x` (create_engine_config).
+
+    A guard only sees the user's value when EngineArgs passes it on unchanged: 0.8.5 computes
+    `num_lookahead_slots` itself, so `--num-lookahead-slots -1` never meets its guard.
+    """
+    mod = src.module_file(ARG_UTILS)
+    out = set()
+    for node in ast.walk(mod.tree) if mod is not None else ():
+        if isinstance(node, ast.keyword) and node.arg and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
+            out.add(node.value.attr)
+    return out
+
+
+def _choice_validators(cls: ast.ClassDef):
+    """Yield (field, message) for `@field_validator("f")` methods that raise on a bad value."""
+    for stmt in cls.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        for deco in stmt.decorator_list:
+            if isinstance(deco, ast.Call) and _last_name(deco.func) == "field_validator" \
+                    and len(deco.args) == 1 and isinstance(deco.args[0], ast.Constant):
+                raises = [n for n in ast.walk(stmt) if isinstance(n, ast.Raise)]
+                if raises and any(isinstance(n, ast.Compare) or
+                                  (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not))
+                                  for n in ast.walk(stmt)):
+                    yield deco.args[0].value, _message_prefix(raises[0])
+
+
+def _message_prefix(raise_stmt: ast.Raise) -> Optional[str]:
+    """Return the raised message up to its first interpolation ("Invalid kv_cache_dtype: ")."""
+    exc = raise_stmt.exc
+    if not (isinstance(exc, ast.Call) and exc.args):
+        return None
+    text = ""
+    for piece in _string_pieces(exc.args[0]):
+        if not (isinstance(piece, ast.Constant) and isinstance(piece.value, str)):
+            break
+        text += piece.value
+    return text or None
+
+
+# -- classes -----------------------------------------------------------------------------------
+
+
+def _find_config_class(src: Source, name: str) -> Optional[Tuple[Module, ast.ClassDef]]:
+    for dotted in CONFIG_MODULES:
+        mod = src.module(dotted)
+        if mod is None:
+            continue
+        found = src.find_class(mod, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _decorator_origins(src: Source, mod: Module, cls: ast.ClassDef) -> List[tuple]:
+    origins = []
+    for deco in cls.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        origins.append((deco, src.entity(target, mod)))
+    return origins
+
+
+def _is_pydantic(src: Source, mod: Module, cls: ast.ClassDef, classes: Classes) -> bool:
+    if "BaseModel" in classes.base_names(mod, cls):
+        return True
+    for _deco, origin in _decorator_origins(src, mod, cls):
+        if origin is None:
+            continue
+        if origin[0] == "external" and origin[1].startswith("pydantic"):
+            return True
+        if origin[0] == "func" and _mentions(origin[2], "pydantic_dataclass", "dataclass"):
+            # vLLM's own @config decorator (0.12+) wraps pydantic.dataclasses.dataclass.
+            return _module_imports_pydantic(origin[1])
+    return False
+
+
+def _module_imports_pydantic(mod: Module) -> bool:
+    for node in mod.tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pydantic"):
+            return True
+        if isinstance(node, ast.Import) and any(a.name.startswith("pydantic") for a in node.names):
+            return True
+    return False
+
+
+def _mentions(fn: ast.AST, *names: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(fn))
+
+
+def _extra_policy(src: Source, mod: Module, cls: ast.ClassDef, pydantic: bool) -> str:
+    """Return "reject" when an unknown key makes vLLM raise, "ignore" when it is dropped."""
+    if not pydantic:
+        return "reject"  # a stdlib dataclass: __init__() got an unexpected keyword argument
+    places: List[ast.AST] = [cls]
+    for deco, origin in _decorator_origins(src, mod, cls):
+        places.append(deco)
+        if origin is not None and origin[0] == "func":
+            places.append(origin[2])
+    for place in places:
+        for node in ast.walk(place):
+            if isinstance(node, ast.keyword) and node.arg == "extra" and \
+                    isinstance(node.value, ast.Constant) and node.value.value == "forbid":
+                return "reject"
+    return "ignore"
+
+
+# -- fields ------------------------------------------------------------------------------------
+
+
+def _init_false(value: Optional[ast.AST]) -> bool:
+    if isinstance(value, ast.Call) and _last_name(value.func) in ("field", "Field"):
+        for kw in value.keywords:
+            if kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                return True
+    return False
+
+
+def _field_summary(atoms, value: Optional[ast.AST]) -> Dict[str, Any]:
+    """Reduce annotation atoms to JSON: the kinds of value allowed, Literal choices, bounds."""
+    kinds = set()
+    choices: List[Any] = []
+    for atom in atoms:
+        kind = atom[0]
+        if kind == "literal":
+            choices.extend(atom[1])
+            kinds.update("str" if isinstance(v, str) else "int" if isinstance(v, int) else "other"
+                         for v in atom[1])
+        elif kind in ("int", "float", "str", "bool", "none", "list", "set", "tuple"):
+            kinds.add("list" if kind in ("set", "tuple") else kind)
+        elif kind in ("dict", "dictsub", "dataclass"):
+            kinds.add("dict")
+        else:
+            kinds.add("other")       # an enum, a class, a callable: not judged
+    summary: Dict[str, Any] = {"kinds": sorted(kinds)}
+    only_literal = atoms and all(a[0] in ("literal", "none") for a in atoms)
+    if choices and only_literal:
+        summary["choices"] = choices
+    summary.update(_field_bounds(value))
+    return summary
+
+
+def _field_bounds(value: Optional[ast.AST]) -> Dict[str, Any]:
+    if not (isinstance(value, ast.Call) and _last_name(value.func) == "Field"):
+        return {}
+    out = {}
+    for kw in value.keywords:
+        if kw.arg in BOUNDS:
+            number = _number(kw.value)
+            if number is not None:
+                out[kw.arg] = number
+    return out
+
+
+def _number(expr: ast.AST) -> Optional[float]:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) \
+            and not isinstance(expr.value, bool):
+        return expr.value
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = _number(expr.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+# -- guards ------------------------------------------------------------------------------------
+
+
+def _guards(cls: ast.ClassDef):
+    """Yield (field, bound, value, message) for `if self.f OP const: raise E(msg)` guards.
+
+    Only unconditional guards at the top of the method body count: a guard nested under
+    another condition depends on more than the value.
+    """
+    for stmt in cls.body:
+        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in GUARD_METHODS):
+            continue
+        for node in stmt.body:
+            if not (isinstance(node, ast.If) and not node.orelse and node.body
+                    and isinstance(node.body[0], ast.Raise)):
+                continue
+            test = node.test
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                    and type(test.ops[0]) in _GUARD_BOUND):
+                continue
+            left, right = test.left, test.comparators[0]
+            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name)
+                    and left.value.id == "self"):
+                continue
+            value = _number(right)
+            if value is None:
+                continue
+            yield left.attr, _GUARD_BOUND[type(test.ops[0])], value, \
+                _message(node.body[0], left.attr)
+
+
+def _message(raise_stmt: ast.Raise, field: str) -> Optional[str]:
+    """Return the raised message with `{value}` where the field's value is interpolated."""
+    exc = raise_stmt.exc
+    if not (isinstance(exc, ast.Call) and exc.args):
+        return None
+    parts: List[str] = []
+    for piece in _string_pieces(exc.args[0]):
+        if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+            parts.append(piece.value)
+        elif isinstance(piece, ast.FormattedValue) and isinstance(piece.value, ast.Attribute) \
+                and piece.value.attr == field:
+            parts.append("{value}")
+        else:
+            return None
+    return "".join(parts)
+
+
+def _string_pieces(expr: ast.AST) -> List[ast.AST]:
+    if isinstance(expr, ast.JoinedStr):
+        return list(expr.values)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _string_pieces(expr.left) + _string_pieces(expr.right)
+    return [expr]

@@ -1,0 +1,98 @@
+"""Config-time guards of a vLLM copy that rules encode, found by the message they raise.
+
+Some checks are one `if ...: raise` whose condition changed across releases; a rule needs to
+know whether the copy still has the guard and what its condition reads. Found by a fragment
+of the raised message, so moved code is still found:
+
+* `prefix_caching_sliding_window` (CacheConfig._verify_prefix_caching): "always" when the
+  condition is only the sliding window (0.6.3-0.7.3), "v0" when it also tests VLLM_USE_V1
+  (0.8.5-0.11);
+* `expert_parallel_needs_experts` (ModelConfig._verify_with_expert_parallelism, 0.8.5+);
+* `spec_decode_needs_v1` (CudaPlatform.check_and_update_config, 0.10-0.11: "v0");
+* `draft_model_unsupported` (EngineArgs._is_v1_supported_oracle, 0.10.x).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional
+
+from patchops.lint.facts_extract.source_tree import Source
+
+GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
+               "vllm/config/model.py", "vllm/engine/arg_utils.py", "vllm/platforms/cuda.py")
+# Where validate_parsed_serve_args lives besides CLI_ARGS_FILES (0.30: entrypoints/launchers/).
+FRONT_END_FILES = ("vllm/entrypoints/launchers/cli_args.py",)
+MESSAGES = {
+    "prefix_caching_sliding_window": "Prefix caching is not supported with sliding window",
+    "expert_parallel_needs_experts": "Number of experts in the model must be greater than 0",
+    "spec_decode_needs_v1": "Speculative decoding is not supported on vLLM V0",
+    "draft_model_unsupported": "Speculative decoding with draft model is not supported yet",
+}
+
+
+def guard_facts(src: Source) -> Dict[str, str]:
+    """Return guard name -> "always" | "v0" for the guards the copy has."""
+    out: Dict[str, str] = {}
+    for rel in GUARD_FILES:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for node in ast.walk(mod.tree):
+            if not isinstance(node, ast.If):
+                continue
+            for name, fragment in MESSAGES.items():
+                if name not in out and _raises(node, fragment):
+                    out[name] = "v0" if "VLLM_USE_V1" in ast.dump(node.test) else "always"
+    return out
+
+
+def _raises(node: ast.If, fragment: str) -> bool:
+    for stmt in node.body:
+        if isinstance(stmt, ast.Raise) and fragment in _text(stmt.exc):
+            return True
+    return False
+
+
+def _text(expr: Optional[ast.AST]) -> str:
+    """Return the literal text of a raise's message (string pieces joined)."""
+    if isinstance(expr, ast.Call) and expr.args:
+        expr = expr.args[0]
+    return "".join(n.value for n in ast.walk(expr) if isinstance(n, ast.Constant)
+                   and isinstance(n.value, str)) if expr is not None else ""
+
+
+def companion_flags(src: Source) -> Dict[str, list]:
+    """Return switch -> [needed flag, message] from `validate_parsed_serve_args`.
+
+    The front end's quick checks read `if args.enable_auto_tool_choice and not
+    args.tool_call_parser: raise TypeError("Error: ... requires ...")`; which pairs exist
+    changes by release (`--enable-log-outputs` needs `--enable-log-requests` from 0.11).
+    """
+    from patchops.lint.facts_extract import CLI_ARGS_FILES
+
+    out: Dict[str, list] = {}
+    for rel in CLI_ARGS_FILES + FRONT_END_FILES:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "validate_parsed_serve_args"):
+                continue
+            for node in ast.walk(fn):
+                pair = _companion(node)
+                if pair is not None:
+                    out[pair[0]] = [pair[1], pair[2]]
+    return out
+
+
+def _companion(node: ast.AST) -> Optional[tuple]:
+    if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp)
+            and isinstance(node.test.op, ast.And) and len(node.test.values) == 2
+            and node.body and isinstance(node.body[0], ast.Raise)):
+        return None
+    first, second = node.test.values
+    if not (isinstance(first, ast.Attribute) and isinstance(second, ast.UnaryOp)
+            and isinstance(second.op, ast.Not) and isinstance(second.operand, ast.Attribute)):
+        return None
+    return first.attr, second.operand.attr, _text(node.body[0].exc)

@@ -1,0 +1,49 @@
+"""The config-time knowledge of a copy beyond its flag table, gathered for `Facts`.
+
+Each reader lives in its own module (registries, config fields, parser spellings, the
+max-length derivation); this one calls them for `facts_extract.extract`, each guarded so a
+fork's odd file costs that fact only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Dict
+
+from patchops.lint.facts import Flag
+
+from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, parallel,
+                                         registries)
+from patchops.lint.facts_extract.source_tree import Source
+from patchops.lint.facts_extract.static_eval import Classes
+
+
+def read_knowledge(src: Source, classes: Classes, has_ray: bool,
+                   guarded: Callable[[str, Callable[[], Any], Any], Any]) -> Dict[str, Any]:
+    """Return the Facts fields read here, by name (`has_ray`: ray beside the copy)."""
+    return {
+        "registries": guarded("parser registries", lambda: registries.registry_facts(src), {}),
+        "nested_configs": guarded("nested config fields",
+                                  lambda: config_fields.nested_config_facts(src, classes), {}),
+        "value_ranges": guarded("value ranges", lambda: config_fields.value_range_facts(src, classes), {}),
+        "option_inverses": guarded("boolean flag spellings", lambda: bool_spellings.option_inverses(src), {}),
+        "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
+        "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
+        "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
+        "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
+        "has_ray": has_ray,
+    }
+
+
+def with_registry_choices(src: Source, flags: Dict[str, Flag], knowledge: Dict[str, Any]) -> Dict[str, Flag]:
+    """Give flags whose argparse `choices=` come from a parser registry those names (0.8.x)."""
+    from patchops.lint.facts_extract import ARG_UTILS, CLI_ARGS_FILES
+
+    options = registries.registry_choice_flags(src, (ARG_UTILS,) + CLI_ARGS_FILES)
+    out = dict(flags)
+    for dest, flag in flags.items():
+        registry = options.get("--" + flag.name)
+        names = knowledge["registries"].get(registry) if registry else None
+        if names and flag.choices is None:
+            out[dest] = replace(flag, choices=tuple(names))
+    return out

@@ -1,0 +1,161 @@
+"""PO802 nested-config-invalid."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Optional
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+
+_BOUND_OK = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
+             "lt": lambda v, b: v < b, "le": lambda v, b: v <= b}
+_BOUND_TEXT = {"gt": "greater than", "ge": "greater than or equal to",
+               "lt": "less than", "le": "less than or equal to"}
+
+
+class NestedConfigInvalid(Rule):
+    """
+    ## What it does
+    Checks a JSON config flag (`--speculative-config`, `--compilation-config`) against the
+    fields of the class vLLM builds from it, read from the copy: the value must be a JSON
+    object; a key the class does not have is an error where the class refuses it (a plain
+    dataclass in 0.8.5 `SpeculativeConfig`, `extra="forbid"` from 0.15) and a warning where it
+    is silently dropped (pydantic's default, 0.9-0.12); where pydantic validates the class, a
+    `Literal` field takes only its choices (`method`), a `Field(gt=0)` its range, and a field
+    only values of its type as pydantic's lax mode reads them (`"1,2"` is no list).
+
+    ## Why is this bad?
+    vLLM stops at parse or config time: `Extra inputs are not permitted` for `level` in
+    0.20+'s compilation config (the field became `mode`), `SpeculativeConfig.__init__() got an
+    unexpected keyword argument`, `Input should be 'ngram', 'eagle', ...`, `Input should be an
+    object` for a bare `3`. Where the key is dropped, the setting silently does nothing.
+
+    ## Fix
+    Use the field names and values of the vLLM that will run (`vllm serve --help=<flag>`).
+    """
+
+    code = "PO802"
+    name = "nested-config-invalid"
+    severity = "error"
+    versions = ">=0.8.5"
+    VALID = [
+        Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
+                "\"prompt_lookup_max\": 4}'\n", kind="command"),
+        Example("vllm serve m --compilation-config '{\"level\": 3}'\n", kind="command", vllm="0.10.1.1"),
+        Example("vllm serve m --compilation-config '{\"mode\": 3}'\n", kind="command", vllm="0.33.0"),
+        Example("vllm serve m -O3\n", kind="command", vllm="0.8.5"),
+    ]
+    INVALID = [
+        Example("vllm serve m --compilation-config '{\"level\": 3}'\n", kind="command", vllm="0.33.0",
+                at=(1, 14)),
+        Example("vllm serve m --compilation-config 3\n", kind="command", vllm="0.10.1.1", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
+                "\"lookahead\": 4}'\n", kind="command", vllm="0.8.5", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{\"method\": \"ngrams\", \"num_speculative_tokens\": 3}'\n",
+                kind="command", vllm="0.10.1.1", at=(1, 14)),
+        # Dropped without a word by 0.10.1.1's pydantic dataclass: a warning.
+        Example("vllm serve m --compilation-config '{\"levle\": 3}'\n", kind="command", vllm="0.10.1.1",
+                at=(1, 14), severity="warning"),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        for dest, spec in sorted(facts.nested_configs.items()):
+            found = cfg.args.get(dest)
+            if found is None or found.value is None or \
+                    (dest in cfg.ignored and cfg.ignored[dest][0] == found):
+                continue
+            value = found.value
+            if not isinstance(value, dict):
+                yield self.diagnostic(
+                    cfg, found, f"{dest} must be a JSON object of {spec['class']} fields, not "
+                    f"{json.dumps(value)}; vLLM {facts.version} refuses it",
+                    fields=(dest,), fix=f"write it as a JSON object, e.g. '{{\"{_example_key(spec)}\": ...}}'",
+                    vllm_message="Input should be an object")
+                continue
+            for key, item in value.items():
+                problem = _field_problem(spec, key, item)
+                if problem is None:
+                    continue
+                text, severity, vllm_text = problem
+                yield self.diagnostic(
+                    cfg, found, f"{dest} {text}" + ("" if severity == "warning"
+                                                    else f"; vLLM {facts.version} refuses it"),
+                    fields=(dest,), severity=severity, vllm_message=vllm_text,
+                    fix=f"use the {spec['class']} fields of vLLM {facts.version}: "
+                        + ", ".join(sorted(spec["fields"])[:12]) + (", ..." if len(spec["fields"]) > 12 else ""))
+
+
+def _example_key(spec: dict) -> str:
+    for key in ("method", "mode", "level"):
+        if key in spec["fields"]:
+            return key
+    return next(iter(spec["fields"]), "key")
+
+
+def _field_problem(spec: dict, key: str, item: Any) -> Optional[tuple]:
+    """Return (message, severity or None, vLLM's message) for one key, or None."""
+    fields = spec["fields"]
+    cls = spec["class"]
+    if key not in fields:
+        if spec["extra"] == "reject":
+            vllm_text = "Extra inputs are not permitted" if spec.get("validated") else \
+                f"{cls}.__init__() got an unexpected keyword argument '{key}'"
+            return f"has no field {key!r} in {cls}", None, vllm_text
+        return (f"key {key!r} is not a {cls} field, and vLLM drops it without a word",
+                "warning", None)
+    field = fields[key]
+    if not spec.get("validated") or field.get("unchecked"):
+        return None
+    choices = field.get("choices")
+    if choices is not None and item is not None and item not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        return f"{key} {item!r} is not one of {listed}", None, f"Input should be {listed}"
+    kind = _wrong_kind(field.get("kinds") or [], item)
+    if kind is not None:
+        return f"{key} {json.dumps(item)} is not {kind}", None, f"Input should be {kind}"
+    if isinstance(item, (int, float)) and not isinstance(item, bool):
+        for bound, limit in field.items():
+            if bound in _BOUND_OK and not _BOUND_OK[bound](item, limit):
+                text = f"Input should be {_BOUND_TEXT[bound]} {limit}"
+                return f"{key} ({item}) must be {_BOUND_TEXT[bound]} {limit}", None, text
+    return None
+
+
+_NOUNS = {"int": "a valid integer", "float": "a valid number", "str": "a valid string",
+          "bool": "a valid boolean", "list": "a valid list", "dict": "a valid dictionary"}
+_BOOL_WORDS = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
+
+
+def _wrong_kind(kinds, item: Any) -> Optional[str]:
+    """Return what pydantic (lax mode) wants when `item` fits none of `kinds`, else None."""
+    if not kinds or "other" in kinds or item is None:
+        return None
+    if isinstance(item, bool):
+        fits = "bool" in kinds or "int" in kinds or "float" in kinds
+    elif isinstance(item, int):
+        fits = "int" in kinds or "float" in kinds or ("bool" in kinds and item in (0, 1))
+    elif isinstance(item, float):
+        fits = "float" in kinds or ("int" in kinds and item.is_integer())
+    elif isinstance(item, str):
+        fits = "str" in kinds or ("bool" in kinds and item.strip().lower() in _BOOL_WORDS) or \
+            (("int" in kinds or "float" in kinds) and _numeric(item))
+    elif isinstance(item, list):
+        fits = "list" in kinds
+    elif isinstance(item, dict):
+        fits = "dict" in kinds
+    else:
+        fits = True
+    if fits:
+        return None
+    first = next((k for k in kinds if k in _NOUNS), None)
+    return _NOUNS.get(first) if first else None
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,138 @@
+"""PO803 speculative-config-invalid."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import routing
+
+NGRAM = ("ngram", "[ngram]", "ngram_gpu")
+# Methods that need no draft model (SpeculativeConfig.__post_init__ sets `model` for them).
+SELF_DRAFTING = NGRAM + ("suffix", "extract_hidden_states", "custom_class")
+SPEC_NEEDS_V1 = "Speculative decoding is not supported on vLLM V0."
+DRAFT_UNSUPPORTED = "Speculative decoding with draft model is not supported yet."
+# Draft model names SpeculativeConfig recognises as another method (eagle-, medusa heads).
+DETECTED = ("eagle", "medusa", "mlp_speculator", "mlp-speculator")
+NO_DRAFT_MODEL = "num_speculative_tokens was provided without speculative model."
+MISSING_TOKENS = ("num_speculative_tokens must be provided with speculative model unless the "
+                  "draft model config contains an n_predict parameter.")
+
+
+class SpeculativeConfigInvalid(Rule):
+    """
+    ## What it does
+    Checks the guards `SpeculativeConfig.__post_init__` and `_verify_args` apply to every
+    `--speculative-config` (0.8.5+, where the old `--speculative-model` flags became one JSON
+    flag): `num_speculative_tokens` present (unless a draft model may bring `n_predict`) and
+    greater than zero, a draft `model` for methods that need one (not n-gram, suffix, MTP), and
+    `prompt_lookup_min <= prompt_lookup_max` after vLLM fills a missing one from the other
+    (both missing: 5 and 5). Where the copy has the guards, speculation on the V0 engine
+    (0.10-0.11) and a draft model (0.10.x) are refused too. Bounds that pydantic already states as `Field(ge=1)` are left to
+    `nested-config-invalid`.
+
+    ## Why is this bad?
+    vLLM refuses to build its config: "prompt_lookup_min=5 must be <= prompt_lookup_max=3",
+    "num_speculative_tokens must be provided with speculative model unless the draft model
+    config contains an n_predict parameter."
+
+    ## Fix
+    Give `num_speculative_tokens` (a positive count) and an n-gram window with min <= max.
+    """
+
+    code = "PO803"
+    name = "speculative-config-invalid"
+    severity = "error"
+    versions = ">=0.8.5"
+    VALID = [
+        Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
+                "\"prompt_lookup_min\": 2}'\n", kind="command"),
+        Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
+                "\"prompt_lookup_min\": 4, \"prompt_lookup_max\": 4}'\n", kind="command", vllm="0.33.0"),
+    ]
+    INVALID = [
+        Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
+                "\"prompt_lookup_min\": 5, \"prompt_lookup_max\": 3}'\n", kind="command", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{\"method\": \"eagle\", \"num_speculative_tokens\": 3}'\n",
+                kind="command", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{}'\n", kind="command", vllm="0.33.0", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"prompt_lookup_max\": 3}'\n",
+                kind="command", vllm="0.10.1.1", at=(1, 14)),
+        Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 0}'\n",
+                kind="command", vllm="0.8.5", at=(1, 14)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        spec = facts.nested_configs.get("speculative_config")
+        found = cfg.args.get("speculative_config")
+        if spec is None or found is None or not isinstance(found.value, dict) or \
+                ("speculative_config" in cfg.ignored and cfg.ignored["speculative_config"][0] == found):
+            return
+        value = found.value
+        fields = spec["fields"]
+        model_type = cfg.model_facts.model_type if cfg.model_facts is not None else ""
+        problem = _problem(value, fields, model_type) or _unsupported(cfg, facts, value)
+        if problem is not None:
+            text, vllm_text = problem
+            yield self.diagnostic(cfg, found, f"speculative_config {text}; vLLM {facts.version} refuses it",
+                                  fields=("speculative_config",), vllm_message=vllm_text,
+                                  fix="give num_speculative_tokens > 0 and prompt_lookup_min <= prompt_lookup_max")
+
+
+def _unsupported(cfg: ServeConfig, facts: Facts, value: dict) -> Optional[tuple]:
+    """The copy's refusals of a whole kind of speculation: on V0 (0.10-0.11), by draft model (0.10)."""
+    engine = routing.engine(cfg, facts)
+    if facts.guards.get("spec_decode_needs_v1") and engine.value == routing.V0 and not engine.error:
+        return "is set, and this vLLM runs speculative decoding on V1 only", SPEC_NEEDS_V1
+    method, model = value.get("method"), value.get("model")
+    draft = method == "draft_model" or (method is None and isinstance(model, str) and model not in NGRAM
+                                        and not any(k in model.lower() for k in DETECTED))
+    if facts.guards.get("draft_model_unsupported") and draft:
+        return "uses a draft model, which this vLLM does not support yet", DRAFT_UNSUPPORTED
+    return None
+
+
+def _drafts_itself(method: Optional[str], model_type: str) -> bool:
+    """MTP methods, and a DeepSeek-V3 target, use the target model's own layers as the draft."""
+    return bool(method) and (method == "mtp" or method.endswith("_mtp")) or "deepseek" in model_type
+
+
+def _bounded(fields: dict, name: str) -> bool:
+    """Whether pydantic states a bound for `name` (then nested-config-invalid reports it)."""
+    return bool(fields.get(name, {}).keys() & {"gt", "ge"})
+
+
+def _int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _problem(value: dict, fields: dict, model_type: str) -> Optional[tuple]:
+    tokens = _int(value.get("num_speculative_tokens"))
+    method, model = value.get("method"), value.get("model")
+    ngram = method in NGRAM or (method is None and model in NGRAM)
+    if value.get("num_speculative_tokens") is None and (ngram or model is None):
+        what = "the n-gram method" if ngram else "no draft model"
+        return f"uses {what} without num_speculative_tokens", MISSING_TOKENS
+    if tokens is not None and model is None and not ngram and method not in SELF_DRAFTING \
+            and not _drafts_itself(method, model_type):
+        return (f"gives num_speculative_tokens with method {method!r} but no draft model",
+                NO_DRAFT_MODEL)
+    if tokens is not None and tokens <= 0 and not _bounded(fields, "num_speculative_tokens"):
+        return (f"num_speculative_tokens ({tokens}) must be greater than zero",
+                f"Expected num_speculative_tokens to be greater than zero ({tokens}).")
+    if not ngram:
+        return None
+    low, high = _int(value.get("prompt_lookup_min")), _int(value.get("prompt_lookup_max"))
+    if low is None and high is None:
+        low = high = 5
+    low = high if low is None else low
+    high = low if high is None else high
+    for name, number in (("prompt_lookup_min", low), ("prompt_lookup_max", high)):
+        if number < 1 and not _bounded(fields, name):
+            return f"{name} ({number}) must be > 0", f"{name}={number} must be > 0"
+    if low > high:
+        return (f"prompt_lookup_min ({low}) is above prompt_lookup_max ({high})",
+                f"prompt_lookup_min={low} must be <= prompt_lookup_max={high}")
+    return None

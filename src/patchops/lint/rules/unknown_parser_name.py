@@ -1,0 +1,85 @@
+"""PO901 unknown-parser-name."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
+
+# registry -> (flag dest, plugin flag that can register more, wording in vLLM's KeyError)
+PARSERS = {
+    "tool_call_parser": ("tool_call_parser", "tool_parser_plugin", "tool call parser"),
+    "reasoning_parser": ("reasoning_parser", "reasoning_parser_plugin", "reasoning parser"),
+}
+
+
+class UnknownParserName(Rule):
+    """
+    ## What it does
+    Flags a `--tool-call-parser` (with `--enable-auto-tool-choice`) or `--reasoning-parser`
+    name that the vLLM copy does not register. The names come from the copy's registries
+    (`@ToolParserManager.register_module("hermes")`, the `_TOOL_PARSERS_TO_REGISTER` tables),
+    since argparse cannot list them. The reasoning parser is checked whenever it is given,
+    except on releases that still have `--enable-reasoning` (0.7.3-0.9.2), which check it only
+    with that flag; where argparse itself lists the registry as `choices` (0.8.5-0.10
+    `--reasoning-parser`), `invalid-flag-value` reports it at parse time.
+
+    ## Why is this bad?
+    The server exits before loading the model: `KeyError: 'invalid tool call parser: hermes2
+    (chose from { granite,hermes,... })'`. Parser names are added in nearly every release, so
+    a name from a newer release's docs fails on an older copy.
+
+    ## Fix
+    Use one of the names the copy registers, or load your own with `--tool-parser-plugin` /
+    `--reasoning-parser-plugin` (the check then only warns: the plugin may register it).
+    """
+
+    code = "PO901"
+    name = "unknown-parser-name"
+    severity = "error"
+    versions = ">=0"
+    vllm_message = "invalid tool call parser: {name} (chose from { {names} })"
+    VALID = [
+        Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: hermes\n"),
+        # Without auto tool choice the parser is never looked up.
+        Example("model: m\nargs:\n  tool-call-parser: hermes9\n", vllm="0.10.1.1"),
+        Example("model: m\nargs:\n  reasoning-parser: qwen3\n", vllm="0.10.1.1"),
+    ]
+    INVALID = [
+        Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: qwen3_coder\n",
+                vllm="0.8.5", at=(4, 3)),
+        Example("vllm serve m --reasoning-parser deepseek_r9\n", kind="command", vllm="0.33.0", at=(1, 14)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        for registry, (dest, plugin, wording) in PARSERS.items():
+            names = facts.registries.get(registry)
+            found = inputs.setting(cfg, dest)
+            flag = facts.flags.get(dest)
+            if names is None or found is None or not isinstance(found.value, str) or not found.value \
+                    or (flag is not None and flag.choices):
+                continue   # argparse lists the registry itself (0.8.5-0.10 --reasoning-parser): PO107
+            if not self._looked_up(cfg, facts, registry) or found.value in names:
+                continue
+            listed = ",".join(names)
+            has_plugin = inputs.setting(cfg, plugin) is not None
+            tail = ("; a plugin is loaded, which may register it" if has_plugin
+                    else f"; vLLM {facts.version} exits before loading the model")
+            yield self.diagnostic(
+                cfg, found, f"{wording} {found.value!r} is not registered in this vLLM "
+                f"(it has {len(names)}: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}){tail}",
+                fields=(dest,), severity="warning" if has_plugin else None,
+                fix=f"use one of the registered names: {', '.join(names)}",
+                vllm_message=f"invalid {wording}: {found.value} (chose from {{ {listed} }})")
+
+    @staticmethod
+    def _looked_up(cfg: ServeConfig, facts: Facts, registry: str) -> bool:
+        """Return whether vLLM looks the name up (api_server / validate_api_server_args)."""
+        if registry == "tool_call_parser":
+            return bool(inputs.bool_value(cfg, "enable_auto_tool_choice"))
+        if "enable_reasoning" in facts.flags:   # 0.7.3-0.9.2: gated on --enable-reasoning
+            return bool(inputs.bool_value(cfg, "enable_reasoning"))
+        return True

@@ -1,0 +1,88 @@
+"""The maximum length a vLLM release derives from a model's config.json.
+
+`_get_and_verify_max_len` (config.py; config/model.py from 0.11) takes the smallest of a list
+of config.json keys, scales it by the rope-scaling factor except for some rope types, caps it
+by a sliding window that `--disable-sliding-window` turns off, and refuses a larger
+`max_model_len` unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set. The key list and rope handling
+changed across releases and are read from the copy (`facts.max_len`, facts_extract/max_len.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Union
+
+from patchops.lint.model_facts import ModelFacts
+
+# Used when facts hold no derivation (an unreadable copy): the list every release 0.8.5+ has.
+FALLBACK_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+                     "model_max_length", "max_target_positions", "max_sequence_length",
+                     "max_seq_length", "seq_len")
+
+
+@dataclass(frozen=True)
+class DerivedLen:
+    """vLLM's derived maximum length: the value, the key it came from, and its message form."""
+
+    value: Union[int, float]
+    key: Optional[str]
+    model_max_length: Optional[int]
+
+    @property
+    def shown(self) -> str:
+        """Render as vLLM's f-string does (`16384.0` after a float rope factor)."""
+        return str(self.value)
+
+
+def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
+                    disable_sliding_window: bool = False) -> Optional[DerivedLen]:
+    """Return what `_get_and_verify_max_len` derives for `model`, or None for "no keys".
+
+    `max_len` is the copy's `facts.max_len` (keys, unscaled rope types, YaRN base, whether
+    tokenizer_config's model_max_length counts). None means vLLM would assume 2048 only when
+    the user gave no length, and accept any length the user gives.
+    """
+    cfg = model.text_config
+    keys = max_len.get("keys") or FALLBACK_LEN_KEYS
+    derived: Union[int, float] = float("inf")
+    key: Optional[str] = None
+    for name in keys:
+        value = cfg.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < derived:
+                key = name
+            derived = min(derived, value)
+    explicit = cfg.get("model_max_length")
+    if explicit:  # Command-R / Cohere: model_max_length wins outright
+        key, derived = "model_max_length", explicit
+    window = model.sliding_window
+    if disable_sliding_window and window is not None and window < derived:
+        key, derived = "sliding_window", window
+    if max_len.get("tokenizer_max_length") and model.tokenizer_max_length is not None:
+        derived = min(derived, model.tokenizer_max_length)
+    if derived == float("inf"):
+        return None
+    ropes = model.rope_parameters()
+    if not ropes and max_len.get("per_layer_rope") and "rope_theta" in cfg:
+        ropes = [{"rope_type": "default"}]   # transformers 5 standardises rope_theta into rope_parameters
+    if ropes and "gemma3" not in model.model_type:
+        unscaled = set(max_len.get("unscaled_rope_types") or ())
+        factor: Union[int, float] = 1.0
+        base = derived
+        for rope in ropes:
+            rope_type = rope.get("rope_type") or rope.get("type") or "default"
+            if rope_type in unscaled:
+                continue
+            factor = rope.get("factor", factor) or 1.0
+            if rope_type == "yarn" and max_len.get("yarn_base") and \
+                    "original_max_position_embeddings" in rope:
+                base = rope["original_max_position_embeddings"]
+        if max_len.get("per_layer_rope") or \
+                any((r.get("rope_type") or r.get("type") or "default") not in unscaled for r in ropes):
+            derived = base * factor
+    return DerivedLen(value=derived, key=key, model_max_length=cfg.get("model_max_length"))
+
+
+def env_flag(value: Optional[str]) -> bool:
+    """Read a vLLM boolean env var (VLLM_ALLOW_LONG_MAX_MODEL_LEN): "1" or "true"."""
+    return (value or "0").strip().lower() in ("1", "true")

@@ -1,0 +1,285 @@
+"""The rules built on facts read from the copy (PO108, PO70x, PO80x, PO90x): both sides of each boundary."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from patchops.lint.facts import facts_for_version
+from patchops.lint.loaders import load_text
+from patchops.lint.model_facts import model_facts_from_dict
+from patchops.lint.runner import lint_config
+
+QWEN_7B = {"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,
+           "max_position_embeddings": 32768, "sliding_window": 131072, "use_sliding_window": False,
+           "rope_theta": 1000000.0}
+COMMAND_R = {"model_type": "cohere", "num_attention_heads": 64, "max_position_embeddings": 8192,
+             "model_max_length": 131072}
+
+
+def run(text, vllm="0.8.5", kind="spec", model=None, **facts_changes):
+    facts = facts_for_version(vllm)
+    if facts_changes:
+        facts = dataclasses.replace(facts, **facts_changes)
+    cfg = load_text(text, path="serve.yaml", kind=kind)
+    if model is not None:
+        cfg.model_facts = model_facts_from_dict(model)
+    return [(d.code, d.severity, d.line, d.column) for d in lint_config(cfg, facts)]
+
+
+def codes(found, prefix="PO"):
+    return [f for f in found if f[0].startswith(prefix)]
+
+
+# --- PO701 / PO702: the model ----------------------------------------------------------------
+
+@pytest.mark.parametrize("vllm", ["0.8.5", "0.10.1.1", "0.33.0"])
+@pytest.mark.parametrize("tp,bad", [(4, False), (7, False), (3, True), (8, True)])
+def test_heads_divisible(tp, bad, vllm):
+    found = codes(run(f"model: q\nargs:\n  tensor-parallel-size: {tp}\n", vllm=vllm, model=QWEN_7B), "PO701")
+    assert found == ([("PO701", "error", 3, 3)] if bad else [])
+
+
+def test_tp_zero():
+    text = "model: q\nargs:\n  tensor-parallel-size: 0\n"
+    assert codes(run(text, model=QWEN_7B), "PO70") == [("PO701", "error", 3, 3)]        # ZeroDivisionError
+    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), "PO8") == [("PO801", "error", 3, 3)]  # Field(ge=1)
+    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), "PO70") == []
+
+
+def test_heads_missing_key_passes_like_vllm():
+    # vLLM: getattr(hf_text_config, "num_attention_heads", 0) % tp == 0
+    assert codes(run("model: q\nargs:\n  tensor-parallel-size: 3\n", model={"model_type": "x"}), "PO701") == []
+
+
+def test_duplicate_key_checks_the_winning_value():
+    text = "model: q\nargs:\n  tensor-parallel-size: 3\n  tensor-parallel-size: 4\n"
+    assert codes(run(text, model=QWEN_7B), "PO701") == []
+    text = "model: q\nargs:\n  tensor-parallel-size: 4\n  tensor-parallel-size: 3\n"
+    assert codes(run(text, model=QWEN_7B), "PO701") == [("PO701", "error", 4, 3)]
+
+
+@pytest.mark.parametrize("length,bad", [(32768, False), (32769, True), ("32k", False), ("33k", True)])
+def test_max_model_len_boundary(length, bad):
+    found = codes(run(f"model: q\nargs:\n  max-model-len: {length}\n", model=QWEN_7B), "PO702")
+    assert found == ([("PO702", "error", 3, 3)] if bad else [])
+
+
+@pytest.mark.parametrize("value,severity", [("'1'", "warning"), ("'true'", "warning"), ("'0'", "error")])
+def test_allow_long_env(value, severity):
+    text = f"model: q\nenv:\n  VLLM_ALLOW_LONG_MAX_MODEL_LEN: {value}\nargs:\n  max-model-len: 40000\n"
+    assert codes(run(text, vllm="0.10.1.1", model=QWEN_7B), "PO702") == [("PO702", severity, 5, 3)]
+
+
+def test_model_max_length_allows_up_to_itself():
+    assert codes(run("model: c\nargs:\n  max-model-len: 131072\n", model=COMMAND_R), "PO702") == []
+    assert codes(run("model: c\nargs:\n  max-model-len: 131073\n", model=COMMAND_R), "PO702") != []
+
+
+def test_no_model_facts_no_model_checks():
+    assert codes(run("model: q\nargs:\n  tensor-parallel-size: 3\n  max-model-len: 99999\n"), "PO70") == []
+
+
+# --- PO703 / PO704: parallelism and Ray -------------------------------------------------------
+
+@pytest.mark.parametrize("vllm,has_ray,expected", [
+    ("0.8.5", None, "warning"),      # the wheel depends on Ray: switches to it, fails later
+    ("0.8.5", True, "warning"),
+    ("0.8.5", False, "error"),       # "Unable to load Ray"
+    ("0.33.0", None, "error"),       # "World size (8) is larger than ..."
+    ("0.33.0", True, "error"),
+])
+def test_world_size_above_gpus(vllm, has_ray, expected):
+    text = "model: m\nargs:\n  tensor-parallel-size: 8\nhardware: {gpus: 4}\n"
+    found = codes(run(text, vllm=vllm, has_ray=has_ray), "PO703")
+    assert found == [("PO703", expected, 3, 3)]
+
+
+def test_world_size_counts_pipeline_stages():
+    text = "model: m\nargs:\n  tensor-parallel-size: 2\n  pipeline-parallel-size: {pp}\nhardware: {{gpus: 4}}\n"
+    assert codes(run(text.format(pp=2), vllm="0.33.0"), "PO703") == []
+    assert codes(run(text.format(pp=3), vllm="0.33.0"), "PO703") == [("PO703", "error", 3, 3)]
+
+
+def test_explicit_executor_skips_the_choice():
+    text = "model: m\nargs:\n  tensor-parallel-size: 8\n  distributed-executor-backend: mp\nhardware: {gpus: 4}\n"
+    assert codes(run(text, vllm="0.33.0"), "PO703") == []
+
+
+@pytest.mark.parametrize("vllm,has_ray,bad", [("0.15.0", None, False), ("0.20.0", None, True),
+                                              ("0.20.0", True, False), ("0.8.5", False, True)])
+def test_ray_executor_needs_ray(vllm, has_ray, bad):
+    found = codes(run("model: m\nargs:\n  distributed-executor-backend: ray\n", vllm=vllm, has_ray=has_ray), "PO704")
+    assert found == ([("PO704", "error", 3, 3)] if bad else [])
+
+
+# --- PO705 / PO706 ----------------------------------------------------------------------------
+
+def test_expert_parallel_needs_experts_from_085():
+    text = "model: q\nargs:\n  enable-expert-parallel: true\n"
+    assert codes(run(text, model=QWEN_7B), "PO705") == [("PO705", "error", 3, 3)]
+    assert codes(run(text, model=dict(QWEN_7B, num_experts=64)), "PO705") == []
+    assert codes(run(text, model=dict(QWEN_7B, num_local_experts=0, n_routed_experts=8)), "PO705") == []
+
+
+def test_prefix_caching_sliding_window_v0_only_from_085():
+    mistral = {"model_type": "mistral", "num_attention_heads": 32, "sliding_window": 4096,
+               "max_position_embeddings": 32768}
+    v0 = "model: m\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-caching: true\n"
+    v1 = "model: m\nargs:\n  enable-prefix-caching: true\n"
+    assert codes(run(v0, model=mistral), "PO706") == [("PO706", "error", 5, 3)]
+    assert codes(run(v1, model=mistral), "PO706") == []
+    assert codes(run(v1, vllm="0.7.3", model=mistral), "PO706") == [("PO706", "error", 3, 3)]
+    assert codes(run(v0, model=QWEN_7B), "PO706") == []          # use_sliding_window: false
+    assert codes(run(v1, vllm="0.12.0", model=mistral), "PO706") == []
+
+
+# --- PO801 value ranges -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("vllm,value,bad", [
+    ("0.8.5", "1.0", False), ("0.8.5", "1.001", True), ("0.8.5", "0", False), ("0.8.5", "-1", False),
+    ("0.11.0", "0", False), ("0.12.0", "0", True), ("0.12.0", "1", False), ("0.12.0", "1.5", True),
+])
+def test_gpu_memory_utilization(vllm, value, bad):
+    found = codes(run(f"model: m\nargs:\n  gpu-memory-utilization: {value}\n", vllm=vllm), "PO801")
+    assert found == ([("PO801", "error", 3, 3)] if bad else [])
+
+
+def test_kv_cache_dtype_checked_by_argparse_then_by_the_config():
+    text = "model: m\nargs:\n  kv-cache-dtype: fp9\n"
+    assert codes(run(text, vllm="0.30.0"), "PO8") == [] and codes(run(text, vllm="0.30.0"), "PO107")
+    assert codes(run(text, vllm="0.33.0"), "PO801") == [("PO801", "error", 3, 3)]
+    assert codes(run("model: m\nargs:\n  kv-cache-dtype: nvfp4\n", vllm="0.33.0"), "PO801") == []
+
+
+# --- PO802 / PO803 nested configs -------------------------------------------------------------
+
+def cmd(flag, value):
+    return f"vllm serve m {flag} '{value}'\n"
+
+
+@pytest.mark.parametrize("vllm,severity", [("0.8.5", "warning"), ("0.10.1.1", "warning"), ("0.33.0", "error")])
+def test_compilation_unknown_field_by_extra_policy(vllm, severity):
+    found = codes(run(cmd("--compilation-config", '{"bogus": 1}'), vllm=vllm, kind="command"), "PO802")
+    assert found == [("PO802", severity, 1, 14)]
+
+
+@pytest.mark.parametrize("vllm,severity", [("0.8.5", "error"), ("0.10.1.1", "warning"), ("0.33.0", "error")])
+def test_speculative_unknown_field_by_extra_policy(vllm, severity):
+    text = cmd("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2, "bogus": 1}')
+    assert codes(run(text, vllm=vllm, kind="command"), "PO802") == [("PO802", severity, 1, 14)]
+
+
+def test_method_literal_enforced_only_where_pydantic_validates():
+    text = cmd("--speculative-config", '{"method": "bogus", "model": "x", "num_speculative_tokens": 2}')
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == []   # plain dataclass
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO802") == [("PO802", "error", 1, 14)]
+
+
+def test_field_types_where_pydantic_validates():
+    text = cmd("--compilation-config", '{"cudagraph_capture_sizes": "1,2"}')
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == [("PO802", "error", 1, 14)]
+    text = cmd("--compilation-config", '{"cudagraph_capture_sizes": [1, 2]}')
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == []
+
+
+def test_bare_int_compilation_config():
+    assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.8.5", kind="command"), "PO802") == []
+    assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.33.0", kind="command"), "PO802") == \
+        [("PO802", "error", 1, 14)]
+
+
+@pytest.mark.parametrize("lookup,bad", [('"prompt_lookup_min": 3, "prompt_lookup_max": 3', False),
+                                        ('"prompt_lookup_min": 4, "prompt_lookup_max": 3', True),
+                                        ('"prompt_lookup_min": 6', False),      # max taken from min
+                                        ('"prompt_lookup_max": 2', False)])
+def test_ngram_window(lookup, bad):
+    text = cmd("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, ' + lookup + "}")
+    found = codes(run(text, kind="command"), "PO803")
+    assert found == ([("PO803", "error", 1, 14)] if bad else [])
+
+
+def test_method_without_draft_model():
+    text = cmd("--speculative-config", '{"method": "eagle", "num_speculative_tokens": 2}')
+    assert codes(run(text, kind="command"), "PO803") == [("PO803", "error", 1, 14)]
+    text = cmd("--speculative-config", '{"method": "eagle", "model": "org/eagle-head", "num_speculative_tokens": 2}')
+    assert codes(run(text, kind="command"), "PO803") == []
+
+
+def test_draft_model_refused_in_010_only():
+    text = cmd("--speculative-config", '{"model": "org/small", "num_speculative_tokens": 2}')
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO803") == [("PO803", "error", 1, 14)]
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO803") == []
+    assert codes(run(text, vllm="0.11.0", kind="command"), "PO803") == []
+
+
+def test_spec_decode_on_v0_refused_from_010():
+    text = ("VLLM_USE_V1=0 vllm serve m --speculative-config "
+            "'{\"method\": \"ngram\", \"num_speculative_tokens\": 2}'\n")
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO803") == [("PO803", "error", 1, 28)]
+    assert codes(run(text, vllm="0.9.2", kind="command"), "PO803") == []
+
+
+def test_zero_tokens_reported_once_per_version():
+    text = cmd("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 0}')
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO80") == [("PO803", "error", 1, 14)]
+    assert codes(run(text, vllm="0.33.0", kind="command"), "PO80") == [("PO802", "error", 1, 14)]  # Field(gt=0)
+
+
+# --- PO901 / PO902 parsers --------------------------------------------------------------------
+
+def test_tool_parser_registry_by_version():
+    text = "model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: qwen3_coder\n"
+    assert codes(run(text, vllm="0.8.5"), "PO901") == [("PO901", "error", 4, 3)]
+    assert codes(run(text, vllm="0.33.0"), "PO901") == []
+
+
+def test_plugin_turns_the_unknown_parser_into_a_warning():
+    text = ("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: mine\n"
+            "  tool-parser-plugin: /p/mine.py\n")
+    assert codes(run(text, vllm="0.10.1.1"), "PO901") == [("PO901", "warning", 4, 3)]
+
+
+def test_reasoning_parser_names_by_version():
+    text = "model: m\nargs:\n  reasoning-parser: bogus\n"
+    # 0.8.5-0.10 build argparse choices from the registry: a parse error
+    assert codes(run(text, vllm="0.8.5"), "PO107") == [("PO107", "error", 3, 3)]
+    assert codes(run(text, vllm="0.8.5"), "PO901") == []
+    assert codes(run("model: m\nargs:\n  reasoning-parser: qwen3\n", vllm="0.10.1.1"), "PO107") == []
+    # 0.33 checks the registry after parsing
+    assert codes(run(text, vllm="0.33.0"), "PO901") == [("PO901", "error", 3, 3)]
+    assert codes(run("model: m\nargs:\n  reasoning-parser: qwen3\n", vllm="0.33.0"), "PO901") == []
+
+
+def test_auto_tool_choice_needs_parser():
+    assert codes(run("model: m\nargs:\n  enable-auto-tool-choice: true\n"), "PO902") == [("PO902", "error", 3, 3)]
+    assert codes(run("model: m\nargs:\n  enable-auto-tool-choice: false\n", vllm="0.10.1.1"), "PO902") == []
+    # --enable-reasoning is gone from 0.10: the unknown flag is PO101's, not this rule's
+    assert codes(run("model: m\nargs:\n  enable-reasoning: true\n", vllm="0.10.1.1"), "PO902") == []
+
+
+# --- PO108 abbreviations ----------------------------------------------------------------------
+
+def test_abbreviation_warns_where_accepted_and_errors_where_ambiguous():
+    accepted = run("vllm serve m --enable-chunked\n", vllm="0.10.1.1", kind="command")
+    assert codes(accepted, "PO108") == [("PO108", "warning", 1, 14)] and not codes(accepted, "PO107")
+    refused = run("vllm serve m --enable-chunked\n", vllm="0.33.0", kind="command")
+    assert codes(refused, "PO107") == [("PO107", "error", 1, 14)] and not codes(refused, "PO108")
+
+
+def test_paired_disable_flag_is_known_only_in_033():
+    assert codes(run("vllm serve m --disable-chunked-prefill\n", vllm="0.33.0", kind="command"), "PO101") == []
+    assert codes(run("vllm serve m --disable-chunked-prefill\n", vllm="0.30.0", kind="command"), "PO101") != []
+
+
+def test_full_name_is_not_an_abbreviation():
+    assert codes(run("vllm serve m --enable-chunked-prefill --max-model-len 4096\n", kind="command"), "PO108") == []
+
+
+def test_log_outputs_needs_log_requests_from_011():
+    text = "vllm serve m --enable-log-outputs\n"
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO902") == []   # flag exists, no check
+    assert codes(run(text, vllm="0.11.0", kind="command"), "PO902") == [("PO902", "error", 1, 14)]
+    assert codes(run("vllm serve m --enable-log-outputs --enable-log-requests\n", vllm="0.33.0", kind="command"),
+                 "PO902") == []

@@ -1,0 +1,158 @@
+"""Config-time knowledge read from real vLLM trees: registries, config fields, parser, max length."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from patchops.lint.facts import Facts, facts_for_version
+from patchops.lint.facts_extract.bool_spellings import option_inverses
+from patchops.lint.facts_extract.config_fields import nested_config_facts, value_range_facts
+from patchops.lint.facts_extract.max_len import max_len_facts
+from patchops.lint.facts_extract.registries import _registered, registry_facts
+from patchops.lint.facts_extract.source_tree import Source
+from patchops.lint.facts_extract.static_eval import Classes
+
+pytestmark = pytest.mark.vllm
+
+
+@pytest.fixture(scope="module")
+def source_of(vllm_site):
+    memo = {}
+
+    def get(version: str) -> Source:
+        if version not in memo:
+            memo[version] = Source(vllm_site(version))
+        return memo[version]
+
+    return get
+
+
+# --- registries -------------------------------------------------------------------------------
+
+
+def test_tool_parsers_by_decorator_063(source_of):
+    found = registry_facts(source_of("0.6.3.post1"))
+    assert found["tool_call_parser"] == ("hermes", "internlm", "llama3_json", "mistral")
+    assert "reasoning_parser" not in found  # no reasoning package before 0.7.3
+
+
+def test_reasoning_parsers_085(source_of):
+    assert registry_facts(source_of("0.8.5"))["reasoning_parser"] == ("deepseek_r1", "granite")
+
+
+def test_lazy_registry_tables_033(source_of):
+    found = registry_facts(source_of("0.33.0"))
+    # Counts from the reference (vllm-launch-checks.md §6.5): 58 tool, 42 reasoning parsers.
+    assert len(found["tool_call_parser"]) == 58 and "hermes" in found["tool_call_parser"]
+    assert len(found["reasoning_parser"]) == 42 and "deepseek_r1" in found["reasoning_parser"]
+
+
+def test_register_call_forms():
+    tree = ast.parse(textwrap.dedent("""
+        @ToolParserManager.register_module(["a", "b"])
+        class X: ...
+        @ToolParserManager.register_module(name="c")
+        class Y: ...
+        @OtherManager.register_module("not-mine")
+        class Z: ...
+        _TOOL_PARSERS_TO_REGISTER = {"d": ("f", "C")}
+    """))
+    assert sorted(_registered(tree, "ToolParserManager")) == ["a", "b", "c", "d"]
+
+
+# --- nested configs and ranges ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version,spec_extra,comp_extra", [
+    ("0.8.5", "reject", "ignore"),      # stdlib dataclass raises; pydantic BaseModel ignores
+    ("0.10.1.1", "ignore", "ignore"),   # pydantic dataclasses, default extra="ignore"
+    ("0.33.0", "reject", "reject"),     # @config: pydantic dataclass with extra="forbid"
+])
+def test_nested_config_extra_policy(source_of, version, spec_extra, comp_extra):
+    src = source_of(version)
+    found = nested_config_facts(src, Classes(src))
+    assert found["speculative_config"]["extra"] == spec_extra
+    assert found["compilation_config"]["extra"] == comp_extra
+
+
+def test_compilation_level_removed_by_020():
+    assert "level" in facts_for_version("0.15.0").nested_configs["compilation_config"]["fields"]
+    assert "level" not in facts_for_version("0.20.0").nested_configs["compilation_config"]["fields"]
+
+
+def test_speculative_method_literal_grows(source_of):
+    src = source_of("0.8.5")
+    method = nested_config_facts(src, Classes(src))["speculative_config"]["fields"]["method"]
+    assert method["choices"] == ["ngram", "eagle", "medusa", "mlp_speculator", "draft_model"]
+    newer = facts_for_version("0.33.0").nested_configs["speculative_config"]["fields"]
+    assert "mtp" in newer["method"]["choices"] and newer["num_speculative_tokens"]["gt"] == 0
+
+
+def test_gpu_memory_utilization_range_by_version(source_of):
+    src = source_of("0.8.5")
+    old = value_range_facts(src, Classes(src))["gpu_memory_utilization"]
+    assert old["le"] == 1.0 and "gt" not in old       # 0.8.5 never checks <= 0
+    assert old["message"] == "GPU memory utilization must be less than 1.0. Got {value}."
+    new = facts_for_version("0.12.0").value_ranges["gpu_memory_utilization"]
+    assert (new["gt"], new["le"], new["how"]) == (0, 1, "pydantic Field")
+
+
+def test_only_unconditional_guards_on_values_passed_through(tmp_path):
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "engine").mkdir()
+    (tmp_path / "vllm" / "engine" / "arg_utils.py").write_text(
+        "from dataclasses import dataclass\n@dataclass\nclass EngineArgs:\n    x: float = 1\n    y: float = 1\n"
+        "    z: float = 1\n    def create_engine_config(self):\n"
+        "        return CacheConfig(x=self.x, y=self.y, z=max(self.z, 1))\n")
+    (tmp_path / "vllm" / "config.py").write_text(textwrap.dedent("""
+        from dataclasses import dataclass
+        @dataclass
+        class CacheConfig:
+            x: float = 1
+            y: float = 1
+            z: float = 1
+            def _verify_args(self):
+                if self.z < 0:
+                    raise ValueError("z is not passed on unchanged, so vLLM never sees it")
+                if self.x > 2:
+                    raise ValueError(f"x is {self.x}")
+                if self.enabled:
+                    if self.y > 2:
+                        raise ValueError("y")
+    """))
+    src = Source(tmp_path)
+    found = value_range_facts(src, Classes(src))
+    assert found == {"x": {"class": "CacheConfig", "how": "guard", "le": 2, "message": "x is {value}"}}
+
+
+# --- parser and max length --------------------------------------------------------------------
+
+
+def test_enable_disable_pairs_only_in_033(source_of):
+    assert option_inverses(source_of("0.33.0")) == {"--enable-": "--disable-", "--disable-": "--enable-"}
+    assert facts_for_version("0.30.0").option_inverses == {}
+
+
+def test_paired_flags_join_the_option_table():
+    assert "disable-chunked-prefill" in facts_for_version("0.33.0").option_names()
+    assert "disable-chunked-prefill" not in facts_for_version("0.30.0").option_names()
+
+
+def test_max_len_derivation_moves_in_033(source_of):
+    old = max_len_facts(source_of("0.8.5"))
+    assert old["keys"][0] == "max_position_embeddings" and "max_target_positions" in old["keys"]
+    assert old["unscaled_rope_types"] == ["su", "longrope", "llama3"] and old["yarn_base"]
+    new = max_len_facts(source_of("0.33.0"))
+    assert "yarn" in new["unscaled_rope_types"] and not new["yarn_base"]
+    assert new["tokenizer_max_length"] and not old["tokenizer_max_length"]
+
+
+def test_knowledge_round_trips_through_json():
+    facts = facts_for_version("0.33.0")
+    again = Facts.from_json(facts.to_json())
+    assert again.registries == facts.registries and again.nested_configs == facts.nested_configs
+    assert again.option_inverses == facts.option_inverses and again.max_len == facts.max_len

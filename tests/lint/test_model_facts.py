@@ -1,0 +1,165 @@
+"""Model facts: finding and reading config.json, and the maximum length each vLLM derives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from patchops import api
+from patchops.cli import app
+from patchops.errors import LintInputError
+from patchops.lint.facts import facts_for_version
+from patchops.lint.model_facts import find_model_config, model_facts_from_dict, read_model_facts
+from patchops.lint.vllm.model_len import derived_max_len
+
+LLAMA = {"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 8,
+         "hidden_size": 4096, "num_hidden_layers": 32, "max_position_embeddings": 8192,
+         "rope_theta": 500000.0, "torch_dtype": "bfloat16"}
+
+
+def write_model(folder: Path, config: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def derived(config: dict, version: str, **kw):
+    return derived_max_len(model_facts_from_dict(config), facts_for_version(version).max_len, **kw)
+
+
+# --- finding config.json ----------------------------------------------------------------------
+
+
+def test_local_folder_and_relative_to_the_input(tmp_path):
+    model = write_model(tmp_path / "m", LLAMA)
+    assert find_model_config(str(model), {}) == model / "config.json"
+    assert find_model_config("m", {}, [tmp_path]) == model / "config.json"
+    assert find_model_config("elsewhere", {}, [tmp_path]) is None
+
+
+def test_hf_cache_snapshot(tmp_path):
+    snap = write_model(tmp_path / "hf" / "hub" / "models--org--name" / "snapshots" / "abc", LLAMA)
+    assert find_model_config("org/name", {"HF_HOME": str(tmp_path / "hf")}) == snap / "config.json"
+    assert find_model_config("org/name", {"HF_HUB_CACHE": str(tmp_path / "hf" / "hub")}) == snap / "config.json"
+    assert find_model_config("org/other", {"HF_HOME": str(tmp_path / "hf")}) is None
+
+
+def test_bad_config_json_is_an_input_error(tmp_path):
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(LintInputError, match=r"config.json: the model config is not valid JSON"):
+        read_model_facts(tmp_path / "config.json")
+
+
+def test_fields_read_without_transformers(tmp_path):
+    facts = read_model_facts(write_model(tmp_path / "m", LLAMA) / "config.json")
+    assert (facts.num_attention_heads, facts.num_key_value_heads, facts.num_hidden_layers) == (32, 8, 32)
+    assert (facts.hidden_size, facts.head_size, facts.num_experts, facts.dtype) == (4096, 128, 0, "bfloat16")
+
+
+def test_multimodal_reads_text_config():
+    facts = model_facts_from_dict({"model_type": "llava", "text_config": {"num_attention_heads": 40,
+                                                                         "max_position_embeddings": 4096}})
+    assert facts.num_attention_heads == 40 and facts.model_type == "llava"
+
+
+def test_qwen_sliding_window_off_is_no_window():
+    on = model_facts_from_dict({"sliding_window": 4096})
+    off = model_facts_from_dict({"sliding_window": 4096, "use_sliding_window": False})
+    assert (on.sliding_window, off.sliding_window) == (4096, None)
+
+
+# --- the derived maximum, per version ---------------------------------------------------------
+
+
+def test_smallest_key_wins_and_model_max_length_overrides():
+    got = derived({"max_position_embeddings": 8192, "seq_length": 4096}, "0.8.5")
+    assert (got.value, got.key) == (4096, "seq_length")
+    got = derived({"max_position_embeddings": 8192, "model_max_length": 131072}, "0.8.5")
+    assert (got.value, got.key) == (131072, "model_max_length")
+
+
+def test_no_length_key_is_none():
+    assert derived({"num_attention_heads": 8}, "0.8.5") is None
+
+
+def test_linear_rope_scales_and_llama3_does_not():
+    linear = derived({"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 2.0}}, "0.8.5")
+    assert (linear.value, linear.shown) == (8192.0, "8192.0")
+    llama3 = derived({"max_position_embeddings": 131072,
+                      "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, "0.8.5")
+    assert llama3.value == 131072
+
+
+def test_yarn_scaled_from_the_original_until_033():
+    config = {"max_position_embeddings": 32768, "rope_theta": 1e6,
+              "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}
+    assert derived(config, "0.20.0").value == 131072
+    assert derived(config, "0.33.0").value == 32768      # taken as already scaled
+
+
+def test_033_shows_a_float_for_any_rope_model():
+    # transformers 5 turns rope_theta into rope_parameters, and 0.33 multiplies by 1.0.
+    assert derived(LLAMA, "0.33.0").shown == "8192.0"
+    assert derived(LLAMA, "0.10.1.1").shown == "8192"
+
+
+def test_disabled_sliding_window_caps():
+    config = {"max_position_embeddings": 32768, "sliding_window": 4096}
+    assert derived(config, "0.8.5", disable_sliding_window=True).value == 4096
+    assert derived(config, "0.8.5").value == 32768
+
+
+def test_tokenizer_model_max_length_counts_from_010(tmp_path):
+    folder = write_model(tmp_path / "m", {"max_position_embeddings": 32768})
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 16384}))
+    facts = read_model_facts(folder / "config.json")
+    assert derived_max_len(facts, facts_for_version("0.8.5").max_len).value == 32768
+    assert derived_max_len(facts, facts_for_version("0.10.1.1").max_len).value == 16384
+
+
+# --- end to end -------------------------------------------------------------------------------
+
+
+def test_lint_reads_a_local_model_folder(tmp_path):
+    model = write_model(tmp_path / "llama", LLAMA)
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(f"model: {model}\nargs:\n  tensor-parallel-size: 3\n  max-model-len: 8193\n")
+    result = api.lint(spec, vllm_version="0.10.1.1")
+    found = {(d.code, d.line, d.severity) for d in result.diagnostics}
+    assert ("PO701", 3, "error") in found and ("PO702", 4, "error") in found
+    assert result.skipped == [] and result.model_config == str(model / "config.json")
+
+
+def test_hf_home_from_the_spec_env(tmp_path):
+    write_model(tmp_path / "hf" / "hub" / "models--org--llama" / "snapshots" / "1", LLAMA)
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(f"model: org/llama\nenv:\n  HF_HOME: {tmp_path / 'hf'}\nargs:\n  tensor-parallel-size: 3\n")
+    assert [d.code for d in api.lint(spec, vllm_version="0.8.5").diagnostics] == ["PO701"]
+
+
+def test_unknown_model_says_what_was_skipped(tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text("model: org/not-here\nargs:\n  tensor-parallel-size: 3\n")
+    result = api.lint(spec, vllm_version="0.8.5")
+    assert result.diagnostics == []
+    assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived",
+                              "expert-parallel-without-experts", "prefix-caching-with-sliding-window"]
+    assert "did not run (pass --model-config FILE)" in result.model_note
+    assert api.lint(spec, vllm_version="0.8.5", ignore=["PO70"]).skipped == []
+
+
+def test_cli_model_config_option(tmp_path):
+    model = write_model(tmp_path / "elsewhere", LLAMA)
+    spec = tmp_path / "serve.yaml"
+    spec.write_text("model: org/not-here\nargs:\n  tensor-parallel-size: 3\n")
+    plain = CliRunner().invoke(app, ["lint", "--vllm-version", "0.8.5", str(spec)])
+    assert plain.exit_code == 0 and "did not run (pass --model-config FILE)" in " ".join(plain.stdout.split())
+    given = CliRunner().invoke(app, ["lint", "--vllm-version", "0.8.5", "--model-config",
+                                     str(model / "config.json"), "--format", "json", str(spec)])
+    assert given.exit_code == 1
+    document = json.loads(given.stdout)
+    assert [d["code"] for d in document["diagnostics"]] == ["PO701"]
+    assert document["inputs"][0]["skipped"] == []
