@@ -90,7 +90,7 @@ def test_not_split_yet_lists_only_modules_still_too_long():
 LAYERS = (
     {"cli", "render", "output", "__main__", "fleet_cli", "fleet/"},  # fleet/: api on every node
     {"api"},
-    {"launching", "lint/", "patching", "patchset", "rewrite", "ops/", "store",
+    {"launching", "engine/", "lint/", "patching", "patchset", "rewrite", "ops/", "store",
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
     {"locate", "hardware", "pypi", "settings", "safe_fs", "faults"},
     {"errors", "__init__"},
@@ -100,9 +100,9 @@ PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "capture", 
 
 
 def part_of(module: str) -> str:
-    """Name the part of patchops a dotted module belongs to: "lint/", "ops/", "fleet/", "api", ..."""
+    """Name the part of patchops a dotted module belongs to: "lint/", "ops/", "fleet/", "engine/", "api", ..."""
     parts = module.split(".")[1:] or ["__init__"]
-    if parts[0] in ("lint", "ops", "data", "fleet"):
+    if parts[0] in ("lint", "ops", "data", "fleet", "engine"):
         return parts[0] + "/"
     return "__init__" if parts[0] == "__version__" else parts[0]
 
