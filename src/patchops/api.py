@@ -259,6 +259,81 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     return result, launch
 
 
+@dataclass(frozen=True)
+class EngineCheck:
+    """vLLM's own verdict on one input beside the static one, and whether the two agree."""
+
+    path: str
+    vllm_version: Optional[str]
+    python: str
+    verdict: "object"            # engine.check.EngineVerdict
+    static_errors: int
+    profiled_because: Optional[str] = None   # why a declared GPU profile stood in, if one did
+
+    @property
+    def agrees(self) -> bool:
+        return self.verdict.ok == (self.static_errors == 0)
+
+
+def engine_check(path: Optional[Path] = None, *, command: Optional[str] = None,
+                 python: Optional[str] = None, hardware: Optional["Hardware"] = None,
+                 detected: Optional["Hardware"] = None, static_errors: int = 0) -> EngineCheck:
+    """Ask the vLLM that `python` imports for its verdict on the input, up to its engine config.
+
+    `detected` is this box's hardware: without it (no GPU visible) vLLM answers a declared GPU
+    profile built from `hardware` (the input's, `--hardware`, or a default), and says so.
+    """
+    from patchops import launching
+    from patchops.engine import check
+    from patchops.errors import UsageError
+    from patchops.hardware import Hardware
+
+    cfg, _ = _load_input(path, command, None)
+    if cfg.entrypoint != "serve":
+        raise UsageError(f"{cfg.path}: lint --engine runs `vllm serve`; this input starts the "
+                         "api_server module")
+    stated = cfg.context.get("vllm.python")
+    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
+    launch = launching.build_launch(cfg, python, copy.site_dir)
+    profile = why = None
+    if detected is None:
+        from_input = {k.split(".", 1)[1]: s.value for k, s in cfg.context.items()
+                      if k.startswith("hardware.")}
+        given = hardware or (Hardware(**{k: v for k, v in from_input.items() if k != "platform"},
+                                      source=cfg.path) if from_input else None)
+        profile = check.profile_from(_as_hardware(given))
+        why = "no GPU is visible here"
+    result = check.run(python, copy.site_dir, ["serve", *launch.args], launch.env,
+                       cwd=Path(cfg.path).parent if path is not None else None, profile=profile,
+                       architectures=_architectures(cfg))
+    return EngineCheck(cfg.path, copy.version, python, result, static_errors, why)
+
+
+def _as_hardware(given):
+    """Return `given` with a compute capability spelled "8.0" (spec values may be numbers)."""
+    if given is None or given.compute_capability is None:
+        return given
+    import dataclasses
+
+    from patchops.lint.config import parse_compute_capability
+
+    number = parse_compute_capability(given.compute_capability)
+    return dataclasses.replace(given, compute_capability=None if number is None else f"{number:.1f}")
+
+
+def _architectures(cfg) -> List[str]:
+    """Return the model's architectures when its config.json is local (vLLM inspects them)."""
+    import json
+
+    if cfg.model is None:
+        return []
+    found = Path(str(cfg.model.value)) / "config.json"
+    try:
+        return list(json.loads(found.read_text()).get("architectures") or [])
+    except (OSError, ValueError):
+        return []
+
+
 def rules(code: Optional[str] = None):
     """Return every rule class, or those `code` names: a code, prefix, name or comma list of them."""
     from patchops.errors import UsageError

@@ -350,7 +350,9 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
                  exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
                  hardware: Optional[str] = HardwareOption,
-                 detect_hardware: bool = DetectHardwareOption) -> None:
+                 detect_hardware: bool = DetectHardwareOption,
+                 engine: bool = typer.Option(False, "--engine", help="Also ask the installed vLLM itself "
+                                             "(a subprocess, up to its engine config: no weights, no GPU memory).")) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
     if not files and cmd is None:
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
@@ -376,7 +378,25 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     if unlinted:
         raise typer.Exit(USAGE_OR_INPUT_ERROR)
     failing = sum(r.errors + (r.warnings if strict else 0) for r in results)
+    if engine:
+        failing += _engine_checks(files or (), cmd, python, hardware, results)
     raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
+
+
+def _engine_checks(files, cmd, python, hardware, results) -> int:
+    """Run `lint --engine` for each input; return how many vLLM refused."""
+    from patchops import hardware as box
+
+    stated = box.parse_hardware(hardware) if hardware is not None else None
+    detected = box.detect()
+    inputs = [dict(path=f) for f in api.expand_inputs(files)] + ([dict(command=cmd)] if cmd is not None else [])
+    refused = 0
+    for given, result in zip(inputs, results):
+        found = api.engine_check(**given, python=python, hardware=stated, detected=detected,
+                                 static_errors=result.errors)
+        render.engine_text(_console(), found)
+        refused += not found.verdict.ok
+    return refused
 
 
 @command("explain")

@@ -641,3 +641,27 @@ def file_diffs(console: Output, diffs) -> None:
             raw(header + d.text)
     if not diffs:
         console.print("nothing patched: no file differs from its original")
+
+
+def engine_text(console: Output, found) -> None:
+    """Print vLLM's own verdict under the static findings, with its time and whether they agree."""
+    verdict = found.verdict
+    where = f"vLLM {found.vllm_version or '?'} via {found.python}, {verdict.seconds:g} s"
+    if verdict.profile is not None:
+        gpu = verdict.profile
+        where += (f"; {found.profiled_because}, so it answered a declared GPU profile: "
+                  f"{gpu['count']} x {gpu['name']}, cc {gpu['capability'][0]}.{gpu['capability'][1]}, "
+                  f"{gpu['memory_gib']:g} GiB")
+    if verdict.ok:
+        keys = ("engine", "chunked_prefill", "max_num_batched_tokens", "max_num_seqs", "max_model_len")
+        values = ", ".join(f"{k}={verdict.resolved.get(k)}" for k in keys if k in verdict.resolved)
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("ok", "green"),
+                                    f" ({where}): {values}"))
+    else:
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("error", "bold red"),
+                                    f" at {verdict.stage} ({where}): {verdict.error_type}: {verdict.message}"))
+    if found.agrees:
+        console.print(Line("  agrees with the static lint", style="dim"))
+    else:
+        said = f"{found.static_errors} error(s)" if found.static_errors else "no error"
+        console.print(Line(f"  disagrees with the static lint, which found {said}", style="yellow"))

@@ -101,16 +101,17 @@ def lint_case(case: Case, version: str, workdir: Path):
         return exc
 
 
-def rule_stages() -> Dict[str, str]:
+def rule_stages(version: str) -> Dict[str, str]:
+    """Return each rule's stage on `version`: "config" or "later" (see Rule.stage)."""
     from patchops.lint.rules import ALL_RULES
 
-    return {rule.code: getattr(rule, "stage", "config") for rule in ALL_RULES}
+    return {rule.code: rule.stage_in(version) for rule in ALL_RULES}
 
 
 def classify(case: Case, version: str, verdict: dict, found, *, causes=None,
              stages: Optional[Dict[str, str]] = None) -> Row:
     """Return the outcome of one case on one version."""
-    stages = stages if stages is not None else rule_stages()
+    stages = stages if stages is not None else rule_stages(version)
     if isinstance(found, Exception):
         errors, messages = (INPUT_ERROR,), (str(found),)
     else:
@@ -138,7 +139,7 @@ def classify(case: Case, version: str, verdict: dict, found, *, causes=None,
 def compare_version(version: str, cases: Sequence[Case]) -> List[Row]:
     """Return a Row per case that has a current verdict for `version`."""
     recorded = harness.load_verdicts(version)["cases"]
-    causes, stages = load_causes(), rule_stages()
+    causes, stages = load_causes(), rule_stages(version)
     rows = []
     with tempfile.TemporaryDirectory(prefix="patchops-compare-") as scratch:
         for case in cases:

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Callable, Iterable, List, Optional
 
 from conformance import venvs
+from patchops.engine import stand_in
 from conformance.cases import DEFAULT_GPU, DEFAULT_GPUS, Case, MODELS, gpu_profiles
 
 HERE = Path(__file__).resolve().parent
 VERDICTS = HERE / "verdicts"
-PROBE = HERE / "probe.py"
+PROBE = stand_in.PROBE_SCRIPT
 # The versions `record` re-records by default: one V0-capable release and the newest.
 DEFAULT_VERSIONS = ("0.8.5", "0.33.0")
 # Every version with recorded verdicts (the normal test run compares patchops against each).

@@ -147,7 +147,10 @@ def test_causes_name_existing_rules_and_compile():
 def test_rule_stage_is_declared_and_known():
     from patchops.lint.rules import ALL_RULES
 
-    assert {rule.stage for rule in ALL_RULES} <= {"config", "later"}
+    for version in harness.VERSIONS:
+        assert set(compare.rule_stages(version).values()) <= {"config", "later"}
+    assert compare.rule_stages("0.8.5")["PO303"] == "later"
+    assert {rule.stage_in("0.8.5") for rule in ALL_RULES} == {"config", "later"}
 
 
 # --------------------------------------------------------------------------- the corpus

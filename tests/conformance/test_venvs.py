@@ -6,6 +6,7 @@ import ctypes
 import subprocess
 
 from conformance import venvs
+from patchops.engine import stand_in
 
 
 def _venv(tmp_path, version="9.9.9"):
@@ -42,8 +43,8 @@ def test_stand_in_driver_exports_what_extensions_link_against(tmp_path):
     assert "cuTensorMapEncodeTiled" not in symbols   # exported by the real driver, not needed
     assert "cuUnrelated" not in symbols              # defined by a library that needs no driver
     stub = ctypes.CDLL(str(venv.driver_dir / "libcuda.so.1"))
-    assert stub.cuMemCreate() == venvs.NO_DEVICE
-    assert stub.cuInit(0) == venvs.NO_DEVICE
+    assert stub.cuMemCreate() == stand_in.NO_DEVICE
+    assert stub.cuInit(0) == stand_in.NO_DEVICE
 
 
 def test_stand_in_error_string_answers(tmp_path):
@@ -51,7 +52,7 @@ def test_stand_in_error_string_answers(tmp_path):
     venvs._build_driver(venv)
     stub = ctypes.CDLL(str(venv.driver_dir / "libcuda.so.1"))
     text = ctypes.c_char_p()
-    assert stub.cuGetErrorString(venvs.NO_DEVICE, ctypes.byref(text)) == 0
+    assert stub.cuGetErrorString(stand_in.NO_DEVICE, ctypes.byref(text)) == 0
     assert b"no CUDA device" in text.value
 
 

@@ -20,17 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from patchops.engine import stand_in
+
 HERE = Path(__file__).resolve().parent
-SHIM_SOURCES = HERE / "shim"
 # Dependencies PyPI had this long after the release: what `pip install vllm==X` gave then.
 GRACE = dt.timedelta(days=4)
 MARKER = "patchops-conformance.json"
-# CUDA_ERROR_NO_DEVICE: what every driver entry point of the stand-in answers.
-NO_DEVICE = 100
-# Entry points the CUDA runtime and torch look up themselves (dlsym), beside those the
-# extensions link against.
-DRIVER_BASICS = ("cuInit", "cuDriverGetVersion", "cuDeviceGet", "cuDeviceGetCount",
-                 "cuGetErrorString", "cuGetProcAddress", "cuGetProcAddress_v2")
 
 
 @dataclass(frozen=True)
@@ -151,67 +146,18 @@ def _cuda_python_pin(venv: Venv) -> Optional[str]:
 
 
 def _build_driver(venv: Venv) -> List[str]:
-    """Build a stand-in libcuda.so.1 exporting what the installed extensions link against."""
-    symbols = set(DRIVER_BASICS)
-    for lib in venv.site_packages().rglob("*.so*"):
-        if not lib.is_file():
-            continue
-        needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
-        if "[libcuda.so.1]" not in needed:
-            continue
-        table = subprocess.run(["nm", "-D", "--undefined-only", str(lib)], capture_output=True,
-                               text=True).stdout
-        symbols.update(line.split()[-1].split("@")[0] for line in table.splitlines()
-                       if line.split() and line.split()[-1].startswith("cu"))
-    venv.driver_dir.mkdir(exist_ok=True)
-    source = venv.driver_dir / "libcuda_stub.c"
-    lines = ["/* Stand-in CUDA driver: every entry point answers CUDA_ERROR_NO_DEVICE. */",
-             "static const char *message = \"no CUDA device (patchops conformance stand-in)\";"]
-    for name in sorted(symbols):
-        if name in ("cuGetErrorString", "cuGetErrorName"):
-            lines.append(f"int {name}(int error, const char **text) "
-                         "{ if (text) *text = message; return 0; }")
-        else:
-            lines.append(f"int {name}() {{ return {NO_DEVICE}; }}")
-    source.write_text("\n".join(lines) + "\n")
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(venv.driver_dir / "libcuda.so.1"),
-                    "-Wl,-soname,libcuda.so.1", str(source)], check=True)
-    return sorted(symbols)
+    return stand_in.build_driver(venv.site_packages(), venv.driver_dir)
 
 
 def _write_shim(venv: Venv) -> None:
-    """Copy the shim modules and register the platform plugin (a dist-info on PYTHONPATH)."""
-    venv.shim.mkdir(exist_ok=True)
-    for source in SHIM_SOURCES.glob("*.py"):
-        target = venv.shim / source.name
-        if not target.exists() or target.read_bytes() != source.read_bytes():
-            shutil.copyfile(source, target)
-    info = venv.shim / "patchops_conformance_shim-0.dist-info"
-    info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: patchops-conformance-shim\n"
-                                   "Version: 0\n")
-    (info / "entry_points.txt").write_text("[vllm.platform_plugins]\n"
-                                           "patchops_gpu = patchops_platform_plugin:platform\n")
+    stand_in.write_shim(venv.shim)
 
 
 def environment(venv: Venv, gpu_profile: dict, home: Path) -> Dict[str, str]:
     """Return the clean environment the probe runs in: offline, profiled, no user VLLM_*."""
     keep = ("PATH", "LANG", "LC_ALL", "TERM", "USER", "TMPDIR")
     env = {k: v for k, v in os.environ.items() if k in keep}
-    env.update({
-        "HOME": str(home),
-        "PYTHONPATH": str(venv.shim),
-        "LD_LIBRARY_PATH": str(venv.driver_dir),
-        "PATCHOPS_GPU_PROFILE": json.dumps(gpu_profile, sort_keys=True),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "HF_HOME": str(home / "hf"),
-        "VLLM_CACHE_ROOT": str(home / "vllm-cache"),
-        "VLLM_CONFIG_ROOT": str(home / "vllm-config"),
-        "VLLM_NO_USAGE_STATS": "1",
-        "DO_NOT_TRACK": "1",
-        "PYTHONUNBUFFERED": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "OMP_NUM_THREADS": "1",
-    })
+    env.update(stand_in.offline_environment(home))
+    env.update(stand_in.profile_env(gpu_profile))
+    env.update({"PYTHONPATH": str(venv.shim), "LD_LIBRARY_PATH": str(venv.driver_dir)})
     return env

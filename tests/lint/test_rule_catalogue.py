@@ -74,6 +74,17 @@ NEVER_FIRES = {
     ("PO403", "0.25.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
     ("PO403", "0.30.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
     ("PO403", "0.33.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
+    ("PO901", "0.10.0"): "the examples' reasoning parser is an argparse choice there, so invalid-flag-value (PO107) reports it",
+    ("PO901", "0.10.1.1"): "the examples' reasoning parser is an argparse choice there, so invalid-flag-value (PO107) reports it",
+    ("PO901", "0.10.2"): "the examples' reasoning parser is an argparse choice there, so invalid-flag-value (PO107) reports it",
+    ("PO901", "0.11.0"): "the examples' reasoning parser is an argparse choice there, so invalid-flag-value (PO107) reports it",
+}
+
+
+# Findings a suppression comment does not silence, by design.
+UNSUPPRESSIBLE = {
+    "PO001": "it reports the suppression comments themselves",
+    "PO003": "the input could not be read, so it is reported whatever suppressions say",
 }
 
 
@@ -103,8 +114,9 @@ def test_examples_on_every_shipped_release(rule):
                 continue
             for d in found:
                 assert d.severity in SEVERITIES and d.name == rule.name and d.message[0].islower()
-                assert 1 <= d.line <= len(example.text.splitlines()) and d.column >= 1
-            if found and example in rule.INVALID and rule.code != "PO001":
+                # a YAML error at the end of the stream sits one line past the last
+                assert 1 <= d.line <= len(example.text.splitlines()) + 1 and d.column >= 1
+            if found and example in rule.INVALID and rule.code not in UNSUPPRESSIBLE:
                 fired = True
                 muted = dataclasses.replace(on, text=_suppress(on.text, found[0].line, rule.code))
                 left = [d for d in lint_example(muted) if d.line == found[0].line]

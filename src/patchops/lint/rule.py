@@ -90,6 +90,11 @@ class Rule:
         return in_range(version, cls.versions)
 
     @classmethod
+    def stage_in(cls, version: str) -> str:
+        """Return `stage` on vLLM `version`; a rule whose failure moved between stages overrides it."""
+        return cls.stage
+
+    @classmethod
     def summary(cls) -> str:
         """Return the first sentence of the "## What it does" section."""
         doc = cls.docs()

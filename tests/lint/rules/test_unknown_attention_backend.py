@@ -119,3 +119,10 @@ def test_v1_oracle_table_matches_the_source(vllm_site, version, relative, start)
     begin = text.index(start) + len("V1_BACKENDS = ")
     listed = ast.literal_eval(text[begin:text.index("]", begin) + 1])
     assert tuple(listed) == v1_oracle_backends(version)
+
+
+def test_the_failure_is_later_only_where_the_selector_raises():
+    from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend as rule
+
+    assert [rule.stage_in(v) for v in ("0.10.0", "0.10.1.1", "0.10.2", "0.11.0")] == \
+        ["config", "later", "later", "config"]

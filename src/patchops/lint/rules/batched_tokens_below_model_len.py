@@ -77,8 +77,8 @@ class BatchedTokensBelowModelLen(Rule):
                 "max-model-len: 16384\n"
                 "max-num-batched-tokens: 8192\n", vllm="0.9.2", kind="config", at=(4, 1)),
         # VLLM_USE_V1=0 runs V0, which honours an explicit off (0.8-0.10.x)
-        Example("VLLM_USE_V1=0 vllm serve m --no-enable-chunked-prefill --max-model-len 100000 "
-                "--max-num-batched-tokens 8192\n", vllm="0.10.2", kind="command", at=(1, 79)),
+        Example("VLLM_USE_V1=0 vllm serve m --no-enable-chunked-prefill --max-model-len 16384 "
+                "--max-num-batched-tokens 8192\n", vllm="0.10.2", kind="command", at=(1, 78)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

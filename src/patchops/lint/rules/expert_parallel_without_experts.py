@@ -35,7 +35,7 @@ class ExpertParallelWithoutExperts(Rule):
     code = "PO705"
     name = "expert-parallel-without-experts"
     severity = "error"
-    versions = ">=0"
+    versions = ">=0.8"  # enable_expert_parallel and its MoE check arrive in 0.8
     vllm_message = VLLM_MESSAGE
     reads_model = True
     VALID = [

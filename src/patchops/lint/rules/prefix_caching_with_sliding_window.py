@@ -34,7 +34,7 @@ class PrefixCachingWithSlidingWindow(Rule):
     code = "PO706"
     name = "prefix-caching-with-sliding-window"
     severity = "error"
-    versions = ">=0"
+    versions = ">=0.7,<0.11"  # the guard exists from 0.7 to 0.10.x (V1 handles sliding windows from 0.11)
     vllm_message = VLLM_MESSAGE
     reads_model = True
     VALID = [

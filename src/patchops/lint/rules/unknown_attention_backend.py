@@ -54,6 +54,12 @@ class UnknownAttentionBackend(Rule):
     versions = "<0.15"
     vllm_message = MSG_012
 
+    @classmethod
+    def stage_in(cls, version: str) -> str:
+        """0.10.1-0.10.2 build the config, then raise when the selector meets the name (later)."""
+        v = releases.release(version)
+        return "later" if releases.BACKEND_VALIDATED_BY_SELECTOR <= v < releases.V0_REMOVED else cls.stage
+
     VALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
                 "env:\n  VLLM_ATTENTION_BACKEND: FLASH_ATTN\n"),

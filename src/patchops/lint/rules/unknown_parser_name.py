@@ -40,7 +40,7 @@ class UnknownParserName(Rule):
     code = "PO901"
     name = "unknown-parser-name"
     severity = "error"
-    versions = ">=0"
+    versions = ">=0.7"
     vllm_message = "invalid tool call parser: {name} (chose from { {names} })"
     VALID = [
         Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: hermes\n"),

@@ -23,7 +23,6 @@ import sys
 import time
 import traceback
 
-STAGES = ("parse", "serve", "engine-config")
 
 
 class _State:
