@@ -149,3 +149,17 @@ def test_workload_lengths_and_max_num_seqs_set_the_context(seqs, fires):
     [d] = found
     assert (d.line, d.column, d.severity) == (5, 3, "warning")
     assert "prompt_tokens 5000 + max_tokens 440" in d.message and "at most 10 such" in d.message
+
+
+@pytest.mark.parametrize("memory_gib, fires", [(63, True), (64, False)])
+def test_weights_that_fill_the_gpu_quote_no_available_memory(memory_gib, fires):
+    # Qwen3-30B-A3B's 56.87 GiB of bf16 weights: 63 x 0.9 = 56.70 GiB leaves nothing, 64 x 0.9 = 57.60 does.
+    hits = po707(f"model: org/qwen3\nhardware: {{memory_gib: {memory_gib}}}\nargs:\n  max-model-len: 4096\n",
+                 "Qwen3-30B-A3B")
+    if not fires:
+        assert hits == []
+        return
+    [d] = hits
+    assert (d.line, d.column, d.severity) == (4, 3, "error")
+    assert d.vllm_message == "No available memory for the cache blocks."
+    assert d.fix.startswith("the weights fill the memory")

@@ -17,7 +17,7 @@ V0_MESSAGE = ("The model's max seq len ({max_model_len}) is larger than the maxi
               "decreasing `max_model_len` when initializing the engine.")
 # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.8.5; kv_cache_planning.py in 0.33.0):
 # the sentence every V1 release starts with; the advice after it changes between releases.
-V1_MESSAGE = ("To serve at least one request with the {model}s max seq len ({max_model_len}), "
+V1_MESSAGE = ("To serve at least one request with the {owner} max seq len ({max_model_len}), "
               "({needed} GiB KV cache is needed, which is larger than the available KV cache memory "
               "({available} GiB).")
 NO_MEMORY_MESSAGE = "No available memory for the cache blocks."
@@ -113,18 +113,21 @@ class KvCacheTooSmall(Rule):
             if found.kv_bytes <= 0:
                 vllm_text = NO_MEMORY_MESSAGE
             elif eng.value == routing.V1:
-                spelled = "model'" if release(facts) >= KV_FIT_MESSAGE_SPELLED else "models'"
-                vllm_text = V1_MESSAGE.format(model=spelled, max_model_len=max_len, needed=memory.gib(needed),
+                owner = "model's" if release(facts) >= KV_FIT_MESSAGE_SPELLED else "models's"
+                vllm_text = V1_MESSAGE.format(owner=owner, max_model_len=max_len, needed=memory.gib(needed),
                                               available=memory.gib(found.kv_bytes))
             else:
                 vllm_text = V0_MESSAGE.format(max_model_len=max_len, tokens=found.tokens)
             origin = "max_model_len" if len_at is not None else "max_model_len (derived from config.json)"
             yield self.diagnostic(
                 cfg, at,
-                f"one request of {origin} {max_len} does not fit in the KV cache: {arithmetic}; vLLM {ver} will load the model and then refuse to start",
+                f"one request of {origin} {max_len} does not fit in the KV cache: {arithmetic}; "
+                f"vLLM {ver} will load the model and then refuse to start",
                 fields=("max_model_len", "hardware.memory_gib"),
-                fix=f"lower max-model-len to {found.tokens} or less, raise gpu-memory-utilization, "
-                    "or use kv-cache-dtype fp8", vllm_message=vllm_text)
+                fix=(f"lower max-model-len to {found.tokens} or less, raise gpu-memory-utilization, "
+                     "or use kv-cache-dtype fp8") if found.tokens else
+                    "the weights fill the memory: spread them with tensor parallelism or quantize them",
+                vllm_message=vllm_text)
             return
         yield from self._check_concurrency(cfg, facts, found, max_len, arithmetic)
 
