@@ -6,8 +6,9 @@ Per case and version, patchops' errors (warnings and notes do not count) meet vL
   codes in causes.yaml for vLLM's message, or the case's own `cause`); or vLLM is fine and
   every patchops error comes from a rule that documents a later-stage failure (`stage`);
 * false error: patchops errors, vLLM builds its configuration;
-* miss: vLLM refuses, patchops has no error;
-* wrong cause: both refuse, but no patchops error names vLLM's cause;
+* miss: vLLM refuses, patchops has no error (or only errors of later-stage rules);
+* wrong cause: both refuse, but no patchops error names vLLM's cause (errors of later-stage
+  rules do not count: vLLM's config stage refuses before they would fail);
 * unmapped: both refuse, and no pattern in causes.yaml matches vLLM's message yet (a pattern
   with no codes is a known check no rule covers: any patchops error on it is a wrong cause).
 
@@ -124,12 +125,15 @@ def classify(case: Case, version: str, verdict: dict, found, *, causes=None,
         outcome = "agree" if not errors or later else "false-error"
     else:
         expected = expected_causes(case, verdict, causes)
-        if not errors:
+        # A later-stage rule's error neither names nor contradicts a config-time refusal:
+        # vLLM stops before that failure would come.
+        config_errors = [code for code in errors if stages.get(code) != "later"]
+        if set(errors) & set(expected or ()):
+            outcome = "agree"
+        elif not config_errors:
             outcome = "miss"
         elif expected is None:
             outcome = "unmapped"
-        elif set(errors) & set(expected):
-            outcome = "agree"
         else:
             outcome = "wrong-cause"
     return Row(case=case.id, version=version, outcome=outcome, vllm=verdict, errors=errors,

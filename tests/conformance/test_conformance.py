@@ -95,6 +95,11 @@ def test_vllm_refusal_without_patchops_error_is_a_miss():
     assert outcome(BUDGET, [_Diag("PO202", "warning")]) == "miss"
 
 
+def test_a_later_stage_error_on_a_config_time_refusal_is_a_miss_not_a_wrong_cause():
+    assert outcome(BUDGET, [_Diag("PO303")]) == "miss"
+    assert outcome(BUDGET, [_Diag("PO303"), _Diag("PO101")]) == "wrong-cause"
+
+
 def test_cause_decides_between_agree_and_wrong_cause():
     assert outcome(BUDGET, [_Diag("PO202")]) == "agree"
     assert outcome(BUDGET, [_Diag("PO101"), _Diag("PO202")]) == "agree"
