@@ -171,6 +171,10 @@ def main() -> None:
     timed(lint, env, runs=1)
     t, code, ratios["lint, cached facts"] = paired(lint, ui, env, args.runs)
     rows.append(("lint, cached facts", t, code, goal))
+    # explain reads the same cached facts and predictors as lint: it should cost the same.
+    lint_seconds = t
+    t, code, _ = paired(po + ["explain", "--no-detect-hardware", str(spec)], ui, env, args.runs)
+    rows.append(("explain, cached facts", t, code, f"{t / lint_seconds:.2f}x cached lint"))
     rows += verify_rows(work, args.verify_version, env, args.runs)
 
     width = max(len(r[0]) for r in rows)
