@@ -93,7 +93,7 @@ LAYERS = (
     {"launching", "engine/", "lint/", "patching", "patchset", "rewrite", "ops/", "store",
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
     {"locate", "hardware", "pypi", "settings", "safe_fs", "faults"},
-    {"errors", "__init__"},
+    {"errors", "cache", "__init__"},
 )
 PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "capture", "diffs", "edit_ops", "mismatch",
                  "verdicts", "verify"}

@@ -244,19 +244,25 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     The interpreter is `python`, else the spec's `vllm.python`, else this one. With `extra`
     arguments the assembled command line is linted, since those arguments override the file.
     """
-    from patchops import launching
-    from patchops.lint.loaders import load_command, load_file
-
-    if (path is None) == (command is None):
-        raise ValueError("pass exactly one of path or command")
-    cfg = load_command(command) if command is not None else load_file(Path(path))
-    stated = cfg.context.get("vllm.python")
-    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
-    launch = launching.build_launch(cfg, python, copy.site_dir, extra)
+    _, copy, launch = _launch_of(path, command, python, extra)
     checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command)
     result = lint(**checked, vllm_path=copy.site_dir, select=select, ignore=ignore,
                   hardware=hardware)
     return result, launch
+
+
+def _launch_of(path, command, python, extra: Sequence[str] = ()):
+    """Read one input and build its launch under the interpreter that will run it.
+
+    The interpreter is `python`, else the spec's `vllm.python`, else this one; returns
+    (cfg, the copy it imports, the Launch).
+    """
+    from patchops import launching
+
+    cfg, _ = _load_input(path, command, None)
+    stated = cfg.context.get("vllm.python")
+    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
+    return cfg, copy, launching.build_launch(cfg, python, copy.site_dir, extra)
 
 
 @dataclass(frozen=True)
@@ -283,30 +289,25 @@ def engine_check(path: Optional[Path] = None, *, command: Optional[str] = None,
     `detected` is this box's hardware: without it (no GPU visible) vLLM answers a declared GPU
     profile built from `hardware` (the input's, `--hardware`, or a default), and says so.
     """
-    from patchops import launching
     from patchops.engine import check
     from patchops.errors import UsageError
     from patchops.hardware import Hardware
 
-    cfg, _ = _load_input(path, command, None)
+    cfg, copy, launch = _launch_of(path, command, python)
     if cfg.entrypoint != "serve":
         raise UsageError(f"{cfg.path}: lint --engine runs `vllm serve`; this input starts the "
                          "api_server module")
-    stated = cfg.context.get("vllm.python")
-    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
-    launch = launching.build_launch(cfg, python, copy.site_dir)
     profile = why = None
     if detected is None:
         from_input = {k.split(".", 1)[1]: s.value for k, s in cfg.context.items()
                       if k.startswith("hardware.")}
-        given = hardware or (Hardware(**{k: v for k, v in from_input.items() if k != "platform"},
-                                      source=cfg.path) if from_input else None)
+        given = hardware or (Hardware(**from_input, source=cfg.path) if from_input else None)
         profile = check.profile_from(_as_hardware(given))
         why = "no GPU is visible here"
-    result = check.run(python, copy.site_dir, ["serve", *launch.args], launch.env,
+    result = check.run(launch.python, copy.site_dir, ["serve", *launch.args], launch.env,
                        cwd=Path(cfg.path).parent if path is not None else None, profile=profile,
                        architectures=_architectures(cfg))
-    return EngineCheck(cfg.path, copy.version, python, result, static_errors, why)
+    return EngineCheck(cfg.path, copy.version, launch.python, result, static_errors, why)
 
 
 def _as_hardware(given):

@@ -6,17 +6,14 @@ benchmark unpack real vLLM trees from the same cache (tests/support/wheelcache.p
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from patchops.cache import cache_root
 from patchops.errors import PatchopsError
 
 
-def cache_root() -> Path:
-    """Return the cache folder: $PATCHOPS_CACHE, else ~/.cache/patchops."""
-    return Path(os.environ.get("PATCHOPS_CACHE") or Path.home() / ".cache" / "patchops")
 
 
 def vllm_wheel(version: str) -> Path:

@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Dict, Optional, Sequence, Tuple
 
 from patchops import __version__
+from patchops.cache import cache_root, write_json
 
 PATH_MARK = "\x00path\x00"  # where the file's path stood in the detail, so another copy can reuse it
 
 
 def cache_dir() -> Path:
     """Return $PATCHOPS_CACHE/verdicts, else ~/.cache/patchops/verdicts."""
-    root = os.environ.get("PATCHOPS_CACHE") or str(Path.home() / ".cache" / "patchops")
-    return Path(root) / "verdicts"
+    return cache_root() / "verdicts"
 
 
 Verdicts = Dict[str, Tuple[str, str]]  # patchset name -> (state, detail)
@@ -61,10 +60,4 @@ def put(found_key: Optional[str], path: Path, verdicts: Verdicts) -> None:
         return
     target = cache_dir() / f"{found_key}.json"
     data = {name: [state, detail.replace(str(path), PATH_MARK)] for name, (state, detail) in verdicts.items()}
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError:
-        pass
+    write_json(target, data)

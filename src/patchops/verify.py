@@ -218,7 +218,7 @@ class _DigestCache:
         self.new: Dict[str, list] = {}
         if site_root is None:
             return
-        from patchops.pypi import cache_root
+        from patchops.cache import cache_root
 
         key = hashlib.sha256(site_root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.path = cache_root() / "verify" / f"{key}.json"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from patchops.cache import cache_root as patchops_cache_root
 from patchops.engine import stand_in
 
 HERE = Path(__file__).resolve().parent
@@ -50,9 +51,7 @@ class Venv:
 
 
 def cache_root() -> Path:
-    base = os.environ.get("PATCHOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                            "patchops")
-    return Path(base) / "vllm-venvs"
+    return patchops_cache_root() / "vllm-venvs"
 
 
 def venv_for(version: str) -> Venv:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
+from patchops.cache import cache_root
 from patchops.engine import stand_in
 from patchops.errors import UsageError
 
@@ -112,9 +113,8 @@ def _environment(python: str, site_dir: Path, profile: Optional[Dict[str, Any]])
 
 def _stand_in_home(python: str, site_dir: Path) -> Path:
     """Build (once per copy) the shim and the stand-in driver under patchops's cache."""
-    cache = Path(os.environ.get("PATCHOPS_CACHE") or Path.home() / ".cache" / "patchops")
     key = hashlib.sha256(f"{python}\0{site_dir}".encode()).hexdigest()[:16]
-    home = cache / "engine" / key
+    home = cache_root() / "engine" / key
     stand_in.write_shim(home / "shim")
     if not (home / "driver" / "libcuda.so.1").exists():
         if shutil.which("cc") is None:

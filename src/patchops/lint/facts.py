@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from patchops.cache import cache_root, write_json
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
@@ -210,8 +211,7 @@ def extract_facts(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
 
 def facts_cache_dir() -> Path:
     """Return $PATCHOPS_CACHE/facts, else ~/.cache/patchops/facts."""
-    root = os.environ.get("PATCHOPS_CACHE") or str(Path.home() / ".cache" / "patchops")
-    return Path(root) / "facts"
+    return cache_root() / "facts"
 
 
 def _extractor_stamp() -> List[Any]:
@@ -284,13 +284,7 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     facts, inputs = facts_extract.extract(site, extra_paths)
     fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths])
     entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints, "facts": facts.to_dict()}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home: facts are still correct, only slower next time
+    write_json(path, entry)  # a read-only home: facts are still correct, only slower next time
     return facts
 
 
