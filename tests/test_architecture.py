@@ -15,14 +15,12 @@ MAP = ROOT / "ARCHITECTURE.md"
 
 MAX_LINES = 400
 REASON = "Over 400 lines because"  # the phrase a long module's docstring opens its reason with
-# Long modules nobody has split yet (issue 7 split facts_extract, config, ops/base, behaviour).
+# Long modules nobody has split yet (issue 7 split facts_extract, config, ops/base, behaviour,
+# patching, store, locate).
 # An entry must still be too long: the test fails on a stale entry, so the list only shrinks.
 NOT_SPLIT_YET = {
     "lint/reading.py": "not split yet",
-    "locate.py": "not split yet",
-    "patching.py": "not split yet",
     "render.py": "not split yet",
-    "store.py": "not split yet",
 }
 
 
@@ -91,12 +89,14 @@ LAYERS = (
     {"cli", "render", "output", "__main__", "fleet_cli", "fleet/"},  # fleet/: api on every node
     {"api"},
     {"launching", "engine/", "lint/", "patching", "patchset", "rewrite", "ops/", "store",
+     "store_state", "transaction", "recovery", "site_files",
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
-    {"locate", "hardware", "pypi", "settings", "safe_fs", "faults"},
+    {"locate", "search_path", "installed_version", "hardware", "pypi", "settings", "safe_fs",
+     "faults"},
     {"errors", "cache", "__init__"},
 )
-PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "capture", "diffs", "edit_ops", "mismatch",
-                 "verdicts", "verify"}
+PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "store_state", "transaction", "recovery",
+                 "site_files", "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"}
 
 
 def part_of(module: str) -> str:
