@@ -28,6 +28,7 @@ from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
 from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
+from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
@@ -58,6 +59,7 @@ ALL_RULES = (
     BatchedTokensBelowMaxSeqs,
     ChunkedPrefillOffIgnored,
     ConcurrencyAboveMaxSeqs,
+    RequestLongerThanModelLen,
     MultistepRemoved,
     MultistepFallsBackToV0,
     MultistepNeedsFlashBackend,
