@@ -30,6 +30,7 @@ from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCaching
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
+from patchops.lint.rules.spec_decode_batch_above_capture import SpecDecodeBatchAboveCapture
 from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCalls
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
@@ -70,6 +71,7 @@ ALL_RULES = (
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,
     CaptureSettingsExclusive,
+    SpecDecodeBatchAboveCapture,
     UnknownAttentionBackend,
     FlashinferNotInstalled,
     AttentionBackendEnvRemoved,
