@@ -221,6 +221,11 @@ PROBES = {
         "This model's maximum context length is 8192 tokens. However, you requested 1024 output tokens and "
         "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
         "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
+    # parser plugins
+    "PLUGIN_LOAD_FAILURE_LOGGED": (lambda f: found("PO907", spec("tool-parser-plugin: /nope/x.py"))(f)[0],
+                                   "error", "warning"),
+    "PLUGIN_AS_MODULE": (found("PO907", spec("tool-parser-plugin: my_company.parsers")),
+                         ("warning", "Failed to load module 'my_company' from my_company.parsers."), None),
 }
 # Probes that need a file on disk take tmp_path.
 FILE_PROBES = ("MODEL_IN_CONFIG", "CONFIG_FIRST_OK")

@@ -26,6 +26,7 @@ from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
 from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
+from patchops.lint.rules.parser_plugin_not_found import ParserPluginNotFound
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
@@ -90,4 +91,5 @@ ALL_RULES = (
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,
     SpecDecodeWithToolCalls,
+    ParserPluginNotFound,
 )

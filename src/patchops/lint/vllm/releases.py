@@ -250,3 +250,13 @@ REQUEST_MAX_TOKENS_CLAMPED = Boundary(
     "0.33", "prompt + max_tokens above max_model_len is served: max_tokens is cut to max_model_len - prompt",
     "vllm/entrypoints/serve/utils/api_utils.py:234 get_max_tokens, vllm/renderers/params.py:225 (0.33.0); "
     "vllm/renderers/params.py:508 still refuses (0.30.0)")
+
+# --------------------------------------------------------------------------- parser plugins
+
+PLUGIN_LOAD_FAILURE_LOGGED = Boundary(
+    "0.7", "a parser plugin that cannot be loaded is logged (\"Failed to load module ...\") and skipped; "
+    "0.6.3 raises FileNotFoundError at server start",
+    "vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py:157 (0.7.3); :161 exec_module (0.6.3.post1)")
+PLUGIN_AS_MODULE = Boundary(
+    "0.30", "a parser plugin may also be an importable module name, tried before the file path",
+    "vllm/utils/import_utils.py:85 import_plugin (0.30.0); abstract_tool_parser.py import_from_path (0.25.0)")
