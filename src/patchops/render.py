@@ -90,6 +90,7 @@ def lint_summary_line(results) -> str:
     if failed:
         text += f"; {failed} not linted"
     text += "".join(f"; {r.model_note}" for r in results if r.model_note)
+    text += "".join(f"; {r.hardware_note}" for r in results if r.hardware_note)
     return text
 
 
@@ -114,7 +115,8 @@ def lint_json(results) -> str:
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
                     "error": r.error, "assumed_hardware": r.hardware,
                     "model_config": r.model_config,
-                    "skipped": list(r.skipped)} for r in results],
+                    "skipped": list(r.skipped),
+                    "hardware_skipped": dict(r.hardware_skipped)} for r in results],
     }
     return json.dumps(document, indent=2)
 

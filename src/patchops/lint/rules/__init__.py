@@ -31,6 +31,7 @@ from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSma
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
+from patchops.lint.rules.swap_space_exceeds_host_memory import SwapSpaceExceedsHostMemory
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unknown_parser_name import UnknownParserName
@@ -78,6 +79,7 @@ ALL_RULES = (
     ExpertParallelWithoutExperts,
     PrefixCachingWithSlidingWindow,
     KvCacheTooSmall,
+    SwapSpaceExceedsHostMemory,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,
