@@ -88,15 +88,17 @@ def test_not_split_yet_lists_only_modules_still_too_long():
 LAYERS = (
     {"cli", "render", "output", "__main__", "fleet_cli", "fleet/"},  # fleet/: api on every node
     {"api"},
-    {"launching", "engine/", "lint/", "patching", "patchset", "rewrite", "ops/", "store",
+    {"launching", "engine/", "lint/", "patching", "patchset", "patchset_yaml", "patchset_index",
+     "rewrite", "ops/", "store",
      "store_state", "transaction", "recovery", "site_files",
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
     {"locate", "search_path", "installed_version", "hardware", "pypi", "settings", "safe_fs",
      "faults"},
     {"errors", "cache", "__init__"},
 )
-PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "store_state", "transaction", "recovery",
-                 "site_files", "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"}
+PATCHING_SIDE = {"patching", "patchset", "patchset_yaml", "patchset_index", "rewrite", "ops/", "store",
+                 "store_state", "transaction", "recovery", "site_files", "capture", "diffs", "edit_ops",
+                 "mismatch", "verdicts", "verify"}
 
 
 def part_of(module: str) -> str:
