@@ -457,10 +457,9 @@ def plan_apply(names: Sequence[str], *, python: Optional[str] = None, roots: Seq
     raising DriftError, so --dry-run can show both the diff and the problems. `targets`
     (from find_targets()) saves locating again.
     """
-    from patchops import patching
-    from patchops.patchset import get_patchset
+    from patchops import patching, patchset_index
 
-    wanted = [get_patchset(name, patchset_dirs) for name in dict.fromkeys(names)]
+    wanted = [patchset_index.get(name, patchset_dirs) for name in dict.fromkeys(names)]
     copies = (targets or find_targets(python=python, roots=roots, sites=sites)).copies
     return patching.plan_apply(copies, wanted, force=force, check=check)
 
@@ -505,9 +504,9 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
     cannot be loaded is then a note, not an error: one broken file in PATCHOPS_PATCHSETS
     must not hide the status of the rest).
     """
-    from patchops import patching
+    from patchops import patching, patchset_index
     from patchops.errors import PatchopsError
-    from patchops.patchset import load_patchset, patchset_files
+    from patchops.patchset import patchset_files
 
     chosen = find_targets(python=python, roots=roots, sites=sites)
     notes: List[str] = []
@@ -518,7 +517,7 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
         wanted = []
         for path in patchset_files(patchset_dirs).values():
             try:
-                wanted.append(load_patchset(path))
+                wanted.append(patchset_index.load(path))
             except PatchopsError as error:
                 notes.append(f"skipped: {error.message}")
     rows = patching.status(chosen.copies, wanted)
