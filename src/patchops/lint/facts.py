@@ -256,8 +256,51 @@ def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str]) -> Dic
             "extras": {path: _fingerprint(Path(path)) for path in extras}}
 
 
-def _inputs_unchanged(site: Path, recorded: Dict[str, Dict[str, Optional[str]]]) -> bool:
-    return _fingerprints(site, list(recorded["inputs"]), list(recorded["extras"])) == recorded
+# A file whose ctime is this close to the hashing may have been written again in the same
+# clock tick, after the read ("racily clean" in git): it gets no stamp (as verify.py).
+RACY_SECONDS = 2.0
+
+
+def _file_stamp(path: Path) -> Optional[List[int]]:
+    """Return what any write to `path` moves: device, inode, size, mtime and ctime."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _stamps(site: Path, rels: Sequence[str], hashed_at: float) -> Dict[str, List[int]]:
+    """Return the stamps of the inputs hashed at `hashed_at`, leaving out racily clean ones."""
+    stamps = {}
+    for rel in rels:
+        stamp = _file_stamp(site / rel)
+        if stamp is not None and stamp[4] / 1e9 < hashed_at - RACY_SECONDS:
+            stamps[rel] = stamp
+    return stamps
+
+
+def _inputs_read_again(site: Path, recorded: Dict[str, Dict[str, Optional[str]]],
+                       stamps: Dict[str, List[int]]) -> Optional[List[str]]:
+    """Return the inputs whose stamp moved and whose content is as recorded; None if one changed.
+
+    Any write moves a file's ctime, which no user can set back, so a file whose stamp is
+    unchanged is not read again (git's index and verify.py do the same); vendor images that
+    fix every mtime are still caught, by ctime and by content.
+    """
+    read = []
+    for rel, digest in recorded["inputs"].items():
+        path = site / rel
+        now = _file_stamp(path)
+        if (now is None and digest is None) or (now is not None and now == stamps.get(rel)):
+            continue  # still absent, or written by nobody since it was hashed
+        if _fingerprint(path) != digest:
+            return None
+        if now is not None:
+            read.append(rel)
+    if {p: _fingerprint(Path(p)) for p in recorded["extras"]} != recorded["extras"]:
+        return None
+    return read
 
 
 def _stat_list(path: Path) -> Optional[List[int]]:
@@ -272,24 +315,37 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     """Return the facts of the copy in `site_dir`, from the cache when its sources are unchanged.
 
     The cache entry lists every file extraction consulted (present or absent) with the
-    sha256 of its bytes; a hit costs one JSON read and hashing those few dozen files.
+    sha256 of its bytes and its stat stamp; a hit costs one JSON read and a stat of those few
+    dozen files (hashing only those whose stamp moved, and then re-stamping them).
     """
+    import time
+
     site = Path(site_dir).resolve()
     path = _cache_path(site, extra_paths)
     stamp = _extractor_stamp()
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
-        if entry.get("stamp") == stamp and entry.get("site") == str(site) and \
-                _inputs_unchanged(site, entry["fingerprints"]):
+        stamps = entry.get("stamps") or {}
+        hashed_at = time.time()
+        read = None
+        if entry.get("stamp") == stamp and entry.get("site") == str(site):
+            read = _inputs_read_again(site, entry["fingerprints"], stamps)
+        if read is not None:
+            fresh = _stamps(site, read, hashed_at)
+            if fresh:  # stamp what was read again and is no longer racily clean
+                entry["stamps"] = {**stamps, **fresh}
+                write_json(path, entry)
             return Facts.from_dict(entry["facts"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
 
     from patchops.lint import facts_extract
 
+    hashed_at = time.time()
     facts, inputs = facts_extract.extract(site, extra_paths)
     fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths])
-    entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints, "facts": facts.to_dict()}
+    entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints,
+             "stamps": _stamps(site, sorted(inputs), hashed_at), "facts": facts.to_dict()}
     write_json(path, entry)  # a read-only home: facts are still correct, only slower next time
     return facts
 

@@ -31,7 +31,7 @@ from patchops.lint.launch_command import is_option
 from patchops.lint.reading.argparse_pass import ArgparsePass
 from patchops.lint.reading.command_line import Token, rewrite
 from patchops.lint.reading.config_file import yaml_tokens
-from patchops.lint.reading.option_table import OptionTable
+from patchops.lint.reading.option_table import option_table
 from patchops.lint.vllm.releases import (CONFIG_FIRST_OK, DICTS_AS_JSON, LISTS_EXPANDED,
                                          MODEL_IN_CONFIG, Version, release)
 
@@ -52,7 +52,7 @@ def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
         out.args = {name: dataclasses.replace(s, name=name) for name, s in cfg.args.items()}
         return out
 
-    table = OptionTable(facts)
+    table = option_table(facts)
     config_tokens = yaml_tokens(cfg, table, version, out.ignored)
     cli_tokens = [Token(s.value, s, "cli") for s in cfg.argv]
 

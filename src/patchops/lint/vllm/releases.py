@@ -12,11 +12,14 @@ reads the release part, and an unreadable version is taken as the newest.
 
 from __future__ import annotations
 
+import operator
 import re
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:  # packaging.specifiers costs a lint more than every rule's range check
+    from packaging.specifiers import SpecifierSet
 
 __all__ = ["Version", "Boundary", "NEWEST", "parse_release", "parse_version", "release", "in_range"]
 
@@ -72,9 +75,26 @@ def micro(version: Version) -> Version:
     return Version(".".join(str(p) for p in parts[:3]))
 
 
-def in_range(version: Optional[str], spec: Union[str, SpecifierSet]) -> bool:
-    """Say whether `version`'s release is inside a PEP 440 range (an unreadable one is the newest)."""
-    return SpecifierSet(str(spec)).contains(release(version), prereleases=True)
+_CLAUSE_RE = re.compile(r"^\s*(>=|<=|==|!=|<|>)\s*(\d+(?:\.\d+)*)\s*$")
+_COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            "<": operator.lt, ">": operator.gt}
+
+
+def in_range(version: Optional[str], spec: Union[str, "SpecifierSet"]) -> bool:
+    """Say whether `version`'s release is inside a PEP 440 range (an unreadable one is the newest).
+
+    The release part has no pre, post or local segment, so against plain release clauses
+    (`>=0.7.3,<0.10.1`, every rule's range) PEP 440's ordered comparisons are Version's own;
+    any other spelling goes to packaging's SpecifierSet.
+    """
+    text = str(spec)
+    clauses = [_CLAUSE_RE.match(clause) for clause in text.split(",") if clause.strip()]
+    candidate = release(version)
+    if all(clauses):
+        return all(_COMPARE[m.group(1)](candidate, Version(m.group(2))) for m in clauses)  # type: ignore[union-attr]
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(text).contains(candidate, prereleases=True)
 
 
 # --------------------------------------------------------------------------- engine
