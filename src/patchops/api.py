@@ -251,18 +251,19 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     return result, launch
 
 
-def _launch_of(path, command, python, extra: Sequence[str] = ()):
+def _launch_of(path, command, python, extra: Sequence[str] = (), config_dir: Optional[Path] = None):
     """Read one input and build its launch under the interpreter that will run it.
 
     The interpreter is `python`, else the spec's `vllm.python`, else this one; returns
-    (cfg, the copy it imports, the Launch).
+    (cfg, the copy it imports, the Launch). A spec's `args:` go to a `--config` file in
+    `config_dir` (default: launching.launch_config_dir()).
     """
     from patchops import launching
 
     cfg, _ = _load_input(path, command, None)
     stated = cfg.context.get("vllm.python")
     python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
-    return cfg, copy, launching.build_launch(cfg, python, copy.site_dir, extra)
+    return cfg, copy, launching.build_launch(cfg, python, copy.site_dir, extra, config_dir)
 
 
 @dataclass(frozen=True)
@@ -288,12 +289,21 @@ def engine_check(path: Optional[Path] = None, *, command: Optional[str] = None,
 
     `detected` is this box's hardware: without it (no GPU visible) vLLM answers a declared GPU
     profile built from `hardware` (the input's, `--hardware`, or a default), and says so.
+    A spec's `args:` go to vLLM as a `--config` file in a folder deleted afterwards.
     """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="patchops-engine-args-") as scratch:
+        return _engine_check(path, command, python, hardware, detected, static_errors, Path(scratch))
+
+
+def _engine_check(path, command, python, hardware, detected, static_errors, scratch: Path) -> EngineCheck:
+    """engine_check() with a spec's `--config` file written to `scratch` (deleted after)."""
     from patchops.engine import check
     from patchops.errors import UsageError
     from patchops.hardware import Hardware
 
-    cfg, copy, launch = _launch_of(path, command, python)
+    cfg, copy, launch = _launch_of(path, command, python, config_dir=scratch)
     if cfg.entrypoint != "serve":
         raise UsageError(f"{cfg.path}: lint --engine runs `vllm serve`; this input starts the "
                          "api_server module")
