@@ -90,12 +90,12 @@ def test_not_split_yet_lists_only_modules_still_too_long():
 LAYERS = (
     {"cli", "render", "output", "__main__", "fleet_cli", "fleet/"},  # fleet/: api on every node
     {"api"},
-    {"launching", "engine/", "lint/", "patching", "patchset", "rewrite", "ops/", "store",
+    {"launching", "engine/", "lint/", "patching", "patchset", "rewrite", "ops/", "store", "applied",
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
     {"locate", "hardware", "pypi", "settings", "safe_fs", "faults"},
     {"errors", "cache", "__init__"},
 )
-PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "capture", "diffs", "edit_ops", "mismatch",
+PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "applied", "capture", "diffs", "edit_ops", "mismatch",
                  "verdicts", "verify"}
 
 

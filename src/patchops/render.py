@@ -27,12 +27,14 @@ def lint_summary(diagnostics) -> Dict[str, int]:
     return summary
 
 
-def lint_text(console: Output, results, *, concise: bool = False) -> None:
+def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool = False,
+              fixed: Optional[int] = None) -> None:
     """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
 
-    The full form adds the source line with a caret under the column, the fix and the vLLM
-    message; `concise` prints one line per finding (`[CODE]` only), as `ruff --output-format
-    concise` does.
+    The full form adds the source line with a caret under the column, the fix (marked
+    `(--fix)` when `lint --fix` makes it) and the vLLM message; `concise` prints one line per
+    finding (`[CODE]` only), as `ruff --output-format concise` does. `fixed` is how many
+    fixes `lint --fix` made; `unsafe` whether unsafe fixes count as fixable.
     """
     for result in results:
         lines = result.source_lines
@@ -48,12 +50,40 @@ def lint_text(console: Output, results, *, concise: bool = False) -> None:
                 for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
                     console.print(Line(row, style="dim"))
             if d.fix:
-                console.print(Line(f"  fix: {d.fix}", style="green"))
+                console.print(Line(f"  fix{_fix_mark(d, unsafe)}: {d.fix}", style="green"))
             if d.vllm_message:
                 console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
     for hardware in sorted({r.hardware for r in results if r.hardware}):
         console.print(Line(f"assumed hardware: {hardware}", style="dim"))
-    console.print(Line(lint_summary_line(results), style="dim"))
+    if fixed is not None:
+        remaining = sum(len(r.diagnostics) for r in results)
+        console.print(Line(f"fixed {_plural(fixed, 'finding')}, {remaining} remaining", style="bold"))
+    console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
+
+
+def _fix_mark(d, unsafe: bool) -> str:
+    """Return ` (--fix)` or ` (--unsafe-fixes)` for a finding `lint --fix` can fix."""
+    if d.autofix is None:
+        return ""
+    return " (--fix)" if d.autofix.applicability == "safe" or unsafe else " (--unsafe-fixes)"
+
+
+def fixable_note(diagnostics, unsafe: bool = False) -> str:
+    """Return `; 2 fixable with --fix (1 more with --unsafe-fixes)`, or "" when none is."""
+    safe = sum(d.autofix is not None and (d.autofix.applicability == "safe" or unsafe) for d in diagnostics)
+    more = sum(d.autofix is not None for d in diagnostics) - safe
+    if not safe:
+        return f"; {more} fixable with --fix --unsafe-fixes" if more else ""
+    extra = f" ({more} more with --unsafe-fixes)" if more else ""
+    return f"; {safe} fixable with --fix{extra}"
+
+
+def fix_diff_summary(fixes) -> str:
+    """Return what `lint --diff` would do: `would fix 3 findings in 2 files, 1 remaining`."""
+    changed = [f for f in fixes if f.changed]
+    remaining = sum(len(f.result.diagnostics) for f in fixes)
+    return (f"would fix {_plural(sum(f.fixed for f in fixes), 'finding')} in "
+            f"{_plural(len(changed), 'file')}, {remaining} remaining")
 
 
 def snippet(text: str, line: int, column: int, width: int = 80) -> List[str]:
@@ -73,7 +103,7 @@ def snippet(text: str, line: int, column: int, width: int = 80) -> List[str]:
     return [gutter + shown.rstrip(), caret]
 
 
-def lint_summary_line(results) -> str:
+def lint_summary_line(results, unsafe: bool = False) -> str:
     """Return `2 errors, 1 warning in 3 files; against vLLM 0.8.5: 2 files, ...; 1 not linted`."""
     counts = lint_summary([d for result in results for d in result.diagnostics])
     text = ", ".join(_plural(counts[key], key) for key in ("error", "warning", "info"))
@@ -89,6 +119,7 @@ def lint_summary_line(results) -> str:
     failed = sum(result.error is not None for result in results)
     if failed:
         text += f"; {failed} not linted"
+    text += fixable_note([d for result in results for d in result.diagnostics], unsafe)
     text += "".join(f"; {r.model_note}" for r in results if r.model_note)
     return text
 
@@ -120,9 +151,41 @@ def lint_json(results) -> str:
 
 
 def _diagnostic_dict(d) -> dict:
+    """Return a finding as JSON; `fix` as ruff has it: message, applicability, edits (or null)."""
     data = asdict(d)
     data["fields"] = list(d.fields)
+    del data["autofix"]
+    data["fix"] = _fix_dict(d)
     return data
+
+
+def _fix_dict(d) -> Optional[dict]:
+    if d.fix is None and d.autofix is None:
+        return None
+    found = d.autofix
+    return {"message": d.fix,
+            "applicability": found.applicability if found else "display-only",
+            "edits": [{"content": e.content,
+                       "location": {"row": e.start_at[0], "column": e.start_at[1]},
+                       "end_location": {"row": e.end_at[0], "column": e.end_at[1]}}
+                      for e in (found.edits if found else ())]}
+
+
+def _sarif_fixes(d) -> dict:
+    """Return SARIF's `fixes` (3.55) for a finding `lint --fix` can fix, else {}."""
+    if d.autofix is None:
+        return {}
+    return {"fixes": [{
+        "description": {"text": d.autofix.title},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": sarif_uri(d.file)},
+            "replacements": [{
+                "deletedRegion": {"startLine": e.start_at[0], "startColumn": e.start_at[1],
+                                  "endLine": e.end_at[0], "endColumn": e.end_at[1]},
+                "insertedContent": {"text": e.content},
+            } for e in d.autofix.edits],
+        }],
+    }]}
 
 
 def lint_sarif(results, rules) -> str:
@@ -143,7 +206,7 @@ def lint_sarif(results, rules) -> str:
                     "shortDescription": {"text": rule.summary()},
                     "fullDescription": {"text": rule.docs()},
                     "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
-                    "properties": {"vllm_versions": rule.versions},
+                    "properties": {"vllm_versions": rule.versions, "fix": rule.fixable},
                 } for rule in rules],
             }},
             "results": [{
@@ -155,7 +218,9 @@ def lint_sarif(results, rules) -> str:
                     "artifactLocation": {"uri": sarif_uri(d.file)},
                     "region": {"startLine": d.line, "startColumn": d.column},
                 }}],
-                "properties": {"fields": list(d.fields), "vllm_message": d.vllm_message},
+                "properties": {"fields": list(d.fields), "vllm_message": d.vllm_message,
+                               "fix": d.autofix.applicability if d.autofix else None},
+                **_sarif_fixes(d),
             } for d in diagnostics],
             "invocations": [{"executionSuccessful": all(r.error is None for r in results)}],
         }],
@@ -209,6 +274,8 @@ def rules_table(console: Output, rules) -> None:
         line.append(f"{rule.name:<{width}}  ")
         line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
         line.append(f"vLLM {_versions(rule.versions)}", style="dim")
+        if rule.fixable:
+            line.append(f"  fix: {rule.fixable}", style="green")
         console.print(line)
         summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
                                 subsequent_indent=" " * 7)
@@ -220,6 +287,15 @@ def _severities(rule) -> str:
     return f"{rule.severity}|{rule.unsure_severity}" if rule.unsure_severity else rule.severity
 
 
+def _fix_kind(rule) -> str:
+    """Say whether and how `lint --fix` fixes the rule's findings."""
+    if rule.fixable == "safe":
+        return "fix: safe, when exact (`lint --fix`)"
+    if rule.fixable == "unsafe":
+        return "fix: unsafe, when exact (`lint --fix --unsafe-fixes`)"
+    return "fix: none (the finding suggests one)"
+
+
 def _versions(spec: str) -> str:
     return "all versions" if spec in ("", ">=0") else spec
 
@@ -229,13 +305,14 @@ def rule_json(rules) -> str:
         "code": rule.code, "name": rule.name, "severity": rule.severity,
         "unsure_severity": rule.unsure_severity, "versions": rule.versions,
         "summary": rule.summary(), "docs": rule.docs(), "vllm_message": rule.vllm_message,
+        "fix": rule.fixable,
     } for rule in rules], indent=2)
 
 
 def rule_docs(console: Output, rule) -> None:
     """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
     text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
-            f"vLLM {_versions(rule.versions)}\n\n{rule.docs()}")
+            f"vLLM {_versions(rule.versions)}; {_fix_kind(rule)}\n\n{rule.docs()}")
     if rule.vllm_message:
         text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
     if console.is_terminal:

@@ -212,6 +212,18 @@ def suggested_sizes(top: int) -> List[int]:
     return sizes
 
 
+def capture_list_setting(facts: Facts) -> Optional[str]:
+    """Return the setting that takes the capture list on this version.
+
+    "compilation_config" (its `cudagraph_capture_sizes`, 0.7-0.11), "cudagraph_capture_sizes"
+    (0.12+), None on 0.6.3, which has no flag for it.
+    """
+    v = release(facts)
+    if v < CAPTURE_LIST_FLAG:
+        return None
+    return "compilation_config" if v < CAPTURE_PATTERN_012 else "cudagraph_capture_sizes"
+
+
 def capture_fix(facts: Facts, top: int) -> str:
     """Return how to make this version capture batch sizes up to `top`."""
     v = release(facts)
