@@ -94,7 +94,7 @@ def _capture(cfg, facts, eng):
 
 
 def _eager(cfg, facts, eng):
-    return inputs.enforce_eager(cfg, facts)
+    return cuda_graphs.effective_eager(cfg, facts)
 
 
 def _prefix_caching(cfg, facts, eng):
@@ -102,9 +102,14 @@ def _prefix_caching(cfg, facts, eng):
     if stated is not None:
         return Prediction(stated, f"enable_prefix_caching {str(stated).lower()} is set",
                           fields=("enable_prefix_caching",))
+    if eng.value == routing.V1 and inputs.is_pooling(cfg):
+        # _set_default_args_v1 (0.10.1.1) / is_prefix_caching_supported (0.33.0): on for
+        # causal models with last-token pooling, which config.json alone does not tell.
+        return Prediction(False, "pooling models choose prefix caching by their pooling type",
+                          certain=False, alternatives=(True,))
     if eng.value == routing.V1:
-        return Prediction(not inputs.is_pooling(cfg), "the V1 engine turns prefix caching on "
-                          "for generative models", certain=eng.certain)
+        return Prediction(True, "the V1 engine turns prefix caching on for generative models",
+                          certain=eng.certain)
     return Prediction(False, "the V0 engine leaves prefix caching off", certain=eng.certain)
 
 
