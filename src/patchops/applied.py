@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import List, Optional
 
 from patchops.errors import PatchopsError
-from patchops.patchset import Patchset, get_patchset, load_patchset_text
+from patchops.patching.recorded import named_or_recorded
+from patchops.patchset import Patchset
 from patchops.store import Store, sha256
 
 
@@ -56,7 +57,7 @@ def applied_keywords(site_dir: Path) -> List[AppliedKeyword]:
             continue
         text = data.decode("utf-8", "replace")
         for name in entry.patchsets:
-            patchset = _patchset(store, state, name)
+            patchset = _patchset(store, name)
             for op in patchset.ops if patchset is not None else ():
                 if op.name == "set-keyword" and op.file == rel:
                     found.append(AppliedKeyword(op.keyword, name, store.path(rel),
@@ -64,13 +65,10 @@ def applied_keywords(site_dir: Path) -> List[AppliedKeyword]:
     return found
 
 
-def _patchset(store: Store, state, name: str) -> Optional[Patchset]:
-    """Return the patchset as it was applied (the store's copy of its YAML), else the shipped one."""
-    source = state.patchsets.get(name)
+def _patchset(store: Store, name: str) -> Optional[Patchset]:
+    """Return the patchset by name, else as the store kept it; None when neither can be read."""
     try:
-        if source is not None:
-            return load_patchset_text(store.get_object(source.sha).decode("utf-8"), Path(source.path))
-        return get_patchset(name)
+        return named_or_recorded(name, (), [store])
     except (PatchopsError, UnicodeDecodeError):
         return None
 
