@@ -79,14 +79,14 @@ LAYERS = (
     {"api"},
     {"launching", "engine/", "lint/", "patching", "patchset", "patchset_yaml", "patchset_index",
      "rewrite", "ops/", "store",
-     "store_state", "transaction", "recovery", "site_files",
+     "store_state", "transaction", "recovery", "site_files", "applied",
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
     {"locate", "search_path", "installed_version", "hardware", "pypi", "settings", "safe_fs",
      "faults"},
     {"errors", "cache", "__init__"},
 )
 PATCHING_SIDE = {"patching", "patchset", "patchset_yaml", "patchset_index", "rewrite", "ops/", "store",
-                 "store_state", "transaction", "recovery", "site_files", "capture", "diffs", "edit_ops",
+                 "store_state", "transaction", "recovery", "site_files", "applied", "capture", "diffs", "edit_ops",
                  "mismatch", "verdicts", "verify"}
 
 

@@ -14,7 +14,7 @@ from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name, is_cuda_like,
                                        is_pooling, literal_default, memory_gib,
-                                       num_scheduler_steps, platform, setting, speculative_method, to_int)
+                                       num_scheduler_steps, platform, setting, speculative_method, to_int, value)
 from patchops.lint.vllm.model_len import max_model_len
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_LEN, CHUNKED_PREFILL_HONOURED,
@@ -75,6 +75,16 @@ def hardware_tier(cfg: ServeConfig, facts: Facts) -> Prediction:
 
 _TIER_TOKENS = {SMALL: 2048, LARGE: 8192, HUGE: 16384}   # OPENAI_API_SERVER values
 _TIER_SEQS = {SMALL: 256, LARGE: 1024, HUGE: 1024}
+
+
+def _throughput_factor(cfg: ServeConfig, facts: Facts) -> int:
+    """Return 2 under `--performance-mode throughput`, which doubles both unset batch defaults.
+
+    EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (0.20.0-0.33.0), wherever the
+    flag exists.
+    """
+    mode = value(cfg, "performance_mode")
+    return 2 if "performance_mode" in facts.flags and str(mode).lower() == "throughput" else 1
 
 
 def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None) -> Prediction:
@@ -182,7 +192,7 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
     tier = hardware_tier(cfg, facts)
 
     def for_tier(name: str) -> Optional[int]:
-        budget = _TIER_TOKENS[name]
+        budget = _TIER_TOKENS[name] * _throughput_factor(cfg, facts)
         if v >= BUDGET_FOLLOWS_MODEL_LEN:
             if chunked.value is False:
                 budget = max(mml, budget) if mml is not None else None
@@ -219,12 +229,13 @@ def max_num_seqs(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = Non
     tier = hardware_tier(cfg, facts)
 
     def for_tier(name: str) -> int:
-        seqs = _TIER_SEQS[name]
+        factor = _throughput_factor(cfg, facts)
+        seqs = _TIER_SEQS[name] * factor
         if v >= SEQS_CAPPED_BY_BUDGET:  # min(default, max_num_batched_tokens) for an unset max_num_seqs
             budget = _budget
             if budget is None:
                 found_budget = setting(cfg, "max_num_batched_tokens")
-                budget = to_int(found_budget.value) if found_budget is not None else _TIER_TOKENS[name]
+                budget = to_int(found_budget.value) if found_budget is not None else _TIER_TOKENS[name] * factor
             if budget:
                 seqs = min(seqs, budget)
         return seqs
