@@ -582,7 +582,7 @@ def test_pre_commit_hooks_take_specs_configs_and_launch_scripts():
 
 
 def test_status_answers_from_a_hash_the_second_time(run, tmp_path, monkeypatch):
-    from patchops import patching
+    from patchops.patching import rewriting
 
     sites = [tmp_path / "a", tmp_path / "b"]
     for site in sites:
@@ -596,7 +596,7 @@ def test_status_answers_from_a_hash_the_second_time(run, tmp_path, monkeypatch):
     def no_parsing(*args, **kwargs):
         raise AssertionError("status parsed a file whose verdict was cached")
 
-    monkeypatch.setattr(patching, "_rewrite", no_parsing)
+    monkeypatch.setattr(rewriting, "rewrite", no_parsing)
     again = json.loads(run(*args).stdout)
     assert again == first and str(target) in again[1]["detail"]
     # Other bytes are another question: parsed again (and here, refused by the stub).

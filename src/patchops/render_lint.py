@@ -67,6 +67,7 @@ def lint_summary_line(results) -> str:
     if failed:
         text += f"; {failed} not linted"
     text += "".join(f"; {r.model_note}" for r in results if r.model_note)
+    text += "".join(f"; {r.hardware_note}" for r in results if r.hardware_note)
     return text
 
 

@@ -19,7 +19,7 @@ from patchops.cache import cache_root, write_json
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
-FACTS_SCHEMA = 2
+FACTS_SCHEMA = 3
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
@@ -95,6 +95,8 @@ class Facts:
     guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
     companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
+    swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
+    required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
 
     # -- lookups for rules ----------------------------------------------------------------
 
@@ -152,6 +154,8 @@ class Facts:
             "guards": self.guards,
             "companions": self.companions,
             "has_ray": self.has_ray,
+            "swap_space": self.swap_space,
+            "required_dists": list(self.required_dists),
         }
 
     @classmethod
@@ -180,6 +184,8 @@ class Facts:
             guards=dict(data.get("guards") or {}),
             companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
+            swap_space=dict(data.get("swap_space") or {}),
+            required_dists=tuple(data.get("required_dists") or ()),
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:

@@ -35,6 +35,7 @@ from patchops.lint.rules.spec_decode_batch_above_capture import SpecDecodeBatchA
 from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCalls
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
+from patchops.lint.rules.swap_space_exceeds_host_memory import SwapSpaceExceedsHostMemory
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unknown_parser_name import UnknownParserName
@@ -84,6 +85,7 @@ ALL_RULES = (
     ExpertParallelWithoutExperts,
     PrefixCachingWithSlidingWindow,
     KvCacheTooSmall,
+    SwapSpaceExceedsHostMemory,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,
