@@ -86,9 +86,13 @@ def _prefix_caching(cfg, facts, eng):
     if stated is not None:
         return Prediction(stated, f"enable_prefix_caching {str(stated).lower()} is set",
                           fields=("enable_prefix_caching",))
+    if eng.value == routing.V1 and inputs.is_pooling(cfg):
+        # _set_default_args_v1 (0.10): on when the pooling type is LAST and the model causal.
+        return Prediction(False, "pooling models choose prefix caching by their pooling type",
+                          certain=False, alternatives=(True,))
     if eng.value == routing.V1:
-        return Prediction(not inputs.is_pooling(cfg), "the V1 engine turns prefix caching on "
-                          "for generative models", certain=eng.certain)
+        return Prediction(True, "the V1 engine turns prefix caching on for generative models",
+                          certain=eng.certain)
     return Prediction(False, "the V0 engine leaves prefix caching off", certain=eng.certain)
 
 

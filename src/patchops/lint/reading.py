@@ -417,9 +417,19 @@ def _nargs(flag: Flag) -> Optional[str]:
 def _check_choice(flag: Flag, option: str, value: Any) -> None:
     if not flag.choices or value is None:
         return
-    if value in flag.choices or str(value) in {str(c) for c in flag.choices}:
+
+    def among(values) -> bool:
+        return value in values or str(value) in {str(c) for c in values}
+
+    chance = flag.chance_choices or ()
+    listed = flag.choices
+    if among(chance):
+        # Only some of the field's Literals hold it: refused whenever hash order picks
+        # another one, and vLLM then lists what every Literal holds.
+        listed = tuple(c for c in flag.choices if c not in chance)
+    elif among(flag.choices):
         return
-    choices = ", ".join(repr(c) for c in flag.choices)
+    choices = ", ".join(repr(c) for c in listed)
     raise _BadValue(f"invalid choice: {value!r} (choose from {choices})")
 
 
