@@ -209,3 +209,28 @@ def test_required_dists_skip_extras_and_stop_at_the_body(tmp_path):
         "Requires-Dist: ray[cgraph]>=2.4; extra == 'ray'\nRequires-Dist: torch (==2.6)\n\n"
         "Requires-Dist: not-a-header\n")
     assert required_dists(Source(tmp_path)) == ("flashinfer-python", "torch")
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("0.7.3", {"partial_prefills_need_chunked": "always", "pooling_without_chunked_prefill": "always"}),
+    ("0.8.5", {"partial_prefills_need_chunked": "always", "pooling_without_chunked_prefill": "v0",
+               "prefix_hash_sha256_v0": "v0"}),
+    ("0.10.1.1", {"partial_prefills_need_chunked": "always", "pooling_without_chunked_prefill": "v0",
+                  "prefix_hash_sha256_v0": "v0"}),
+    ("0.10.2", {"partial_prefills_need_chunked": "always"}),
+    ("0.30.0", {}),
+])
+def test_scheduler_and_v0_default_guards(source_of, version, expected):
+    from patchops.lint.facts_extract.guards import guard_facts
+
+    found = guard_facts(source_of(version))
+    names = ("partial_prefills_need_chunked", "pooling_without_chunked_prefill", "prefix_hash_sha256_v0")
+    assert {k: v for k, v in found.items() if k in names} == expected
+
+
+def test_a_union_of_literals_makes_some_choices_a_coin_toss():
+    """0.8.5 get_kwargs takes one Literal of Union[V0, V1] in hash order (get_type on a set)."""
+    flag = facts_for_version("0.8.5").flags["guided_decoding_backend"]
+    assert flag.chance_choices == ("lm-format-enforcer", "outlines")
+    assert set(flag.choices) == {"auto", "guidance", "lm-format-enforcer", "outlines", "xgrammar"}
+    assert facts_for_version("0.10.1.1").flags["guided_decoding_backend"].chance_choices is None

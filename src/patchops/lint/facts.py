@@ -38,6 +38,8 @@ class Flag:
     optional: bool = False           # the type maps the string "None" to None (optional_type / Optional[...] field)
     deprecated: bool = False         # add_argument(..., deprecated=True)
     known_values: Optional[Tuple[Any, ...]] = None  # Literal values argparse shows but does not enforce (`Literal | str`, 0.15+)
+    # Choices only some launches accept: get_kwargs takes one Literal of a Union in hash order (0.8.5).
+    chance_choices: Optional[Tuple[Any, ...]] = None
 
     def option_names(self) -> Tuple[str, ...]:
         """Return every long spelling argparse accepts for this flag, without dashes.
@@ -54,6 +56,10 @@ class Flag:
         out["choices"] = list(self.choices) if self.choices is not None else None
         out["aliases"] = list(self.aliases)
         out["known_values"] = list(self.known_values) if self.known_values is not None else None
+        if self.chance_choices is None:
+            del out["chance_choices"]   # rare: keep the shipped facts' lines short
+        else:
+            out["chance_choices"] = list(self.chance_choices)
         return out
 
     @classmethod
@@ -64,6 +70,8 @@ class Flag:
         data["aliases"] = tuple(data.get("aliases") or ())
         if data.get("known_values") is not None:
             data["known_values"] = tuple(data["known_values"])
+        if data.get("chance_choices") is not None:
+            data["chance_choices"] = tuple(data["chance_choices"])
         known = cls.__dataclass_fields__  # ignore keys from a newer layout
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -9,7 +9,12 @@ of the raised message, so moved code is still found:
   (0.8.5-0.11);
 * `expert_parallel_needs_experts` (ModelConfig._verify_with_expert_parallelism, 0.8.5+);
 * `spec_decode_needs_v1` (CudaPlatform.check_and_update_config, 0.10-0.11: "v0");
-* `draft_model_unsupported` (EngineArgs._is_v1_supported_oracle, 0.10.x).
+* `draft_model_unsupported` (EngineArgs._is_v1_supported_oracle, 0.10.x);
+* `partial_prefills_need_chunked` (SchedulerConfig._verify_args, 0.7.3-0.25);
+* `prefix_hash_sha256_v0`, `pooling_without_chunked_prefill` (EngineArgs._set_default_args_v0,
+  0.8.5-0.10.x: "v0"; the pooling one sits in create_engine_config in 0.7.3: "always").
+
+A guard is "v0" when its condition tests VLLM_USE_V1 or it sits in a `..._v0` function.
 
 `swap_space_limits` reads the fractions of host RAM the swap-space guard refuses and warns at.
 """
@@ -22,7 +27,8 @@ from typing import Dict, Optional
 from patchops.lint.facts_extract.source_tree import Source
 
 GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
-               "vllm/config/model.py", "vllm/engine/arg_utils.py", "vllm/platforms/cuda.py")
+               "vllm/config/model.py", "vllm/config/scheduler.py", "vllm/engine/arg_utils.py",
+               "vllm/platforms/cuda.py")
 # Where validate_parsed_serve_args lives besides CLI_ARGS_FILES (0.30: entrypoints/launchers/).
 FRONT_END_FILES = ("vllm/entrypoints/launchers/cli_args.py",)
 MESSAGES = {
@@ -30,6 +36,9 @@ MESSAGES = {
     "expert_parallel_needs_experts": "Number of experts in the model must be greater than 0",
     "spec_decode_needs_v1": "Speculative decoding is not supported on vLLM V0",
     "draft_model_unsupported": "Speculative decoding with draft model is not supported yet",
+    "partial_prefills_need_chunked": "Chunked prefill must be enabled to set max_num_partial_prefills > 1",
+    "prefix_hash_sha256_v0": "sha256 is not supported for prefix caching in V0",
+    "pooling_without_chunked_prefill": "Chunked prefill is not supported for pooling models",
 }
 
 
@@ -40,12 +49,16 @@ def guard_facts(src: Source) -> Dict[str, str]:
         mod = src.module_file(rel)
         if mod is None:
             continue
-        for node in ast.walk(mod.tree):
-            if not isinstance(node, ast.If):
+        for fn in ast.walk(mod.tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for name, fragment in MESSAGES.items():
-                if name not in out and _raises(node, fragment):
-                    out[name] = "v0" if "VLLM_USE_V1" in ast.dump(node.test) else "always"
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.If):
+                    continue
+                for name, fragment in MESSAGES.items():
+                    if name not in out and _raises(node, fragment):
+                        v0 = "VLLM_USE_V1" in ast.dump(node.test) or fn.name.endswith("_v0")
+                        out[name] = "v0" if v0 else "always"
     return out
 
 
@@ -100,9 +113,17 @@ def _fraction(test: ast.expr) -> Optional[float]:
 
 
 def _raises(node: ast.If, fragment: str) -> bool:
+    named: Dict[str, str] = {}   # `msg = "..."; raise ValueError(msg)` (0.7.3-0.10 arg_utils.py)
     for stmt in node.body:
-        if isinstance(stmt, ast.Raise) and fragment in _text(stmt.exc):
-            return True
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            named[stmt.targets[0].id] = _text(stmt.value)
+        if isinstance(stmt, ast.Raise):
+            exc = stmt.exc
+            if isinstance(exc, ast.Call) and len(exc.args) == 1 and isinstance(exc.args[0], ast.Name):
+                if fragment in named.get(exc.args[0].id, ""):
+                    return True
+            if fragment in _text(exc):
+                return True
     return False
 
 

@@ -7,6 +7,7 @@ from patchops.lint.rules.batched_tokens_below_model_len import BatchedTokensBelo
 from patchops.lint.rules.capture_settings_exclusive import CaptureSettingsExclusive
 from patchops.lint.rules.capture_settings_moot_with_eager import CaptureSettingsMootWithEager
 from patchops.lint.rules.chunked_prefill_off_ignored import ChunkedPrefillOffIgnored
+from patchops.lint.rules.chunked_prefill_with_pooling_model import ChunkedPrefillWithPoolingModel
 from patchops.lint.rules.concurrency_above_max_seqs import ConcurrencyAboveMaxSeqs
 from patchops.lint.rules.concurrency_without_cuda_graphs import ConcurrencyWithoutCudaGraphs
 from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesMeaningChanged
@@ -25,9 +26,11 @@ from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlas
 from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
+from patchops.lint.rules.partial_prefills_need_chunked_prefill import PartialPrefillsNeedChunkedPrefill
 from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
 from patchops.lint.rules.parser_plugin_not_found import ParserPluginNotFound
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
+from patchops.lint.rules.prefix_hash_sha256_on_v0 import PrefixHashSha256OnV0
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
@@ -64,6 +67,8 @@ ALL_RULES = (
     ChunkedPrefillOffIgnored,
     ConcurrencyAboveMaxSeqs,
     RequestLongerThanModelLen,
+    PartialPrefillsNeedChunkedPrefill,
+    ChunkedPrefillWithPoolingModel,
     MultistepRemoved,
     MultistepFallsBackToV0,
     MultistepNeedsFlashBackend,
@@ -86,6 +91,7 @@ ALL_RULES = (
     PrefixCachingWithSlidingWindow,
     KvCacheTooSmall,
     SwapSpaceExceedsHostMemory,
+    PrefixHashSha256OnV0,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,

@@ -140,6 +140,17 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
     if blockers:
         return Prediction(False, f"V0 would turn chunked prefill on for max_model_len {mml.value} > 32768, "
                           f"but not when {blockers[0]}", fields=mml.fields)
+    model = cfg.model_facts
+    if model is not None:  # config.json says what V0's remaining conditions read
+        if model.multimodal or model.uses_mla:
+            what = "multimodal" if model.multimodal else "an MLA model"
+            return Prediction(False, f"V0 leaves chunked prefill off for {what}", certain=False,
+                              alternatives=(True,), fields=mml.fields)
+        if model.sliding_window is not None and not bool_value(cfg, "disable_sliding_window"):
+            return Prediction(False, f"V0 would turn chunked prefill on for max_model_len {mml.value} > "
+                              "32768, but not with the model's sliding window", fields=mml.fields)
+        return Prediction(True, f"V0 turns chunked prefill on automatically for max_model_len {mml.value} > "
+                          "32768", fields=mml.fields)
     return Prediction(True, f"V0 turns chunked prefill on automatically for max_model_len {mml.value} > "
                       "32768, unless the model is multimodal, uses a sliding window or MLA",
                       certain=False, alternatives=(False,), fields=mml.fields)
