@@ -32,6 +32,9 @@ class ModelFacts:
     path: str                                   # the config.json read
     text_config: Dict[str, Any] = field(default_factory=dict)  # hf_text_config: text_config of a multimodal model, else the whole file
     tokenizer_max_length: Optional[int] = None  # tokenizer_config.json model_max_length, beside config.json
+    # config.json carries quantization_config (also of its text_config) or compression_config,
+    # which get_quant_config reads before looking for a quantization file beside it.
+    quant_config_inline: bool = False
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -155,7 +158,10 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
             text = inner.get("text_config", inner) if nested == "thinker_config" else inner
             if isinstance(text, dict) and "model_type" not in text and "model_type" in data:
                 text = dict(text, model_type=data["model_type"])
-    return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length)
+    inline = any(isinstance(d, dict) and (d.get("quantization_config") is not None)
+                 for d in (data, data.get("text_config"))) or data.get("compression_config") is not None
+    return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length,
+                      quant_config_inline=inline)
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:

@@ -30,7 +30,7 @@ CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm
 BOUNDS = ("gt", "ge", "lt", "le")
 # `if self.x OP c: raise` rejects values on that side; the bound that stays allowed.
 _GUARD_BOUND = {ast.Gt: "le", ast.GtE: "lt", ast.Lt: "ge", ast.LtE: "gt"}
-GUARD_METHODS = ("__post_init__", "_verify_args", "verify_args")
+GUARD_METHODS = ("__post_init__", "_verify_args", "verify_args", "verify_max_model_len")
 
 
 def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
@@ -39,20 +39,62 @@ def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, An
     hints = Hints(classes)
     for dest, class_name in NESTED_CONFIGS.items():
         found = _find_config_class(src, class_name)
-        if found is None:
-            continue
-        mod, cls = found
-        pydantic = _is_pydantic(src, mod, cls, classes)
-        fields: Dict[str, Dict[str, Any]] = {}
-        for name, info in classes.fields(mod, cls).items():
-            if name.startswith("_") or _init_false(info.value):
-                continue
-            fields[name] = _field_summary(hints.atoms(info.annotation, info.mod), info.value)
-            if "SkipValidation" in ast.dump(info.annotation):
-                fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
-        out[dest] = {"class": class_name, "extra": _extra_policy(src, mod, cls, pydantic),
-                     "validated": pydantic, "fields": fields}
+        if found is not None:
+            out[dest] = _class_spec(src, classes, hints, *found, depth=0)
     return out
+
+
+def _class_spec(src: Source, classes: Classes, hints: Hints, mod: Module, cls: ast.ClassDef,
+                depth: int) -> Dict[str, Any]:
+    """Return {"class", "extra", "validated", "fields"} of one config class.
+
+    A field whose type is itself a config dataclass carries that class's spec as "nested"
+    (one level: `pass_config` of the compilation config), and a field a validator parses as
+    an enum by name (`CUDAGraphMode[value.upper()]`) carries the member "names".
+    """
+    pydantic = _is_pydantic(src, mod, cls, classes)
+    enums = dict(_enum_validators(src, mod, cls, classes))
+    fields: Dict[str, Dict[str, Any]] = {}
+    for name, info in classes.fields(mod, cls).items():
+        if name.startswith("_") or _init_false(info.value):
+            continue
+        fields[name] = _field_summary(hints.atoms(info.annotation, info.mod), info.value)
+        if "SkipValidation" in ast.dump(info.annotation):
+            fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
+        if name in enums:
+            fields[name]["names"] = enums[name]
+        inner = src.entity(info.annotation, info.mod) if isinstance(
+            info.annotation, (ast.Name, ast.Attribute)) else None
+        if depth == 0 and pydantic and inner is not None and inner[0] == "class" and \
+                classes.is_dataclass(inner[1], inner[2]):
+            fields[name]["nested"] = _class_spec(src, classes, hints, inner[1], inner[2], depth + 1)
+    return {"class": cls.name, "extra": _extra_policy(src, mod, cls, pydantic),
+            "validated": pydantic, "fields": fields}
+
+
+def _enum_validators(src: Source, mod: Module, cls: ast.ClassDef, classes: Classes):
+    """Yield (field, enum member names) for validators that return `Enum[value.upper()]`.
+
+    A name outside the enum then fails with pydantic wrapping `KeyError: 'BOGUS'` (0.10.1+
+    `cudagraph_mode`); the lookup is by upper-cased name, so any case is accepted.
+    """
+    for stmt in cls.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        names = [a.value for deco in stmt.decorator_list if isinstance(deco, ast.Call)
+                 and _last_name(deco.func) == "field_validator"
+                 for a in deco.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not names:
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                    isinstance(node.slice, ast.Call) and isinstance(node.slice.func, ast.Attribute) \
+                    and node.slice.func.attr == "upper":
+                found = src.entity(node.value, mod)
+                if found is not None and found[0] == "class" and classes.is_enum(found[1], found[2]):
+                    members = [m for m, _ in classes.enum_members(found[1], found[2])]
+                    for name in names:
+                        yield name, members
 
 
 def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
@@ -80,14 +122,30 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
             bounds = _field_bounds(info.value)
             if bounds and mapped[name]:
                 out.setdefault(mapped[name], {"class": class_name, "how": "pydantic Field"}).update(bounds)
-        for guard_field, bound, value, message in _guards(cls):
-            # Before 0.8 the configs are plain classes (no annotated fields): same-name dests.
+        for guard_field, bound, value, message, method in _guards(cls):
             dest = mapped.get(guard_field) or (guard_field if (None, guard_field) in dests else None)
+            if method == "after" and dest in out and out[dest]["how"] == "pydantic Field":
+                # A model_validator(mode="after") sees the value vLLM resolved (`-1` -> the
+                # derived length): kept apart from the Field bounds on what the user writes.
+                out[dest]["after"] = {bound: value, **({"message": message} if message else {})}
+                continue
+            if method != "named":
+                continue
+
+            # Before 0.8 the configs are plain classes (no annotated fields): same-name dests.
             if dest and dest not in out and dest in passed:
                 entry = {"class": class_name, "how": "guard", bound: value}
                 if message:
                     entry["message"] = message
                 out[dest] = entry
+        for guard_field, other, message in _relation_guards(cls):
+            dest = mapped.get(guard_field)
+            other_dest = mapped.get(other) or (other if (None, other) in dests else None)
+            if dest and other_dest and dest in passed:
+                entry = out.setdefault(dest, {"class": class_name, "how": "guard"})
+                entry["le_field"] = other_dest
+                if message:
+                    entry["le_field_message"] = message
         for name, message in _choice_validators(cls):
             dest = mapped.get(name)
             if not dest or name not in fields:
@@ -290,20 +348,46 @@ def _number(expr: ast.AST) -> Optional[float]:
 # -- guards ------------------------------------------------------------------------------------
 
 
-def _guards(cls: ast.ClassDef):
-    """Yield (field, bound, value, message) for `if self.f OP const: raise E(msg)` guards.
+def _guard_methods(cls: ast.ClassDef):
+    """Yield (method, "named" | "after") for the methods whose guards a value meets.
 
-    Only unconditional guards at the top of the method body count: a guard nested under
-    another condition depends on more than the value.
+    "named": one of GUARD_METHODS; "after": another `@model_validator(mode="after")`.
     """
     for stmt in cls.body:
-        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in GUARD_METHODS):
+        if not isinstance(stmt, ast.FunctionDef):
             continue
-        for node in stmt.body:
-            if not (isinstance(node, ast.If) and not node.orelse and node.body
-                    and isinstance(node.body[0], ast.Raise)):
-                continue
+        if stmt.name in GUARD_METHODS:
+            yield stmt, "named"
+        elif any(isinstance(d, ast.Call) and _last_name(d.func) == "model_validator"
+                 and any(k.arg == "mode" and isinstance(k.value, ast.Constant)
+                         and k.value.value == "after" for k in d.keywords)
+                 for d in stmt.decorator_list):
+            yield stmt, "after"
+
+
+def _top_guards(method: ast.FunctionDef):
+    """Yield the unconditional `if ...: raise` statements at the top of a method body."""
+    for node in method.body:
+        if isinstance(node, ast.If) and not node.orelse and node.body \
+                and isinstance(node.body[0], ast.Raise):
+            yield node
+
+
+def _guards(cls: ast.ClassDef):
+    """Yield (field, bound, value, message, method kind) for `if self.f OP const: raise E(msg)`.
+
+    Only unconditional guards at the top of the method body count: a guard nested under
+    another condition depends on more than the value. `if not isinstance(self.f, int) or
+    self.f < 1` counts as the comparison (0.33 ModelConfig's model_validator).
+    """
+    for stmt, kind in _guard_methods(cls):
+        for node in _top_guards(stmt):
             test = node.test
+            if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and all(
+                    isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
+                    and isinstance(v.operand, ast.Call) and _last_name(v.operand.func) == "isinstance"
+                    for v in test.values[:-1]):
+                test = test.values[-1]
             if not (isinstance(test, ast.Compare) and len(test.ops) == 1
                     and type(test.ops[0]) in _GUARD_BOUND):
                 continue
@@ -315,11 +399,37 @@ def _guards(cls: ast.ClassDef):
             if value is None:
                 continue
             yield left.attr, _GUARD_BOUND[type(test.ops[0])], value, \
-                _message(node.body[0], left.attr)
+                _message(node.body[0], left.attr), kind
 
 
-def _message(raise_stmt: ast.Raise, field: str) -> Optional[str]:
-    """Return the raised message with `{value}` where the field's value is interpolated."""
+def _relation_guards(cls: ast.ClassDef):
+    """Yield (field, other field, message) for `if self.f > self.g (or g): raise` guards.
+
+    `message` has `{value}` and `{other}` where the two values are interpolated (0.33
+    SchedulerConfig: long_prefill_token_threshold above max_model_len).
+    """
+    for stmt, _kind in _guard_methods(cls):
+        for node in _top_guards(stmt):
+            test = node.test
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                    and isinstance(test.ops[0], ast.Gt)):
+                continue
+            left, right = test.left, test.comparators[0]
+            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name)
+                    and left.value.id == "self"):
+                continue
+            if isinstance(right, ast.Name):
+                other = right.id
+            elif isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) \
+                    and right.value.id == "self":
+                other = right.attr
+            else:
+                continue
+            yield left.attr, other, _message(node.body[0], left.attr, other)
+
+
+def _message(raise_stmt: ast.Raise, field: str, other: Optional[str] = None) -> Optional[str]:
+    """Return the raised message with `{value}` (`{other}`) where a field's value is interpolated."""
     exc = raise_stmt.exc
     if not (isinstance(exc, ast.Call) and exc.args):
         return None
@@ -328,8 +438,15 @@ def _message(raise_stmt: ast.Raise, field: str) -> Optional[str]:
         if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
             parts.append(piece.value)
         elif isinstance(piece, ast.FormattedValue) and isinstance(piece.value, ast.Attribute) \
-                and piece.value.attr == field:
+                and piece.value.attr == field and not piece.format_spec:
             parts.append("{value}")
+        elif isinstance(piece, ast.FormattedValue) and isinstance(piece.value, ast.Attribute) \
+                and piece.value.attr == "__name__" and isinstance(piece.value.value, ast.Call) \
+                and _last_name(piece.value.value.func) == "type":
+            parts.append("{type}")     # `type(self.f).__name__`
+        elif other and isinstance(piece, ast.FormattedValue) and \
+                _last_name(piece.value) == other and not piece.format_spec:
+            parts.append("{other}")
         else:
             return None
     return "".join(parts)

@@ -15,7 +15,8 @@ class InvalidFlagValue(Rule):
     ## What it does
     Flags a value that vLLM's argument parser refuses: the wrong type (`--max-model-len 32k`
     before 0.8.5, `-tp two`), a choice the version does not offer (`--dtype float77`,
-    `--kv-cache-dtype fp9`), an ambiguous abbreviation.
+    `--kv-cache-dtype fp9`), an ambiguous abbreviation, a `--config FILE` that is no YAML file
+    or that does not exist (tried from the input's folder and from here).
 
     ## Why is this bad?
     `vllm serve` exits at once with `vllm serve: error: argument --max-model-len: invalid int
@@ -40,6 +41,8 @@ class InvalidFlagValue(Rule):
         Example("vllm serve m --max-model-len 32k\n", kind="command", vllm="0.6.3.post1", at=(1, 14)),
         Example("model: m\nargs:\n  kv-cache-dtype: fp9\n", vllm="0.8.5", at=(3, 3)),
         Example("tensor-parallel-size: two\n", kind="config", vllm="0.11.0", at=(1, 1)),
+        Example("vllm serve m --config missing-serve-config.yaml\n", kind="command", vllm="0.33.0",
+                at=(1, 23)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
