@@ -8,7 +8,8 @@ Two kinds of knowledge argparse does not hold, read from the config dataclasses 
   a pydantic dataclass ignores it unless its config says `extra="forbid"`);
 * ranges of plain flags that the config classes check after parsing: pydantic
   `Field(gt=0, le=1)` (0.12+) and the generic guards `if self.x > 1.0: raise ValueError(...)`
-  at the top of `__post_init__` / `_verify_args` (0.6.3 - 0.11).
+  at the top of `__post_init__` / `_verify_args` (0.6.3 - 0.11; config_guards reads them),
+  plus the choices of `field_validator`s and the enum names they look values up by.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import ast
 from typing import Any, Dict, List, Optional, Tuple
 
 from patchops.lint.facts_extract import ARG_UTILS
+from patchops.lint.facts_extract.config_guards import (constant_guards, literal_number, relation_guards,
+                                                       string_pieces)
 from patchops.lint.facts_extract.source_tree import Module, Source
 from patchops.lint.facts_extract.source_tree import last_name as _last_name
 from patchops.lint.facts_extract.static_eval import Classes, Hints
@@ -28,9 +31,6 @@ RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfi
 CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm.config.parallel",
                   "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation")
 BOUNDS = ("gt", "ge", "lt", "le")
-# `if self.x OP c: raise` rejects values on that side; the bound that stays allowed.
-_GUARD_BOUND = {ast.Gt: "le", ast.GtE: "lt", ast.Lt: "ge", ast.LtE: "gt"}
-GUARD_METHODS = ("__post_init__", "_verify_args", "verify_args", "verify_max_model_len")
 
 
 def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
@@ -122,7 +122,7 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
             bounds = _field_bounds(info.value)
             if bounds and mapped[name]:
                 out.setdefault(mapped[name], {"class": class_name, "how": "pydantic Field"}).update(bounds)
-        for guard_field, bound, value, message, method in _guards(cls):
+        for guard_field, bound, value, message, method in constant_guards(cls):
             dest = mapped.get(guard_field) or (guard_field if (None, guard_field) in dests else None)
             if method == "after" and dest in out and out[dest]["how"] == "pydantic Field":
                 # A model_validator(mode="after") sees the value vLLM resolved (`-1` -> the
@@ -138,7 +138,7 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
                 if message:
                     entry["message"] = message
                 out[dest] = entry
-        for guard_field, other, message in _relation_guards(cls):
+        for guard_field, other, message in relation_guards(cls):
             dest = mapped.get(guard_field)
             other_dest = mapped.get(other) or (other if (None, other) in dests else None)
             if dest and other_dest and dest in passed:
@@ -215,7 +215,7 @@ def _message_prefix(raise_stmt: ast.Raise) -> Optional[str]:
     if not (isinstance(exc, ast.Call) and exc.args):
         return None
     text = ""
-    for piece in _string_pieces(exc.args[0]):
+    for piece in string_pieces(exc.args[0]):
         if not (isinstance(piece, ast.Constant) and isinstance(piece.value, str)):
             break
         text += piece.value
@@ -329,132 +329,7 @@ def _field_bounds(value: Optional[ast.AST]) -> Dict[str, Any]:
     out = {}
     for kw in value.keywords:
         if kw.arg in BOUNDS:
-            number = _number(kw.value)
+            number = literal_number(kw.value)
             if number is not None:
                 out[kw.arg] = number
     return out
-
-
-def _number(expr: ast.AST) -> Optional[float]:
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) \
-            and not isinstance(expr.value, bool):
-        return expr.value
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = _number(expr.operand)
-        return -inner if inner is not None else None
-    return None
-
-
-# -- guards ------------------------------------------------------------------------------------
-
-
-def _guard_methods(cls: ast.ClassDef):
-    """Yield (method, "named" | "after") for the methods whose guards a value meets.
-
-    "named": one of GUARD_METHODS; "after": another `@model_validator(mode="after")`.
-    """
-    for stmt in cls.body:
-        if not isinstance(stmt, ast.FunctionDef):
-            continue
-        if stmt.name in GUARD_METHODS:
-            yield stmt, "named"
-        elif any(isinstance(d, ast.Call) and _last_name(d.func) == "model_validator"
-                 and any(k.arg == "mode" and isinstance(k.value, ast.Constant)
-                         and k.value.value == "after" for k in d.keywords)
-                 for d in stmt.decorator_list):
-            yield stmt, "after"
-
-
-def _top_guards(method: ast.FunctionDef):
-    """Yield the unconditional `if ...: raise` statements at the top of a method body."""
-    for node in method.body:
-        if isinstance(node, ast.If) and not node.orelse and node.body \
-                and isinstance(node.body[0], ast.Raise):
-            yield node
-
-
-def _guards(cls: ast.ClassDef):
-    """Yield (field, bound, value, message, method kind) for `if self.f OP const: raise E(msg)`.
-
-    Only unconditional guards at the top of the method body count: a guard nested under
-    another condition depends on more than the value. `if not isinstance(self.f, int) or
-    self.f < 1` counts as the comparison (0.33 ModelConfig's model_validator).
-    """
-    for stmt, kind in _guard_methods(cls):
-        for node in _top_guards(stmt):
-            test = node.test
-            if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and all(
-                    isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
-                    and isinstance(v.operand, ast.Call) and _last_name(v.operand.func) == "isinstance"
-                    for v in test.values[:-1]):
-                test = test.values[-1]
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-                    and type(test.ops[0]) in _GUARD_BOUND):
-                continue
-            left, right = test.left, test.comparators[0]
-            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name)
-                    and left.value.id == "self"):
-                continue
-            value = _number(right)
-            if value is None:
-                continue
-            yield left.attr, _GUARD_BOUND[type(test.ops[0])], value, \
-                _message(node.body[0], left.attr), kind
-
-
-def _relation_guards(cls: ast.ClassDef):
-    """Yield (field, other field, message) for `if self.f > self.g (or g): raise` guards.
-
-    `message` has `{value}` and `{other}` where the two values are interpolated (0.33
-    SchedulerConfig: long_prefill_token_threshold above max_model_len).
-    """
-    for stmt, _kind in _guard_methods(cls):
-        for node in _top_guards(stmt):
-            test = node.test
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-                    and isinstance(test.ops[0], ast.Gt)):
-                continue
-            left, right = test.left, test.comparators[0]
-            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name)
-                    and left.value.id == "self"):
-                continue
-            if isinstance(right, ast.Name):
-                other = right.id
-            elif isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) \
-                    and right.value.id == "self":
-                other = right.attr
-            else:
-                continue
-            yield left.attr, other, _message(node.body[0], left.attr, other)
-
-
-def _message(raise_stmt: ast.Raise, field: str, other: Optional[str] = None) -> Optional[str]:
-    """Return the raised message with `{value}` (`{other}`) where a field's value is interpolated."""
-    exc = raise_stmt.exc
-    if not (isinstance(exc, ast.Call) and exc.args):
-        return None
-    parts: List[str] = []
-    for piece in _string_pieces(exc.args[0]):
-        if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
-            parts.append(piece.value)
-        elif isinstance(piece, ast.FormattedValue) and isinstance(piece.value, ast.Attribute) \
-                and piece.value.attr == field and not piece.format_spec:
-            parts.append("{value}")
-        elif isinstance(piece, ast.FormattedValue) and isinstance(piece.value, ast.Attribute) \
-                and piece.value.attr == "__name__" and isinstance(piece.value.value, ast.Call) \
-                and _last_name(piece.value.value.func) == "type":
-            parts.append("{type}")     # `type(self.f).__name__`
-        elif other and isinstance(piece, ast.FormattedValue) and \
-                _last_name(piece.value) == other and not piece.format_spec:
-            parts.append("{other}")
-        else:
-            return None
-    return "".join(parts)
-
-
-def _string_pieces(expr: ast.AST) -> List[ast.AST]:
-    if isinstance(expr, ast.JoinedStr):
-        return list(expr.values)
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        return _string_pieces(expr.left) + _string_pieces(expr.right)
-    return [expr]
