@@ -231,3 +231,56 @@ def test_executor_import_paths_and_guards_by_version(source_of):
     new = guard_facts(source_of("0.33.0"))
     assert new["chat_template_must_exist"] == "builtin" and new["float_kv_cache_matches_dtype"] == "always"
     assert "float_kv_cache_matches_dtype" not in guard_facts(source_of("0.30.0"))
+
+
+# --- swap space and what a plain install brings -----------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["0.6.3.post1", "0.8.5", "0.10.1.1", "0.15.0"])
+def test_swap_space_limits_read_from_the_guard(source_of, version):
+    from patchops.lint.facts_extract.guards import swap_space_limits
+
+    assert swap_space_limits(source_of(version)) == {
+        "refuse_above": 0.7, "warn_above": 0.4, "per_node": "tensor_parallel_size"}
+
+
+def test_no_swap_space_guard_once_the_flag_is_gone(source_of):
+    from patchops.lint.facts_extract.guards import swap_space_limits
+
+    assert swap_space_limits(source_of("0.20.0")) == {}
+
+
+def test_swap_space_limits_follow_an_edited_guard(tmp_path):
+    from patchops.lint.facts_extract.guards import swap_space_limits
+
+    (tmp_path / "vllm" / "config").mkdir(parents=True)
+    (tmp_path / "vllm" / "config" / "cache.py").write_text(textwrap.dedent('''
+        class CacheConfig:
+            def verify_with_parallel_config(self, parallel_config):
+                num_gpus_per_node = parallel_config.world_size
+                cpu_memory_usage = self.swap_space_bytes * num_gpus_per_node
+                if cpu_memory_usage > 0.9 * total_cpu_memory:
+                    raise ValueError("Too large swap space. " + msg)
+    '''))
+    assert swap_space_limits(Source(tmp_path)) == {"refuse_above": 0.9, "per_node": "world_size"}
+
+
+def test_required_dists_say_whether_a_plain_install_has_flashinfer(source_of):
+    from patchops.lint.facts_extract.requirements import required_dists
+
+    old, new = required_dists(source_of("0.10.1.1")), required_dists(source_of("0.12.0"))
+    assert "torch" in old and "flashinfer-python" not in old
+    assert "flashinfer-python" in new
+    assert not any(name.startswith("tensorizer") for name in new)   # extras stay out
+
+
+def test_required_dists_skip_extras_and_stop_at_the_body(tmp_path):
+    from patchops.lint.facts_extract.requirements import required_dists
+
+    info = tmp_path / "vllm-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: vllm\nRequires-Dist: Flashinfer_Python==0.2 ; platform_machine == 'x86_64'\n"
+        "Requires-Dist: ray[cgraph]>=2.4; extra == 'ray'\nRequires-Dist: torch (==2.6)\n\n"
+        "Requires-Dist: not-a-header\n")
+    assert required_dists(Source(tmp_path)) == ("flashinfer-python", "torch")

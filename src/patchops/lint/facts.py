@@ -96,6 +96,8 @@ class Facts:
     guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
     companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
+    swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
+    required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
 
     # -- lookups for rules ----------------------------------------------------------------
 
@@ -154,6 +156,8 @@ class Facts:
             "guards": self.guards,
             "companions": self.companions,
             "has_ray": self.has_ray,
+            "swap_space": self.swap_space,
+            "required_dists": list(self.required_dists),
         }
 
     @classmethod
@@ -183,6 +187,8 @@ class Facts:
             guards=dict(data.get("guards") or {}),
             companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
+            swap_space=dict(data.get("swap_space") or {}),
+            required_dists=tuple(data.get("required_dists") or ()),
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:

@@ -78,6 +78,7 @@ class Rule:
     # "later" (worker start-up, KV-cache sizing, graph capture, a request).
     stage: ClassVar[str] = "config"
     reads_model: ClassVar[bool] = False   # needs the model's config.json (skipped, and said so, without it)
+    reads_hardware: ClassVar[Tuple[str, ...]] = ()  # `hardware.*` fields it needs (skipped, and said so, without them)
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
 

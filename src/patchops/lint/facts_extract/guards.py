@@ -15,7 +15,8 @@ of the raised message, so moved code is still found:
   name may also be one of the templates shipped in `CHAT_TEMPLATES_DIR` (0.2x+).
 
 `front_end_bounds` reads the bounds the serve command puts on a value when a switch is on
-(`--headless` with `--api-server-count`).
+(`--headless` with `--api-server-count`); `swap_space_limits` reads the fractions of host
+RAM the swap-space guard refuses and warns at.
 """
 
 from __future__ import annotations
@@ -63,6 +64,56 @@ def guard_facts(src: Source) -> Dict[str, str]:
                         any(isinstance(n, ast.Name) and n.id == "CHAT_TEMPLATES_DIR" for n in ast.walk(mod.tree)):
                     out[name] = "builtin"
     return out
+
+
+SWAP_MESSAGE = "Too large swap space"
+
+
+def swap_space_limits(src: Source) -> Dict[str, object]:
+    """Return how CacheConfig.verify_with_parallel_config weighs swap space against host RAM.
+
+    0.6.3-0.15 read `cpu_memory_usage = swap_space_bytes * parallel_config.tensor_parallel_size`
+    and `if cpu_memory_usage > 0.7 * total_cpu_memory: raise ValueError("Too large swap
+    space. ...")`, `elif ... > 0.4 * ...: logger.warning(...)`. Returns {"refuse_above": 0.7,
+    "warn_above": 0.4, "per_node": "tensor_parallel_size"}, or {} when the copy has no guard.
+    """
+    for rel in GUARD_FILES:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for fn in ast.walk(mod.tree):
+            if isinstance(fn, ast.FunctionDef) and any(
+                    isinstance(n, ast.If) and _raises(n, SWAP_MESSAGE) for n in ast.walk(fn)):
+                return _swap_limits(fn)
+    return {}
+
+
+def _swap_limits(fn: ast.FunctionDef) -> Dict[str, object]:
+    out: Dict[str, object] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "parallel_config":
+            out["per_node"] = node.value.attr
+        if not isinstance(node, ast.If):
+            continue
+        fraction = _fraction(node.test)
+        if fraction is None:
+            continue
+        if _raises(node, SWAP_MESSAGE):
+            out["refuse_above"] = fraction
+        elif "warning" in ast.dump(node.body[0]):
+            out["warn_above"] = fraction
+    return out if "refuse_above" in out else {}
+
+
+def _fraction(test: ast.expr) -> Optional[float]:
+    """Read `usage > FRACTION * total`."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Gt):
+        right = test.comparators[0]
+        if isinstance(right, ast.BinOp) and isinstance(right.op, ast.Mult) \
+                and isinstance(right.left, ast.Constant) and isinstance(right.left.value, float):
+            return right.left.value
+    return None
 
 
 def _raises(node: ast.If, fragment: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict
 from patchops.lint.facts import Flag
 
 from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, parallel,
-                                         registries)
+                                         registries, requirements)
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -34,6 +34,8 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
         "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
         "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
+        "swap_space": guarded("swap space limits", lambda: guards.swap_space_limits(src), {}),
+        "required_dists": guarded("required distributions", lambda: requirements.required_dists(src), ()),
         "has_ray": has_ray,
     }
 

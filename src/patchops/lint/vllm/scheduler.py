@@ -13,8 +13,9 @@ from typing import Optional, Tuple
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name, is_cuda_like,
-                                       is_pooling, literal_default, max_model_len, memory_gib,
+                                       is_pooling, literal_default, memory_gib,
                                        num_scheduler_steps, platform, setting, speculative_method, to_int)
+from patchops.lint.vllm.model_len import max_model_len
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_LEN, CHUNKED_PREFILL_HONOURED,
                                          HUGE_TIER, SEQS_CAPPED_BY_BUDGET, V0_BATCH_2048, V0_CHUNKED_BLOCKERS,
@@ -104,7 +105,7 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
     if isinstance(literal, bool):
         return Prediction(literal, f"this vLLM build defaults enable_chunked_prefill to {literal}",
                           fields=("enable_chunked_prefill",))
-    mml = max_model_len(cfg)
+    mml = max_model_len(cfg, facts)
     if mml.value is None:
         return Prediction(False, "V0 turns chunked prefill on only when max_model_len > 32768, and "
                           "max_model_len is not stated", certain=False, alternatives=(True,))
@@ -168,7 +169,7 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
                           fields=("max_num_batched_tokens",))
     eng = eng or engine(cfg, facts)
     chunked = chunked or chunked_prefill(cfg, facts, eng)
-    mml = max_model_len(cfg).value
+    mml = max_model_len(cfg, facts).value
     if eng.value == V0:
         steps = num_scheduler_steps(cfg) or 1
         values = []
