@@ -12,7 +12,9 @@ from patchops.lint.facts import Facts, facts_for_version
 from patchops.lint.facts_extract.bool_spellings import option_inverses
 from patchops.lint.facts_extract.config_fields import nested_config_facts, value_range_facts
 from patchops.lint.facts_extract.max_len import max_len_facts
-from patchops.lint.facts_extract.registries import _registered, registry_facts
+from patchops.lint.facts_extract.guards import front_end_bounds, guard_facts
+from patchops.lint.facts_extract.parallel import parallel_facts
+from patchops.lint.facts_extract.registries import _registered, quantization_checkpoint_needs, registry_facts
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -156,6 +158,79 @@ def test_knowledge_round_trips_through_json():
     again = Facts.from_json(facts.to_json())
     assert again.registries == facts.registries and again.nested_configs == facts.nested_configs
     assert again.option_inverses == facts.option_inverses and again.max_len == facts.max_len
+
+
+# --- quantization, executors, front-end and config guards (0.33 conformance) ------------------
+
+
+def test_quantization_methods_by_version(source_of):
+    old = registry_facts(source_of("0.8.5"))
+    assert "gguf" in old["quantization"] and "quantization_deprecated" not in old
+    new = registry_facts(source_of("0.33.0"))
+    assert "gguf" not in new["quantization"] and "bitsandbytes" not in new["quantization"]
+    assert new["quantization"][:3] == ("awq", "auto_awq", "fp8")     # QuantizationMethods' order
+    assert new["quantization_deprecated"] == ("fbgemm_fp8", "fp_quant")
+
+
+def test_quantization_checkpoint_needs(source_of):
+    for version in ("0.8.5", "0.33.0"):
+        needs = quantization_checkpoint_needs(source_of(version))
+        assert set(needs["awq"]["files"]) == {"quant_config.json", "quantize_config.json"}
+        assert needs["fbgemm_fp8"] == {"class": "FBGEMMFp8Config", "missing": ["ignore_list", "input_scale_ub"]}
+        # fp8 reads no file and builds with no arguments; gguf and bitsandbytes are handled by name
+        assert "fp8" not in needs and "gguf" not in needs and "bitsandbytes" not in needs
+
+
+def test_type_checking_else_branch_is_what_runs(source_of):
+    # 0.10.x config: `QuantizationMethods = Any` in the else branch of `if TYPE_CHECKING:`.
+    assert facts_for_version("0.10.1.1").flags["quantization"].choices is None
+    assert "bogus" not in (facts_for_version("0.8.5").flags["quantization"].choices or ())
+    assert "awq" in facts_for_version("0.8.5").flags["quantization"].choices   # 0.8.5: argparse lists them
+
+
+def test_headless_api_server_bound_by_version(source_of):
+    assert front_end_bounds(source_of("0.8.5")) == {}
+    old = front_end_bounds(source_of("0.10.1.1"))["api_server_count"]
+    assert (old["le"], old["when"]) == (1, "headless")
+    new = front_end_bounds(source_of("0.33.0"))["api_server_count"]
+    assert (new["le"], new["when"]) == (0, "headless")
+    assert new["message"].startswith("--api-server-count={value} cannot be used with --headless")
+
+
+def test_resolved_and_relative_bounds_only_in_033(source_of):
+    old_src, new_src = source_of("0.10.1.1"), source_of("0.33.0")
+    old = value_range_facts(old_src, Classes(old_src))
+    new = value_range_facts(new_src, Classes(new_src))
+    assert "after" not in old.get("max_model_len", {}) and "le_field" not in old.get("long_prefill_token_threshold", {})
+    assert new["max_model_len"]["ge"] == -1 and new["max_model_len"]["after"]["ge"] == 1
+    assert new["max_model_len"]["after"]["message"].startswith("max_model_len must be a positive integer, got {type}: {value}")
+    assert new["long_prefill_token_threshold"]["le_field"] == "max_model_len"
+    assert "gpu_memory_utilization" in old and "after" not in old["gpu_memory_utilization"]  # a plain guard stays one
+
+
+def test_enum_names_and_nested_classes_of_the_compilation_config(source_of):
+    for version, extra in (("0.10.1.1", "ignore"), ("0.33.0", "reject")):
+        src = source_of(version)
+        fields = nested_config_facts(src, Classes(src))["compilation_config"]["fields"]
+        assert fields["cudagraph_mode"]["names"] == ["NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY",
+                                                     "FULL_AND_PIECEWISE"]
+        nested = fields["pass_config"]["nested"]
+        assert nested["class"] == "PassConfig" and nested["extra"] == extra
+    assert "enable_sequence_parallelism" in nested_config_facts(
+        source_of("0.10.1.1"), Classes(source_of("0.10.1.1")))["compilation_config"]["fields"]["pass_config"]["nested"]["fields"]
+    src = source_of("0.8.5")
+    old = nested_config_facts(src, Classes(src))
+    assert "cudagraph_mode" not in old["compilation_config"]["fields"]
+    assert not any("nested" in f for spec in old.values() for f in spec["fields"].values())  # not validated
+
+
+def test_executor_import_paths_and_guards_by_version(source_of):
+    assert not parallel_facts(source_of("0.10.1.1")).get("executor_by_qualname")
+    assert parallel_facts(source_of("0.12.0"))["executor_by_qualname"] is True
+    assert guard_facts(source_of("0.8.5"))["chat_template_must_exist"] == "always"
+    new = guard_facts(source_of("0.33.0"))
+    assert new["chat_template_must_exist"] == "builtin" and new["float_kv_cache_matches_dtype"] == "always"
+    assert "float_kv_cache_matches_dtype" not in guard_facts(source_of("0.30.0"))
 
 
 # --- swap space and what a plain install brings -----------------------------------------------

@@ -95,6 +95,7 @@ class Facts:
     notes: Tuple[str, ...] = ()                         # what extraction skipped: unparsable files, dynamic flags
     # Config-time knowledge outside argparse (facts_extract/knowledge.py reads each):
     registries: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # "tool_call_parser" -> registered names
+    quantization_needs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> {"files"} or {"class", "missing"}
     nested_configs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # JSON flag dest -> class, extra policy, fields
     value_ranges: Dict[str, Dict[str, Any]] = field(default_factory=dict)    # dest -> {"gt"/"le"...: bound, "message"?}
     option_inverses: Dict[str, str] = field(default_factory=dict)  # "--enable-" -> "--disable-" (0.33 EnableDisableAction)
@@ -154,6 +155,7 @@ class Facts:
             if self.capture_sizes_default is not None else None,
             "notes": list(self.notes),
             "registries": {k: list(v) for k, v in self.registries.items()},
+            "quantization_needs": self.quantization_needs,
             "nested_configs": self.nested_configs,
             "value_ranges": self.value_ranges,
             "option_inverses": self.option_inverses,
@@ -184,6 +186,7 @@ class Facts:
             capture_sizes_default=tuple(capture) if capture is not None else None,
             notes=tuple(data.get("notes") or ()),
             registries={k: tuple(v) for k, v in (data.get("registries") or {}).items()},
+            quantization_needs=dict(data.get("quantization_needs") or {}),
             nested_configs=dict(data.get("nested_configs") or {}),
             value_ranges=dict(data.get("value_ranges") or {}),
             option_inverses=dict(data.get("option_inverses") or {}),

@@ -34,6 +34,9 @@ class ModelFacts:
     text_config: Dict[str, Any] = field(default_factory=dict)  # hf_text_config: text_config of a multimodal model, else the whole file
     tokenizer_max_length: Optional[int] = None  # tokenizer_config.json model_max_length, beside config.json
     multimodal: bool = False                    # a vision/audio tower or a nested text config (V0 will not chunk it)
+    # config.json carries quantization_config (also of its text_config) or compression_config,
+    # which get_quant_config reads before looking for a quantization file beside it.
+    quant_config_inline: bool = False
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -165,8 +168,10 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
     architectures = data.get("architectures") if isinstance(data.get("architectures"), list) else []
     multimodal = text is not data or any(key in data for key in MULTIMODAL_KEYS) or any(
         isinstance(a, str) and ("ConditionalGeneration" in a or "VL" in a) for a in architectures)
+    inline = any(isinstance(d, dict) and (d.get("quantization_config") is not None)
+                 for d in (data, data.get("text_config"))) or data.get("compression_config") is not None
     return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length,
-                      multimodal=multimodal)
+                      multimodal=multimodal, quant_config_inline=inline)
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:

@@ -23,9 +23,12 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
     """Return the Facts fields read here, by name (`has_ray`: ray beside the copy)."""
     return {
         "registries": guarded("parser registries", lambda: registries.registry_facts(src), {}),
+        "quantization_needs": guarded("quantization checkpoint needs",
+                                      lambda: registries.quantization_checkpoint_needs(src), {}),
         "nested_configs": guarded("nested config fields",
                                   lambda: config_fields.nested_config_facts(src, classes), {}),
-        "value_ranges": guarded("value ranges", lambda: config_fields.value_range_facts(src, classes), {}),
+        "value_ranges": guarded("value ranges", lambda: {
+            **guards.front_end_bounds(src), **config_fields.value_range_facts(src, classes)}, {}),
         "option_inverses": guarded("boolean flag spellings", lambda: bool_spellings.option_inverses(src), {}),
         "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),

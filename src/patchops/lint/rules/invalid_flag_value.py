@@ -15,7 +15,8 @@ class InvalidFlagValue(Rule):
     ## What it does
     Flags a value that vLLM's argument parser refuses: the wrong type (`--max-model-len 32k`
     before 0.8.5, `-tp two`), a choice the version does not offer (`--dtype float77`,
-    `--kv-cache-dtype fp9`), an ambiguous abbreviation.
+    `--kv-cache-dtype fp9`), an ambiguous abbreviation, a `--config FILE` that is no YAML file
+    or that does not exist (tried from the input's folder and from here).
 
     ## Why is this bad?
     `vllm serve` exits at once with `vllm serve: error: argument --max-model-len: invalid int
@@ -43,6 +44,8 @@ class InvalidFlagValue(Rule):
         Example("tensor-parallel-size: two\n", kind="config", vllm="0.11.0", at=(1, 1)),
         # 0.8.5 builds these choices from Literal V0 | Literal V1, one of them picked by hash order.
         Example("model: m\nargs:\n  guided-decoding-backend: outlines\n", vllm="0.8.5", at=(3, 3)),
+        Example("vllm serve m --config missing-serve-config.yaml\n", kind="command", vllm="0.33.0",
+                at=(1, 23)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
