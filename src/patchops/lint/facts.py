@@ -19,7 +19,7 @@ from patchops.cache import cache_root, write_json
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
-FACTS_SCHEMA = 2
+FACTS_SCHEMA = 3
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
@@ -95,6 +95,12 @@ class Facts:
     guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
     companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
+    # _is_v1_supported_oracle's reports in source order: (feature name, "unsupported" |
+    # "experimental"), or 0.12+'s _check_feature_supported: (name, "refused"); None when
+    # unread (older shipped facts), () when the copy has neither.
+    v1_oracle: Optional[Tuple[Tuple[str, str], ...]] = None
+    custom_allreduce: Dict[str, Any] = field(default_factory=dict)  # {"world_sizes": [2, 4, 6, 8]}
+    vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
 
     # -- lookups for rules ----------------------------------------------------------------
 
@@ -152,6 +158,9 @@ class Facts:
             "guards": self.guards,
             "companions": self.companions,
             "has_ray": self.has_ray,
+            "v1_oracle": [list(t) for t in self.v1_oracle] if self.v1_oracle is not None else None,
+            "custom_allreduce": self.custom_allreduce,
+            "vendor": self.vendor,
         }
 
     @classmethod
@@ -180,6 +189,9 @@ class Facts:
             guards=dict(data.get("guards") or {}),
             companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
+            v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
+            custom_allreduce=dict(data.get("custom_allreduce") or {}),
+            vendor=data.get("vendor"),
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:
