@@ -20,7 +20,7 @@ class CustomAllreduceOff(Rule):
     ## What it does
     Says when vLLM will turn its custom all-reduce kernel off by itself: a
     `tensor_parallel_size` outside the copy's `CustomAllreduce._SUPPORTED_WORLD_SIZES` (read
-    from the copy: [2, 4, 6, 8] up to 0.30, 16 added later), or a platform whose
+    from the copy: [2, 4, 6, 8] up to 0.25, 16 added by 0.30), or a platform whose
     `use_custom_allreduce()` is False (CPU, TPU, XPU and other non-CUDA platforms; ROCm
     GPUs other than MI300-class).
 
