@@ -98,7 +98,6 @@ class FeatureFallsBackToV0(Rule):
         env = inputs.use_v1_env(cfg)
         if env is False:
             return
-        ver = facts.version
         chosen = None
         for trigger in routing.oracle_triggers(cfg, facts):
             if trigger.experimental and env:
@@ -135,6 +134,13 @@ class FeatureFallsBackToV0(Rule):
                 "an AssertionError right after building its configuration",
                 severity="error" if trigger.certain else "warning", fields=fields,
                 vllm_message=routing.NO_V0_ERROR, fix=f"remove {trigger.feature}")
+        if trigger.experimental:  # _warn_or_fallback: V1 only when asked for
+            return self.diagnostic(
+                cfg, trigger.at,
+                f"the V1 engine runs {what} only as an experiment, so with VLLM_USE_V1 unset vLLM {ver} "
+                f"silently falls back to V0: {V0_COST}",
+                fields=fields, vllm_message=trigger.fallback_message,
+                fix="set VLLM_USE_V1=1 to run it on V1 (experimental), or VLLM_USE_V1=0 to choose V0 on purpose")
         return self.diagnostic(
             cfg, trigger.at,
             f"the V1 engine does not support {what}, so vLLM {ver} {may}silently "

@@ -1,7 +1,9 @@
 """Predict which engine runs a config (V0 or V1) and what the V1 oracle says about it.
 
-Sources: `engine/arg_utils.py` `_is_v1_supported_oracle` (0.8.5-0.11), `envs.py`
-(VLLM_USE_V1), `entrypoints/openai/api_server.py` (0.11 asserts V1).
+Sources: `engine/arg_utils.py` `_is_v1_supported_oracle` (0.8.5-0.11) and
+`_check_feature_supported` (0.12+), `envs.py` (VLLM_USE_V1), `entrypoints/openai/api_server.py`
+(0.11 asserts V1). Which checks a copy has comes from its facts (`Facts.v1_oracle`); the
+conditions are encoded here, by release.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from patchops.lint.vllm.inputs import (attention_backend_env, bool_value, comput
                                        speculative_method, to_int, use_v1_env, value)
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (ORACLE_BACKENDS_0_9, ORACLE_BACKENDS_0_10_1, ORACLE_BACKENDS_0_10_2,
-                                         ORACLE_BACKENDS_0_11, ORACLE_CC_CHECK_GONE, ORACLE_CPU_SLIDING_WINDOW, ORACLE_GUIDED_EXACT,
-                                         ORACLE_KV_BY_PLATFORM, ORACLE_MODEL_CHECKS_GONE,
-                                         ORACLE_MULTISTEP_GONE, ORACLE_OUTLINES_OK, ORACLE_PLATFORM_DEFAULT_V1, ORACLE_POLICY_OK,
-                                         ORACLE_PP_MP_OK, ORACLE_PROMPT_ADAPTER_GONE, ORACLE_PROMPT_EMBEDS,
-                                         ORACLE_ROCM_KV_OK, ORACLE_SPEC_CHECK_GONE, ORACLE_SPEC_METHODS,
-                                         ORACLE_TENSORIZER_OK, V0_REMOVED, V1_DEFAULT, V1_ENGINE, V1_ONLY,
-                                         V1_ORACLE, Version, release)
+                                         ORACLE_BACKENDS_0_11, ORACLE_CC_CHECK_GONE, ORACLE_CPU_SLIDING_WINDOW,
+                                         ORACLE_GUIDED_EXACT, ORACLE_KV_BY_PLATFORM, ORACLE_MODEL_CHECKS_GONE,
+                                         ORACLE_MULTISTEP_GONE, ORACLE_OUTLINES_OK, ORACLE_PLATFORM_DEFAULT_V1,
+                                         ORACLE_POLICY_OK, ORACLE_PP_MP_OK, ORACLE_PROMPT_ADAPTER_GONE,
+                                         ORACLE_PROMPT_EMBEDS, ORACLE_ROCM_KV_OK, ORACLE_SPEC_CHECK_GONE,
+                                         ORACLE_SPEC_METHODS, ORACLE_TENSORIZER_OK, V0_REMOVED, V1_DEFAULT,
+                                         V1_ENGINE, V1_ONLY, V1_ORACLE, Version, release)
 
 V0 = "V0"
 V1 = "V1"

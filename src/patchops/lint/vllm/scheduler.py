@@ -19,8 +19,8 @@ from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setti
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_LEN, CHUNKED_PREFILL_HONOURED,
                                          CPU_BATCH_DEFAULTS, CPU_DEFAULTS_BY_WORLD_SIZE, HUGE_TIER,
-                                         TPU_BATCH_BY_CHIP, SEQS_CAPPED_BY_BUDGET, V0_BATCH_2048, V0_CHUNKED_BLOCKERS,
-                                         V1_BATCH_BY_MEMORY, Version, release)
+                                         SEQS_CAPPED_BY_BUDGET, TPU_BATCH_BY_CHIP, V0_BATCH_2048,
+                                         V0_CHUNKED_BLOCKERS, V1_BATCH_BY_MEMORY, Version, release)
 from patchops.lint.vllm.routing import V0, V1, engine
 
 SMALL, LARGE, HUGE = "small", "large", "huge"  # hardware tiers of the V1 batch defaults
