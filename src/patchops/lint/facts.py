@@ -106,6 +106,12 @@ class Facts:
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
     swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
     required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
+    # _is_v1_supported_oracle's reports in source order: (feature name, "unsupported" |
+    # "experimental"), or 0.12+'s _check_feature_supported: (name, "refused"); None when
+    # unread (older shipped facts), () when the copy has neither.
+    v1_oracle: Optional[Tuple[Tuple[str, str], ...]] = None
+    custom_allreduce: Dict[str, Any] = field(default_factory=dict)  # {"world_sizes": [2, 4, 6, 8]}
+    vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
 
     # -- lookups for rules ----------------------------------------------------------------
 
@@ -166,6 +172,9 @@ class Facts:
             "has_ray": self.has_ray,
             "swap_space": self.swap_space,
             "required_dists": list(self.required_dists),
+            "v1_oracle": [list(t) for t in self.v1_oracle] if self.v1_oracle is not None else None,
+            "custom_allreduce": self.custom_allreduce,
+            "vendor": self.vendor,
         }
 
     @classmethod
@@ -197,6 +206,9 @@ class Facts:
             has_ray=data.get("has_ray"),
             swap_space=dict(data.get("swap_space") or {}),
             required_dists=tuple(data.get("required_dists") or ()),
+            v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
+            custom_allreduce=dict(data.get("custom_allreduce") or {}),
+            vendor=data.get("vendor"),
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict
 
 from patchops.lint.facts import Flag
 
-from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, parallel,
+from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, oracle, parallel,
                                          registries, requirements)
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
@@ -37,7 +37,13 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "swap_space": guarded("swap space limits", lambda: guards.swap_space_limits(src), {}),
         "required_dists": guarded("required distributions", lambda: requirements.required_dists(src), ()),
         "has_ray": has_ray,
+        "v1_oracle": guarded("V1 oracle", lambda: _pairs(oracle.oracle_facts(src)), None),
+        "custom_allreduce": guarded("custom all-reduce", lambda: oracle.custom_allreduce_facts(src), {}),
     }
+
+
+def _pairs(found):
+    return tuple(tuple(t) for t in found) if found is not None else None
 
 
 def with_registry_choices(src: Source, flags: Dict[str, Flag], knowledge: Dict[str, Any]) -> Dict[str, Flag]:

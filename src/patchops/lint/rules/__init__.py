@@ -2,6 +2,7 @@
 
 from patchops.lint.rules.abbreviated_flag import AbbreviatedFlag
 from patchops.lint.rules.attention_backend_env_removed import AttentionBackendEnvRemoved
+from patchops.lint.rules.bfloat16_needs_ampere import Bfloat16NeedsAmpere
 from patchops.lint.rules.batched_tokens_below_max_seqs import BatchedTokensBelowMaxSeqs
 from patchops.lint.rules.batched_tokens_below_model_len import BatchedTokensBelowModelLen
 from patchops.lint.rules.capture_settings_exclusive import CaptureSettingsExclusive
@@ -12,8 +13,12 @@ from patchops.lint.rules.chunked_prefill_with_pooling_model import ChunkedPrefil
 from patchops.lint.rules.concurrency_above_max_seqs import ConcurrencyAboveMaxSeqs
 from patchops.lint.rules.concurrency_without_cuda_graphs import ConcurrencyWithoutCudaGraphs
 from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesMeaningChanged
+from patchops.lint.rules.cuda_graphs_hang_on_corex import CudaGraphsHangOnCorex
+from patchops.lint.rules.custom_allreduce_off import CustomAllreduceOff
 from patchops.lint.rules.duplicate_key import DuplicateKey
 from patchops.lint.rules.expert_parallel_without_experts import ExpertParallelWithoutExperts
+from patchops.lint.rules.feature_falls_back_to_v0 import FeatureFallsBackToV0
+from patchops.lint.rules.feature_refused_by_v1 import FeatureRefusedByV1
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
@@ -79,6 +84,8 @@ ALL_RULES = (
     MultistepNeedsFlashBackend,
     MultistepWithSpecDecode,
     MultistepChunkedPrefillWithPp,
+    FeatureFallsBackToV0,
+    FeatureRefusedByV1,
     ConcurrencyWithoutCudaGraphs,
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,
@@ -87,7 +94,10 @@ ALL_RULES = (
     UnknownAttentionBackend,
     FlashinferNotInstalled,
     AttentionBackendEnvRemoved,
+    CudaGraphsHangOnCorex,
+    CustomAllreduceOff,
     FlagHardcodedByFork,
+    Bfloat16NeedsAmpere,
     HeadsNotDivisibleByTp,
     MaxModelLenAboveDerived,
     WorldSizeExceedsGpus,
