@@ -167,12 +167,14 @@ def main() -> int:
     examples = args.examples or (5 if args.smoke else 300)
     for key in [k for k in os.environ if k.startswith("PATCHOPS_")]:
         del os.environ[key]
-    os.environ["PATCHOPS_CACHE"] = tempfile.mkdtemp(prefix="patchops-cache-")
     os.environ["PATCHOPS_ROOTS"] = ""
     source = source_tree()
     report = Report()
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="patchops-reliability-") as tmp:
+    # A private cache (facts of the copies it builds, about 1 GB), removed with the run.
+    with tempfile.TemporaryDirectory(prefix="patchops-reliability-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="patchops-cache-") as cache:
+        os.environ["PATCHOPS_CACHE"] = cache
         base = Path(tmp)
         crash_matrix(report, base, source, smoke=args.smoke, jobs=args.jobs)
         races(report, base, source, smoke=args.smoke)
