@@ -332,7 +332,7 @@ def test_concise_and_full_output(run, tmp_path):
 
 
 def test_snippet_of_a_long_command_keeps_the_caret_under_the_column():
-    from patchops.render import snippet
+    from patchops.render_snippet import snippet
 
     line = "vllm serve " + "x" * 100 + " --bad 1" + " y" * 40
     column = line.index("--bad") + 1
@@ -347,7 +347,7 @@ def test_github_and_sarif_edges(run, tmp_path):
     clean = tmp_path / "my spec.yaml"
     clean.write_text("model: m\nvllm: {version: 0.8.5}\nargs:\n  max-model-len: 4096\n")
     assert run("lint", clean, "--format", "github").stdout == ""
-    from patchops.render import sarif_uri
+    from patchops.render_formats import sarif_uri
 
     assert sarif_uri("<command>") == "%3Ccommand%3E"
     assert sarif_uri("specs/my spec.yaml") == "specs/my%20spec.yaml"
@@ -555,7 +555,7 @@ def test_vllm_version_picks_the_release_it_names(run, asked, linted):
 def test_invalid_flag_value_fix_lists_the_choices(run):
     shown = json.loads(run("lint", "--cmd", "vllm serve m --kv-cache-dtype fp9 --max-model-len 32k",
                            "--vllm-version", "0.6.3.post1", "--json").stdout)
-    fixes = [d["fix"] for d in shown["diagnostics"] if d["code"] == "PO107"]
+    fixes = [d["fix"]["message"] for d in shown["diagnostics"] if d["code"] == "PO107"]
     assert fixes == ["use one of 'auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3'",
                      "write an integer, with no unit or suffix (this vLLM reads the value as it is)"]
 

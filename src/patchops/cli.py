@@ -4,7 +4,8 @@ Over 400 lines because it holds every command's options and help; each command b
 few lines over api.py and render.py.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads every command's annotations on each
+# run, and string annotations cost an eval each (a tenth of a cached lint).
 
 import copy
 import functools
@@ -206,7 +207,9 @@ def _confirm(console: Output, plan) -> bool:
         answer = typer.prompt(f"write {count} file(s)? [y/N, d = show the diff]", default="n",
                               show_default=False).strip().lower()
         if answer in ("d", "diff"):
-            render.colour_diff(console, api.diff(plan))
+            from patchops.render_diff import colour_diff
+
+            colour_diff(console, api.diff(plan))
             continue
         return answer in ("y", "yes")
 
@@ -295,7 +298,9 @@ def diff_command(target: Optional[str] = typer.Argument(None, help="A patchset n
                  python: Optional[str] = PythonOption, root: List[Path] = RootOption,
                  site: List[Path] = SiteOption) -> None:
     """Show patched or drifted files as unified diffs against the originals patchops keeps."""
-    render.file_diffs(_console(), api.file_diffs(target, python=python, roots=root, sites=site))
+    from patchops import render_diff
+
+    render_diff.file_diffs(_console(), api.file_diffs(target, python=python, roots=root, sites=site))
 
 
 @command("export")
@@ -306,7 +311,9 @@ def export_command(name: str = typer.Argument(..., help="The patchset to export.
     """Write what a patchset does to a copy as a patch file for `git apply` or `patch -p1`."""
     text = api.export(name, python=python, roots=root, sites=site, patchset_dirs=patchsets)
     if output is None:
-        render.raw(text)
+        from patchops.render_diff import raw
+
+        raw(text)
     else:
         api.write_text(output, text)
         _console().print(f"wrote {output}")
@@ -353,25 +360,42 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  hardware: Optional[str] = HardwareOption,
                  detect_hardware: bool = DetectHardwareOption,
                  engine: bool = typer.Option(False, "--engine", help="Also ask the installed vLLM itself "
-                                             "(a subprocess, up to its engine config: no weights, no GPU memory).")) -> None:
+                                             "(a subprocess, up to its engine config: no weights, no GPU memory)."),
+                 fix: bool = typer.Option(False, "--fix", help="Apply the exact fixes in place, then report what is left."),
+                 unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change what vLLM does."),
+                 diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff; write nothing.")) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
+    from patchops import render_formats, render_lint
+
     if not files and cmd is None:
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
     output_format = Format.json if json_out else output_format
     # The settings file's `hardware` comes before detection: it names the box that will serve.
     assumed = _hardware(hardware, detect_hardware and not _settings().hardware)
-    results = api.lint_inputs(files or (), command=cmd, vllm_path=vllm, python=python,
-                              vllm_version=vllm_version, select=select, ignore=ignore,
-                              hardware=assumed, model_config=model_config)
+    options = dict(vllm_path=vllm, python=python, vllm_version=vllm_version, select=select,
+                   ignore=ignore, hardware=assumed, model_config=model_config)
+    fixed = None
+    if fix or diff:
+        if cmd is not None:
+            raise UsageError("--fix and --diff rewrite files; --cmd has none (put the command in a .sh file)")
+        fixes = api.fix_inputs(files, unsafe=unsafe_fixes, write=not diff, **options)
+        if diff:
+            sys.stdout.write("".join(f.diff for f in fixes))
+            Output(stderr=True).print(render_lint.fix_diff_summary(fixes))
+            raise typer.Exit(PROBLEMS_FOUND if any(f.changed for f in fixes) else OK)
+        results, fixed = [f.result for f in fixes], sum(f.fixed for f in fixes)
+    else:
+        results = api.lint_inputs(files or (), command=cmd, **options)
     console = _console()
     if output_format is Format.json:
-        print(render.lint_json(results))
+        print(render_formats.lint_json(results))
     elif output_format is Format.sarif:
-        print(render.lint_sarif(results, api.rules()))
+        print(render_formats.lint_sarif(results, api.rules()))
     elif output_format is Format.github:
-        sys.stdout.write(render.lint_github(results))
+        sys.stdout.write(render_formats.lint_github(results))
     else:
-        render.lint_text(console, results, concise=output_format is Format.concise)
+        render_lint.lint_text(console, results, concise=output_format is Format.concise,
+                              unsafe=unsafe_fixes, fixed=fixed)
     unlinted = [r for r in results if r.error is not None]
     if unlinted and output_format not in (Format.text, Format.concise):
         for result in unlinted:  # stdout holds the machine output; say it where people look
@@ -387,6 +411,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
 def _engine_checks(files, cmd, python, hardware, results) -> int:
     """Run `lint --engine` for each input; return how many vLLM refused."""
     from patchops import hardware as box
+    from patchops import render_lint
 
     stated = box.parse_hardware(hardware) if hardware is not None else None
     detected = box.detect()
@@ -395,7 +420,7 @@ def _engine_checks(files, cmd, python, hardware, results) -> int:
     for given, result in zip(inputs, results):
         found = api.engine_check(**given, python=python, hardware=stated, detected=detected,
                                  static_errors=result.errors)
-        render.engine_text(_console(), found)
+        render_lint.engine_text(_console(), found)
         refused += not found.verdict.ok
     return refused
 
@@ -410,14 +435,16 @@ def explain_command(file: Optional[Path] = typer.Argument(None, help="A serve sp
                     hardware: Optional[str] = HardwareOption,
                     detect_hardware: bool = DetectHardwareOption) -> None:
     """Show the settings vLLM will really run with, and where each value comes from."""
+    from patchops import render_explain
+
     if (file is None) == (cmd is None):
         raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
     result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
                          hardware=_hardware(hardware, detect_hardware))
     if json_out or output_format is Format.json:
-        print(render.explain_json(result))
+        print(render_explain.explain_json(result))
     else:
-        render.explain_table(_console(), result)
+        render_explain.explain_table(_console(), result)
 
 
 @command("launch")
@@ -438,7 +465,9 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
     result, launch = api.plan_launch(**source, python=python, extra=given,
                                      hardware=_hardware(hardware, detect_hardware))
     if result.diagnostics:
-        render.lint_text(_console(), [result])
+        from patchops.render_lint import lint_text
+
+        lint_text(_console(), [result])
     if result.errors or (strict and result.warnings):
         raise typer.Exit(PROBLEMS_FOUND)
     if print_only:
@@ -451,14 +480,16 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
 def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code or name, a code prefix (PO3) or a comma list."),
                   json_out: bool = JsonOption) -> None:
     """List every lint rule, or print one rule's documentation."""
+    from patchops import render_rules
+
     found = api.rules(code)
     console = _console()
     if json_out:
-        print(render.rule_json(found))
+        print(render_rules.rule_json(found))
     elif len(found) == 1 and code is not None:
-        render.rule_docs(console, found[0])
+        render_rules.rule_docs(console, found[0])
     else:
-        render.rules_table(console, found)
+        render_rules.rules_table(console, found)
 
 
 def _silence_stdout() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from patchops.lint.loaders import load_command, load_text
 from patchops.lint.facts import Facts, facts_for_version, shipped_versions
+from patchops.lint.model_facts import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
 
@@ -57,6 +58,15 @@ def triggers(text, kind="spec", flags=True):
     return probe
 
 
+def triggers_with_model(text, model):
+    """Probe the V1 oracle for a config whose model's config.json is `model`."""
+    def probe(f):
+        read = seen(text, f)
+        read.model_facts = model_facts_from_dict(model)
+        return [t.feature for t in routing.oracle_triggers(read, f)]
+    return probe
+
+
 def predict(function, text, kind="spec"):
     return lambda f: function(seen(text, f, kind), f).value
 
@@ -91,6 +101,7 @@ def arg(name, text, kind="spec"):
 
 
 CC_80 = "compute_capability: 8.0"
+REQUEST = "model: m\nargs:\n  max-model-len: 8192\nworkload:\n  prompt_tokens: 7169\n  max_tokens: 1024\n"
 STEPS = "num-scheduler-steps: 8"
 V1_ON = 'VLLM_USE_V1: "1"'
 V1_OFF = 'VLLM_USE_V1: "0"'
@@ -113,7 +124,7 @@ PROBES = {
     "ORACLE_OUTLINES_OK": (triggers(spec("guided-decoding-backend: outlines")),
                            ["--guided-decoding-backend=outlines"], []),
     "ORACLE_ROCM_KV_OK": (triggers(spec("kv-cache-dtype: fp8", hardware="platform: rocm\n" + CC_80)),
-                          ["--kv-cache-dtype"], []),
+                          ["--kv-cache-dtype", "rocm"], []),
     "ORACLE_KV_BY_PLATFORM": (triggers(spec("kv-cache-dtype: fp8", hardware="compute_capability: 10.0")),
                               ["--kv-cache-dtype"], []),
     "ORACLE_PROMPT_ADAPTER_GONE": (triggers(spec("enable-prompt-adapter: true")),
@@ -127,6 +138,18 @@ PROBES = {
     "ORACLE_PP_MP_OK": (triggers(spec("pipeline-parallel-size: 2\ndistributed-executor-backend: mp")),
                         ["Pipeline Parallelism without Ray distributed executor"], []),
     "ORACLE_MULTISTEP_GONE": (triggers(spec(STEPS)), ["--num-scheduler-steps"], []),
+    "CPU_BATCH_DEFAULTS": (predict(scheduler.max_num_seqs, spec(env=V1_ON, hardware="platform: cpu\nmemory_gib: 16")),
+                           256, 32),
+    "CPU_DEFAULTS_BY_WORLD_SIZE": (predict(scheduler.max_num_batched_tokens,
+                                           spec("tensor-parallel-size: 2", hardware="platform: cpu")), 2048, 4096),
+    "TPU_BATCH_BY_CHIP": (predict(scheduler.max_num_batched_tokens,
+                                  spec(env=V1_ON, hardware="platform: tpu\nname: TPU v5e\nmemory_gib: 16")), 2048, 512),
+    "AUTO_DTYPE_BY_PLATFORM": (lambda f: [d.severity for d in lint_example(Example(
+        "model: m\nhardware: {compute_capability: 7.5}\n", vllm=_shipped_for(f), facts={"version": f.version},
+        model={"torch_dtype": "bfloat16"})) if d.code == "PO602"], ["error"], ["info"]),
+    "ORACLE_PLATFORM_DEFAULT_V1": (triggers(spec(hardware="platform: rocm")), ["rocm"], []),
+    "ORACLE_CPU_SLIDING_WINDOW": (triggers_with_model(spec(hardware="platform: cpu"), {"sliding_window": 4096}),
+                                  ["cpu"], ["sliding window (CPU backend)"]),
     "ORACLE_CC_CHECK_GONE": (triggers(spec(hardware="compute_capability: 7.5")), ["Compute Capability < 8.0"], []),
     "ORACLE_BACKENDS_0_9": (lambda f: "FLEX_ATTENTION" in routing.v1_oracle_backends(f.version), False, True),
     "ORACLE_BACKENDS_0_10_1": (lambda f: "TREE_ATTN" in routing.v1_oracle_backends(f.version), False, True),
@@ -187,6 +210,14 @@ PROBES = {
         "\"prompt_lookup_max\": 4}'"))(f)), 128, 512),
     "CAPTURE_BUDGET_APPENDED": (lambda f: 100 in predict(cuda_graphs.capture_sizes,
                                                          spec("max-num-batched-tokens: 100"))(f), False, True),
+    "CAPTURE_UNIFORM_DECODE": (lambda f: 3 in predict(cuda_graphs.capture_sizes, spec(
+        "speculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": 2, "
+        "\"prompt_lookup_max\": 2}'"))(f), False, True),
+    "V1_LEVEL_HONOURED": (lambda f: bool(predict(cuda_graphs.capture_sizes,
+                                                 spec("compilation-config: '{\"level\": 0}'"))(f)), True, False),
+    "DP_FORCES_EAGER": (predict(cuda_graphs.effective_eager, spec("data-parallel-size: 2", env=V1_ON)),
+                        False, True),
+    "DP_EAGER_ONLY_DEEPEP": (predict(cuda_graphs.effective_eager, spec("data-parallel-size: 2")), True, False),
     "CAPTURE_BLACKWELL_1024": (lambda f: max(predict(cuda_graphs.capture_sizes, spec(
         "max-num-seqs: 1024\nmax-num-batched-tokens: 8192", hardware="compute_capability: 10.0"))(f)),
         512, 1024),
@@ -209,6 +240,22 @@ PROBES = {
     "DICTS_AS_JSON": (arg("compilation_config", spec("compilation-config: {level: 3}")), None, {"level": 3}),
     "NO_FORM_FROM_YAML": (arg("enable_prefix_caching", "model: m\nentrypoint: api_server\nargs:\n"
                                                        "  enable-prefix-caching: false\n"), None, False),
+    # request length (serving time)
+    "REQUEST_LEN_MAX_TOKENS_WORDING": (lambda f: found("PO209", REQUEST)(f)[1][:47],
+                                       "This model's maximum context length is 8192 tok",
+                                       "'max_tokens' or 'max_completion_tokens' is too "),
+    "REQUEST_LEN_RENDERER": (lambda f: found("PO209", REQUEST)(f)[1][:47],
+                             "'max_tokens' or 'max_completion_tokens' is too ",
+                             "This model's maximum context length is 8192 tok"),
+    "REQUEST_MAX_TOKENS_CLAMPED": (found("PO209", REQUEST), ("error", (
+        "This model's maximum context length is 8192 tokens. However, you requested 1024 output tokens and "
+        "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
+        "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
+    # parser plugins
+    "PLUGIN_LOAD_FAILURE_LOGGED": (lambda f: found("PO907", spec("tool-parser-plugin: /nope/x.py"))(f)[0],
+                                   "error", "warning"),
+    "PLUGIN_AS_MODULE": (found("PO907", spec("tool-parser-plugin: my_company.parsers")),
+                         ("warning", "Failed to load module 'my_company' from my_company.parsers."), None),
 }
 # Probes that need a file on disk take tmp_path.
 FILE_PROBES = ("MODEL_IN_CONFIG", "CONFIG_FIRST_OK")

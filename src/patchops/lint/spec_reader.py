@@ -22,8 +22,9 @@ SPEC_ONLY_KEYS = ("args", "env", "vllm", "hardware", "workload", "entrypoint")
 CONTEXT_SCHEMA: Dict[str, Dict[str, str]] = {
     "vllm": {"version": "text", "python": "text"},
     "hardware": {"gpus": "pos_int", "memory_gib": "pos_number", "platform": "text",
-                 "compute_capability": "cc", "name": "text"},
-    "workload": {"concurrency": "int_list", "max_tokens": "pos_int", "prompt_tokens": "pos_int"},
+                 "compute_capability": "cc", "name": "text", "host_memory_gib": "pos_number"},
+    "workload": {"concurrency": "int_list", "max_tokens": "pos_int", "prompt_tokens": "pos_int",
+                 "tools": "bool"},
 }
 ENTRYPOINTS = {"serve": "serve", "api_server": "api_server", "api-server": "api_server"}
 
@@ -51,7 +52,17 @@ def _setting(key: str, name: str, entry: YEntry, source: str = "yaml") -> Settin
     else:
         value, raw = yamlread.to_python(node), None
     return Setting(key=key, name=name, value=value, line=entry.key.line,
-                   column=entry.key.column, raw=raw, source=source)
+                   column=entry.key.column, raw=raw, source=source, **spans(entry))
+
+
+def spans(entry: YEntry) -> Dict[str, Any]:
+    """Return the key_span and value_span of an entry written where it stands (not merged in)."""
+    key, value = entry.key, entry.value
+    if entry.merged or key.start < 0:
+        return {}
+    written = value.start >= key.end     # an alias's node sits at its anchor, earlier
+    return {"key_span": (key.start, key.end),
+            "value_span": (value.start, value.end) if written else None}
 
 
 def _nested_duplicates(cfg: ServeConfig, node: YNode, prefix: str) -> None:
@@ -189,7 +200,7 @@ def read_spec(cfg: ServeConfig, root: YMap) -> None:
             raw = item.value.raw if isinstance(item.value, YScalar) else None
             cfg.context[f"{section}.{key}"] = Setting(
                 key=key, name=f"{section}.{key}", value=value, line=item.key.line,
-                column=item.key.column, raw=raw, source="yaml")
+                column=item.key.column, raw=raw, source="yaml", **spans(item))
 
 
 def _env_setting(path: str, entry: YEntry) -> Setting:
@@ -202,7 +213,7 @@ def _env_setting(path: str, entry: YEntry) -> Setting:
     # `true` means "true", not Python's True).
     value = "" if node.tag == yamlread.NULL_TAG and not node.quoted else node.text
     return Setting(key=name, name=name, value=value, line=entry.key.line,
-                   column=entry.key.column, raw=node.raw, source="env")
+                   column=entry.key.column, raw=node.raw, source="env", **spans(entry))
 
 
 _ABSENT = object()
@@ -224,6 +235,11 @@ def _context_value(path: str, dotted: str, entry: YEntry, expected: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, ok_types) or value <= 0:
             noun = "a positive integer" if expected == "pos_int" else "a positive number"
             raise input_error(path, where, f"`{dotted}` must be {noun}, found {got}")
+        return value
+    if expected == "bool":
+        value = node.value if isinstance(node, YScalar) else None
+        if not isinstance(value, bool):
+            raise input_error(path, where, f"`{dotted}` must be true or false, found {got}")
         return value
     if expected == "cc":
         value = node.value if isinstance(node, YScalar) else None

@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
 from patchops.lint.model_facts import ModelFacts
+from patchops.lint.vllm import inputs
+from patchops.lint.vllm.prediction import Prediction
 
 # Used when facts hold no derivation (an unreadable copy): the list every release 0.8.5+ has.
 FALLBACK_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
@@ -81,6 +85,23 @@ def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
                 any((r.get("rope_type") or r.get("type") or "default") not in unscaled for r in ropes):
             derived = base * factor
     return DerivedLen(value=derived, key=key, model_max_length=cfg.get("model_max_length"))
+
+
+def max_model_len(cfg: ServeConfig, facts: Facts) -> Prediction:
+    """Return the max_model_len vLLM runs with: the stated one, else what it derives from config.json.
+
+    Unset, `_get_and_verify_max_len` takes `int(derived)`; None when neither is known (no
+    config.json, or no length key in it).
+    """
+    stated = inputs.max_model_len(cfg)
+    if stated.value is not None or cfg.model_facts is None:
+        return stated
+    derived = derived_max_len(cfg.model_facts, facts.max_len,
+                              disable_sliding_window=bool(inputs.bool_value(cfg, "disable_sliding_window")))
+    if derived is None or derived.value == float("inf"):
+        return stated
+    return Prediction(int(derived.value), f"max_model_len {int(derived.value)} (derived from the "
+                      f"model's config.json, {derived.key or 'its length keys'})")
 
 
 def env_flag(value: Optional[str]) -> bool:
