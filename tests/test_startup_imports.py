@@ -80,3 +80,41 @@ def test_second_status_of_an_unpatched_copy_answers_from_hashes(tmp_path):
     code, out, imported = patchops(site, tmp_path / "cache", "status", NAME)
     assert (code, out) == first[:2]
     assert loaded(imported, PARSING) == []
+
+
+def built_commands(monkeypatch, argv):
+    """Run cli.main() with `argv`; return the names of the commands typer built."""
+    import typer.main
+
+    from patchops import cli
+
+    built = []
+    real = typer.main.get_command_from_info
+
+    def counting(command_info, **kwargs):
+        built.append(command_info.name)
+        return real(command_info, **kwargs)
+
+    monkeypatch.setattr(typer.main, "get_command_from_info", counting)
+    monkeypatch.setattr(sys, "argv", ["patchops", *argv])
+    with pytest.raises(SystemExit):
+        cli.main()
+    return built
+
+
+def test_main_builds_only_the_command_it_runs(monkeypatch, capsys):
+    assert built_commands(monkeypatch, ["rules", "PO001"]) == ["rules"]
+    assert "PO001" in capsys.readouterr().out
+    everything = built_commands(monkeypatch, ["--help"])
+    assert {"status", "apply", "lint", "rules"} <= set(everything) and len(everything) > 10
+
+
+@pytest.mark.parametrize("args", [["status", "--help"], ["status", "--bogus"], ["apply"],
+                                  ["fleet", "--help"], ["stauts"]])
+def test_a_command_built_alone_parses_helps_and_fails_as_in_the_whole_app(args, tmp_path):
+    env = dict(os.environ, PATCHOPS_CACHE=str(tmp_path), PYTHONPATH="", PATCHOPS_ROOTS="", COLUMNS="80")
+    runs = [subprocess.run([sys.executable, "-c", f"from patchops import cli; {entry}", *args], env=env,
+                           capture_output=True, text=True)
+            for entry in ("cli.main()", "cli.app()")]
+    alone, whole = [(r.returncode, r.stdout, r.stderr) for r in runs]
+    assert alone == whole and alone[0] in (0, 2) and (alone[1] or alone[2])

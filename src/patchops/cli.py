@@ -7,6 +7,7 @@ few lines over api.py and render.py.
 # No `from __future__ import annotations`: typer reads every command's annotations on each
 # run, and string annotations cost an eval each (a tenth of a cached lint).
 
+import copy
 import functools
 import os
 import sys
@@ -500,13 +501,31 @@ def _silence_stdout() -> None:
 def main() -> None:
     """Run the CLI (console script and `python -m patchops`)."""
     try:
-        app()
+        _app_for(sys.argv[1:])()
     except SystemExit:
         try:
             sys.stdout.flush()
         except BrokenPipeError:
             _silence_stdout()
         raise
+
+
+def _app_for(args: List[str]) -> typer.Typer:
+    """Return `app` holding only the command `args` names, or all of it (help, a typo, none).
+
+    Typer turns every registered command into a click command, reading its signature and
+    type hints, before it parses anything: for all of patchops's commands that costs as much
+    as the rest of a `status` run (issue 11). A command built alone parses, helps and fails
+    the same way.
+    """
+    name = args[0] if args else None
+    commands = [info for info in app.registered_commands if info.name == name]
+    groups = [info for info in app.registered_groups if info.name == name]
+    if not commands and not groups:
+        return app
+    alone = copy.copy(app)
+    alone.registered_commands, alone.registered_groups = commands, groups
+    return alone
 
 
 # The fleet group (`patchops fleet ...`) lives in fleet_cli.py; importing it registers it on app.
