@@ -8,9 +8,9 @@ cheap to import: the `ast` readers live in `facts_extract` and load only on a ca
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -224,8 +224,10 @@ def _extractor_stamp() -> List[Any]:
 
 
 def _cache_path(site: Path, extra_paths: Sequence[Path]) -> Path:
-    key = "\0".join([str(site)] + [str(Path(p).resolve()) for p in extra_paths])
-    return facts_cache_dir() / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
+    """Name a copy's cache entry by checksums (no OpenSSL to load): a hit checks the folder and
+    extra roots the entry records, so a clash costs an extraction, never wrong facts."""
+    key = "\0".join([str(site)] + [str(Path(p).resolve()) for p in extra_paths]).encode("utf-8", "surrogateescape")
+    return facts_cache_dir() / f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.json"
 
 
 def _fingerprint(path: Path) -> Optional[str]:
@@ -235,6 +237,8 @@ def _fingerprint(path: Path) -> Optional[str]:
     folder's names say whether a package (flashinfer) came or went beside the copy. Only the
     presence of a compiled extension matters (flash-attention), and it weighs hundreds of MB.
     """
+    import hashlib  # only when a file is read again: a hit on unchanged stamps needs none
+
     try:
         if path.suffix == ".so":
             return "present" if path.is_file() else None
@@ -322,7 +326,8 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
         stamps = entry.get("stamps") or {}
         hashed_at = time.time()
         read = None
-        if entry.get("stamp") == stamp and entry.get("site") == str(site):
+        if entry.get("stamp") == stamp and entry.get("site") == str(site) and \
+                list(entry["fingerprints"]["extras"]) == [str(Path(p).resolve()) for p in extra_paths]:
             read = _inputs_read_again(site, entry["fingerprints"], stamps)
         if read is not None:
             fresh = _stamps(site, read, hashed_at)
