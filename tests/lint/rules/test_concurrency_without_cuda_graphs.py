@@ -48,3 +48,15 @@ def test_explicit_max_num_seqs_above_the_capture_list():
 def test_quiet_without_graphs_or_workload():
     assert lint(spec("0.8.5", ["enforce-eager: true"]), "0.8.5", capture_sizes_default=[1, 2]) == []
     assert lint("model: m\nmax-model-len: 8192\n", "0.8.5", kind="config", capture_sizes_default=[1, 2]) == []
+
+
+def test_level_and_use_cudagraph_turn_graphs_off_only_before_0_12():
+    # CAPTURE_PATTERN_012: from 0.12 the capture list is read as given; before it, V1 captures
+    # nothing with compilation level other than 3 or use_cudagraph false (so nothing to flag).
+    sizes = '"cudagraph_capture_sizes": [1, 2, 4]'
+    assert lint(spec("0.11.0", ["compilation-config: '{%s}'" % sizes], "[16]"), "0.11.0")
+    for off in ('"level": 0', '"use_cudagraph": false'):
+        stated = ["compilation-config: '{%s, %s}'" % (off, sizes)]
+        assert lint(spec("0.11.0", stated, "[16]"), "0.11.0") == [], off
+        [found] = lint(spec("0.12.0", stated, "[16]"), "0.12.0")
+        assert found.message.startswith("workload concurrency 16 runs without CUDA graph"), off
