@@ -21,7 +21,7 @@ from patchops.errors import UsageError
 OWN_FILE = "patchops.toml"
 PYPROJECT = "pyproject.toml"
 HARDWARE_KEYS = {"gpus": int, "memory_gib": (int, float), "platform": str, "name": str,
-                 "compute_capability": (str, int, float)}
+                 "compute_capability": (str, int, float), "host_memory_gib": (int, float)}
 KEYS = ("select", "ignore", "per-file-ignores", "vllm-version", "python", "hardware", "patchsets")
 
 

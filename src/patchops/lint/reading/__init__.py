@@ -117,6 +117,10 @@ def _check_config_file(cfg: ServeConfig, out: ServeConfig, version: Version) -> 
         ext = str(anchor.value).split(".")[-1]
         out.rejected["config"] = (anchor, f"Config file must be of a yaml/yml type. {ext} supplied")
         return
+    if not cfg.config_loaded:
+        # Neither from the input's folder nor from here: vLLM's open() raises before any flag.
+        out.rejected["config"] = (anchor, f"[Errno 2] No such file or directory: '{anchor.value}'")
+        return
     if cfg.entrypoint == "serve":
         positional = bool(cfg.argv) and not is_option(cfg.argv[0].value)
         if positional:

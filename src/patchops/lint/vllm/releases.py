@@ -140,8 +140,13 @@ ORACLE_SPEC_CHECK_GONE = Boundary("0.10", "speculative decoding no longer falls 
                                   "vllm/engine/arg_utils.py:1396 (0.10.0)")
 ORACLE_PP_MP_OK = Boundary("0.9", "pipeline parallelism may use the mp or external_launcher executor",
                            "vllm/engine/arg_utils.py:1482 (0.9.2)")
-ORACLE_MULTISTEP_GONE = Boundary("0.10.1", "--num-scheduler-steps, guided decoding and PP executor checks leave the oracle",
+ORACLE_MULTISTEP_GONE = Boundary("0.10.1", "--num-scheduler-steps and guided decoding checks leave the oracle",
                                  "vllm/engine/arg_utils.py:1326 (0.10.0); absent in 0.10.1.1")
+ORACLE_PLATFORM_DEFAULT_V1 = Boundary("0.9", "a platform other than CUDA no longer falls back to V0 as "
+                                      "experimental (the platform's default_v1 decides)",
+                                      "vllm/engine/arg_utils.py:1494 (0.8.5) not is_cuda(); :1493 default_v1 (0.9.2)")
+ORACLE_CPU_SLIDING_WINDOW = Boundary("0.9", "a sliding-window model on the CPU backend falls back to V0",
+                                     "vllm/engine/arg_utils.py:1499 (0.9.2)")
 ORACLE_CC_CHECK_GONE = Boundary("0.10.2", "compute capability < 8.0 and --otlp-traces-endpoint no longer fall back",
                                 "vllm/engine/arg_utils.py:1403,1443 (0.10.1.1); absent in 0.10.2")
 
@@ -176,6 +181,13 @@ CHUNKED_PREFILL_HONOURED = Boundary("0.12", "enable_chunked_prefill false is res
 BUDGET_FOLLOWS_MODEL_LEN = Boundary("0.12", "an unset max_num_batched_tokens covers max_model_len with chunked "
                                     "prefill off, and at most max_num_seqs x max_model_len",
                                     "vllm/engine/arg_utils.py _set_default_args (0.12.0)")
+CPU_BATCH_DEFAULTS = Boundary("0.9", "the CPU platform has its own V1 batch defaults for `vllm serve` "
+                              "(max_num_batched_tokens 2048, max_num_seqs 32)",
+                              "vllm/engine/arg_utils.py:1666 (0.9.2); absent in 0.8.5")
+CPU_DEFAULTS_BY_WORLD_SIZE = Boundary("0.10", "CPU batch defaults scale with TP x PP: 2048 x world size tokens, "
+                                      "128 x world size sequences", "vllm/engine/arg_utils.py:1622 (0.10.0)")
+TPU_BATCH_BY_CHIP = Boundary("0.9", "TPU chips V6E / V5E / V5P default max_num_batched_tokens to 1024 / 512 / 256 "
+                             "for `vllm serve`", "vllm/engine/arg_utils.py:1651 (0.9.2); absent in 0.8.5")
 HUGE_TIER = Boundary("0.30", "GPUs with >= 160 GiB get a third tier of batch defaults; GB10 stays small",
                      "vllm/engine/arg_utils.py (0.30.0; wheel not in the local cache, read from shipped facts)")
 
@@ -202,6 +214,11 @@ BACKEND_VALIDATED_BY_ENVS = Boundary("0.12", "an unknown VLLM_ATTENTION_BACKEND 
 ENVIRON_VALIDATED = Boundary("0.20", "an unknown VLLM_* variable is reported (0.15.0 ignores it)",
                              "vllm/envs.py:502 environment_variables (0.20.0)")
 
+AUTO_DTYPE_BY_PLATFORM = Boundary("0.9", "dtype auto falls back to float16 (with a warning) on a GPU without "
+                                  "bfloat16 (compute capability < 8.0); before, the bfloat16 model failed at "
+                                  "worker start", "vllm/config.py _resolve_auto_dtype (0.9.2); "
+                                  "vllm/worker/worker.py:547 (0.8.5)")
+
 # --------------------------------------------------------------------------- CUDA graphs
 
 
@@ -216,10 +233,20 @@ CUDA_GRAPH_SIZES_FROM_SEQS = Boundary("0.10", "an unset --cuda-graph-sizes follo
 CAPTURE_PATTERN_012 = Boundary("0.12", "capture sizes step by 16 above 256; the size lists are verbatim; "
                                "compilation level no longer decides graphs",
                                "vllm/config/vllm.py:994-998 (0.12.0)")
+V1_LEVEL_HONOURED = Boundary("0.10.1", "V1 keeps a compilation level the user sets (before: PIECEWISE "
+                             "whenever not eager)", "vllm/config/__init__.py:3530 (0.10.1.1); "
+                             "vllm/config.py:4590 sets it unconditionally (0.10.0)")
+DP_FORCES_EAGER = Boundary("0.8", "data parallelism on CUDA forces enforce_eager (DP with CUDA graphs "
+                           "unsupported)", "vllm/platforms/cuda.py:160 (0.8.5); not in 0.7.3")
+DP_EAGER_ONLY_DEEPEP = Boundary("0.9", "data parallelism forces eager only with DeepEP high-throughput "
+                                "kernels", "vllm/platforms/cuda.py:168 (0.9.2)")
 CAPTURE_SPEC_TOKENS = Boundary("0.15", "the default top capture size grows with num_speculative_tokens",
                                "vllm/config/vllm.py:1129 (0.15.0)")
 CAPTURE_BUDGET_APPENDED = Boundary("0.25", "max_num_batched_tokens itself is captured when below the top size",
                                    "vllm/config/vllm.py (0.25.0; wheel not in the local cache, read from shipped facts)")
+CAPTURE_UNIFORM_DECODE = Boundary("0.30", "with speculative decoding the capture list adds the uniform decode "
+                                  "sizes n x (1 + num_speculative_tokens)",
+                                  "vllm/config/vllm.py:2295 (0.30.0); not in 0.25.0")
 CAPTURE_BLACKWELL_1024 = Boundary("0.30", "Blackwell (compute capability 10.x) defaults to a top size of 1024",
                                   "vllm/config/vllm.py (0.30.0; wheel not in the local cache, read from shipped facts)")
 
