@@ -12,10 +12,10 @@ import pytest
 
 from conftest import vendor_hardcode
 from patchops.errors import LintInputError
-from patchops.lint import facts as facts_mod
+from patchops.lint import facts_cache as facts_mod
 from patchops.lint import facts_extract
-from patchops.lint.facts import (SHIPPED_DIR, Facts, Flag, extract_facts, facts_for_copy,
-                                 facts_for_version, shipped_versions)
+from patchops.lint.facts import SHIPPED_DIR, Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts_cache import extract_facts, facts_for_copy
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 from tests.support import wheelcache
@@ -443,7 +443,7 @@ def test_import_stays_light():
 def test_cached_lookup_stays_light(cache_dir):
     site = wheelcache.site_packages("0.8.5")
     facts_for_copy(site)  # warm the cache
-    code = ("import sys\nfrom pathlib import Path\nimport patchops.lint.facts as f\n"
+    code = ("import sys\nfrom pathlib import Path\nimport patchops.lint.facts_cache as f\n"
             f"f.facts_cache_dir = lambda: Path({str(cache_dir)!r})\n"
             f"f.facts_for_copy(Path({str(site)!r}))\n"
             "bad = [m for m in ('libcst', 'vllm', 'torch', 'patchops.lint.facts_extract') "
