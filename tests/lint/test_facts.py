@@ -12,10 +12,10 @@ import pytest
 
 from conftest import vendor_hardcode
 from patchops.errors import LintInputError
-from patchops.lint import facts as facts_mod
+from patchops.lint import facts_cache as facts_mod
 from patchops.lint import facts_extract
-from patchops.lint.facts import (SHIPPED_DIR, Facts, Flag, extract_facts, facts_for_copy,
-                                 facts_for_version, shipped_versions)
+from patchops.lint.facts import SHIPPED_DIR, Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts_cache import extract_facts, facts_for_copy
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 from tests.support import wheelcache
@@ -443,7 +443,7 @@ def test_import_stays_light():
 def test_cached_lookup_stays_light(cache_dir):
     site = wheelcache.site_packages("0.8.5")
     facts_for_copy(site)  # warm the cache
-    code = ("import sys\nfrom pathlib import Path\nimport patchops.lint.facts as f\n"
+    code = ("import sys\nfrom pathlib import Path\nimport patchops.lint.facts_cache as f\n"
             f"f.facts_cache_dir = lambda: Path({str(cache_dir)!r})\n"
             f"f.facts_for_copy(Path({str(site)!r}))\n"
             "bad = [m for m in ('libcst', 'vllm', 'torch', 'patchops.lint.facts_extract') "
@@ -489,7 +489,8 @@ def test_a_hit_on_unchanged_stamps_reads_no_input(cache_dir, tmp_path, monkeypat
 
 def test_racily_clean_inputs_get_no_stamp_and_are_read_again(cache_dir, tmp_path, monkeypatch):
     site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
-    first = facts_for_copy(site)  # the copy was written just now: no stamp can be trusted
+    monkeypatch.setattr(facts_mod, "RACY_SECONDS", 3600.0)  # every file written "just now"
+    first = facts_for_copy(site)
     reads = _count_reads(monkeypatch)
     assert facts_for_copy(site) == first
     assert site / "vllm" / "engine" / "arg_utils.py" in reads
@@ -511,9 +512,25 @@ def test_a_stamped_input_edited_behind_a_kept_size_and_mtime_is_noticed(cache_di
 
 def test_an_input_read_again_unchanged_is_stamped_for_the_next_hit(cache_dir, tmp_path, monkeypatch):
     site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    monkeypatch.setattr(facts_mod, "RACY_SECONDS", 3600.0)
     first = facts_for_copy(site)              # racy: nothing stamped
     monkeypatch.setattr(facts_mod, "RACY_SECONDS", -3600.0)
     assert facts_for_copy(site) == first      # read again, unchanged: now stamped
     reads = _count_reads(monkeypatch)
     assert facts_for_copy(site) == first
     assert reads == []
+
+
+def test_entries_whose_names_clash_are_told_apart_by_folder_and_extra_roots(cache_dir, tmp_path, monkeypatch):
+    # The entry's name is a checksum: a clash must cost an extraction, never another copy's facts.
+    monkeypatch.setattr(facts_mod, "_cache_path", lambda site, extras: cache_dir / "clash.json")
+    old = wheelcache.copy_site_packages("0.8.5", tmp_path / "old", with_flash_attn=False)
+    new = wheelcache.copy_site_packages("0.9.2", tmp_path / "new", with_flash_attn=False)
+    assert facts_for_copy(old).version == "0.8.5"
+    assert facts_for_copy(new).version == "0.9.2"
+    extra = tmp_path / "extra"
+    (extra / "flashinfer").mkdir(parents=True)
+    (extra / "flashinfer" / "__init__.py").write_text("")
+    assert facts_for_copy(new).has_flashinfer is False
+    assert facts_for_copy(new, [extra]).has_flashinfer is True
+    assert facts_for_copy(new).has_flashinfer is False

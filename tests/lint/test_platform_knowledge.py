@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from patchops import api, patching
-from patchops.lint.facts import facts_for_copy, facts_for_version
+from patchops.lint.facts import facts_for_version
+from patchops.lint.facts_cache import facts_for_copy
 from patchops.lint.facts_extract.vendor import vendor_of
 from patchops.locate import locate_site
 from patchops.patchset import get_patchset

@@ -7,7 +7,8 @@ from typing import Optional
 
 from patchops.errors import LintInputError, UsageError
 from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts, facts_for_copy, facts_for_version
+from patchops.lint.facts import Facts, facts_for_version
+from patchops.lint.facts_cache import facts_for_copy
 
 
 def facts_for_config(cfg: ServeConfig, *, vllm_path: Optional[Path] = None,

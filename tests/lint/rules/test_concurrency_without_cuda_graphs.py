@@ -48,3 +48,25 @@ def test_explicit_max_num_seqs_above_the_capture_list():
 def test_quiet_without_graphs_or_workload():
     assert lint(spec("0.8.5", ["enforce-eager: true"]), "0.8.5", capture_sizes_default=[1, 2]) == []
     assert lint("model: m\nmax-model-len: 8192\n", "0.8.5", kind="config", capture_sizes_default=[1, 2]) == []
+
+
+def test_level_and_use_cudagraph_turn_graphs_off_only_before_0_12():
+    # CAPTURE_PATTERN_012: from 0.12 the capture list is read as given; before it, V1 captures
+    # nothing with compilation level other than 3 or use_cudagraph false (so nothing to flag).
+    sizes = '"cudagraph_capture_sizes": [1, 2, 4]'
+    assert lint(spec("0.11.0", ["compilation-config: '{%s}'" % sizes], "[16]"), "0.11.0")
+    for off in ('"level": 0', '"use_cudagraph": false'):
+        stated = ["compilation-config: '{%s, %s}'" % (off, sizes)]
+        assert lint(spec("0.11.0", stated, "[16]"), "0.11.0") == [], off
+        [found] = lint(spec("0.12.0", stated, "[16]"), "0.12.0")
+        assert found.message.startswith("workload concurrency 16 runs without CUDA graph"), off
+
+
+def test_v0_only_options_send_the_launch_to_v0_only_before_0_11():
+    # V0_REMOVED (0.11): --load-format sharded_state and --preemption-mode no longer make the V1
+    # oracle fall back (there is no V0 left); 0.10.2 still runs them on V0.
+    capture = "compilation-config: '{\"cudagraph_capture_sizes\": [1, 2, 4]}'"
+    for option in ("load-format: sharded_state", "preemption-mode: swap"):
+        [old] = lint(spec("0.10.2", [option, capture], "[16]"), "0.10.2")
+        [new] = lint(spec("0.11.0", [option, capture], "[16]"), "0.11.0")
+        assert "vLLM 0.10.2 (V0)" in old.message and "vLLM 0.11.0 (V1)" in new.message, option

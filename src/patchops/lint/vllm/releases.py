@@ -76,6 +76,7 @@ def micro(version: Version) -> Version:
 
 
 _CLAUSE_RE = re.compile(r"^\s*(>=|<=|==|!=|<|>)\s*(\d+(?:\.\d+)*)\s*$")
+_PREFIX_RE = re.compile(r"^\s*(==|!=)\s*(\d+(?:\.\d+)*)\.\*\s*$")   # ==0.11.* / !=0.11.*
 _COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
             "<": operator.lt, ">": operator.gt}
 
@@ -88,13 +89,23 @@ def in_range(version: Optional[str], spec: Union[str, "SpecifierSet"]) -> bool:
     any other spelling goes to packaging's SpecifierSet.
     """
     text = str(spec)
-    clauses = [_CLAUSE_RE.match(clause) for clause in text.split(",") if clause.strip()]
+    clauses = [_CLAUSE_RE.match(clause) or _PREFIX_RE.match(clause) for clause in text.split(",") if clause.strip()]
     candidate = release(version)
     if all(clauses):
-        return all(_COMPARE[m.group(1)](candidate, Version(m.group(2))) for m in clauses)  # type: ignore[union-attr]
+        return all(_holds(m, candidate) for m in clauses)  # type: ignore[arg-type]
     from packaging.specifiers import SpecifierSet
 
     return SpecifierSet(text).contains(candidate, prereleases=True)
+
+
+def _holds(clause: "re.Match[str]", candidate: Version) -> bool:
+    """Say whether a release-only `candidate` meets one plain clause (`<0.11`, `!=0.11.*`)."""
+    bound = Version(clause.group(2))
+    if clause.re is _PREFIX_RE:  # PEP 440 prefix match: the candidate's release, zero-padded
+        prefix = bound.release
+        same = (tuple(candidate.release) + (0,) * len(prefix))[:len(prefix)] == prefix
+        return same if clause.group(1) == "==" else not same
+    return _COMPARE[clause.group(1)](candidate, bound)
 
 
 # --------------------------------------------------------------------------- engine
