@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no use for it
     from patchops.hardware import Hardware
@@ -42,6 +42,7 @@ class LintResult:
     hardware: Optional[str] = None       # the assumed hardware and its source, when not stated
     model_config: Optional[str] = None   # the model's config.json read, None when not on this machine
     skipped: List[str] = field(default_factory=list)  # rules not run for want of it
+    hardware_skipped: Dict[str, List[str]] = field(default_factory=dict)  # unknown hardware.* field -> rules not run
 
     @property
     def model_note(self) -> Optional[str]:
@@ -50,6 +51,15 @@ class LintResult:
             return None
         return (f"{self.path}: the model's config.json is not on this machine, so "
                 f"{', '.join(self.skipped)} did not run (pass --model-config FILE)")
+
+    @property
+    def hardware_note(self) -> Optional[str]:
+        """Say which checks were skipped because a hardware field is unknown."""
+        if not self.hardware_skipped:
+            return None
+        return "; ".join(f"{self.path}: {key} is not known, so {', '.join(rules)} did not run "
+                         "(state it under hardware: or with --hardware)"
+                         for key, rules in self.hardware_skipped.items())
 
     @property
     def errors(self) -> int:
@@ -90,9 +100,16 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
         rule.name for rule in ALL_RULES
         if rule.reads_model and rule.applies_to(facts.version)
         and selectors.is_selected(rule.code, rule.name, selectors.split(select), selectors.split(ignore))]
+    hardware_skipped: Dict[str, List[str]] = {}
+    for rule in ALL_RULES:
+        if rule.applies_to(facts.version) and selectors.is_selected(
+                rule.code, rule.name, selectors.split(select), selectors.split(ignore)):
+            for key in rule.reads_hardware:
+                if key not in cfg.context:
+                    hardware_skipped.setdefault(key, []).append(rule.name)
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
-                      skipped=skipped,
+                      skipped=skipped, hardware_skipped=hardware_skipped,
                       model_config=cfg.model_facts.path if cfg.model_facts is not None else None)
 
 
@@ -259,8 +276,9 @@ def settings_hardware(found) -> "Hardware":
     table = dict(found.hardware)
     if "compute_capability" in table:
         table["compute_capability"] = str(table["compute_capability"])
-    if "memory_gib" in table:
-        table["memory_gib"] = float(table["memory_gib"])
+    for key in ("memory_gib", "host_memory_gib"):
+        if key in table:
+            table[key] = float(table[key])
     return Hardware(source=str(found.path), **table)
 
 
@@ -323,7 +341,7 @@ def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
     added = [key for key in hardware.context() if key not in cfg.context]
     for key in added:
         cfg.context[key] = Setting(key=key, name=key, value=hardware.context()[key], line=0,
-                                   column=0, source=hardware.source)
+                                   column=0, source=hardware.origin_of(key))
     return hardware.describe() if added else None
 
 
@@ -541,10 +559,9 @@ def plan_apply(names: Sequence[str], *, python: Optional[str] = None, roots: Seq
     raising DriftError, so --dry-run can show both the diff and the problems. `targets`
     (from find_targets()) saves locating again.
     """
-    from patchops import patching
-    from patchops.patchset import get_patchset
+    from patchops import patching, patchset_index
 
-    wanted = [get_patchset(name, patchset_dirs) for name in dict.fromkeys(names)]
+    wanted = [patchset_index.get(name, patchset_dirs) for name in dict.fromkeys(names)]
     copies = (targets or find_targets(python=python, roots=roots, sites=sites)).copies
     return patching.plan_apply(copies, wanted, force=force, check=check)
 
@@ -589,9 +606,9 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
     cannot be loaded is then a note, not an error: one broken file in PATCHOPS_PATCHSETS
     must not hide the status of the rest).
     """
-    from patchops import patching
+    from patchops import patching, patchset_index
     from patchops.errors import PatchopsError
-    from patchops.patchset import load_patchset, patchset_files
+    from patchops.patchset import patchset_files
 
     chosen = find_targets(python=python, roots=roots, sites=sites)
     notes: List[str] = []
@@ -602,7 +619,7 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
         wanted = []
         for path in patchset_files(patchset_dirs).values():
             try:
-                wanted.append(load_patchset(path))
+                wanted.append(patchset_index.load(path))
             except PatchopsError as error:
                 notes.append(f"skipped: {error.message}")
     rows = patching.status(chosen.copies, wanted)

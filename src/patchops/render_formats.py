@@ -25,7 +25,8 @@ def lint_json(results) -> str:
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
                     "error": r.error, "assumed_hardware": r.hardware,
                     "model_config": r.model_config,
-                    "skipped": list(r.skipped)} for r in results],
+                    "skipped": list(r.skipped),
+                    "hardware_skipped": dict(r.hardware_skipped)} for r in results],
     }
     return json.dumps(document, indent=2)
 

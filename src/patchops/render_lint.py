@@ -98,6 +98,7 @@ def lint_summary_line(results, unsafe: bool = False) -> str:
         text += f"; {failed} not linted"
     text += fixable_note([d for result in results for d in result.diagnostics], unsafe)
     text += "".join(f"; {r.model_note}" for r in results if r.model_note)
+    text += "".join(f"; {r.hardware_note}" for r in results if r.hardware_note)
     return text
 
 

@@ -513,3 +513,32 @@ def test_builtin_multistep_lists_match_the_source(vllm_site, version, chunked, e
             assert tuple(ast.literal_eval(node.value)) == expected
             return
     raise AssertionError(f"{name} not found in vLLM {version}")
+
+
+# --------------------------------------------------------------------------- CPU and TPU batch defaults
+
+
+@pytest.mark.parametrize("version,args,ctx,tokens,seqs", [
+    # 0.8.5 has no platform tables (and sends a CPU launch to V0: PO306)
+    ("0.9.2", {}, {"hardware.platform": "cpu"}, 2048, 32),
+    ("0.10.0", {}, {"hardware.platform": "cpu"}, 2048, 128),
+    ("0.10.0", {"tensor_parallel_size": 2, "pipeline_parallel_size": 2}, {"hardware.platform": "cpu"}, 8192, 512),
+    # from 0.10.1 an unset max_num_seqs is capped at the budget
+    ("0.11.0", {"tensor_parallel_size": 2}, {"hardware.platform": "cpu"}, 4096, 256),
+    ("0.11.0", {"max_num_batched_tokens": 100}, {"hardware.platform": "cpu"}, 100, 100),
+    ("0.9.2", {}, {"hardware.platform": "tpu", "hardware.name": "TPU v6e"}, 1024, 256),
+    ("0.11.0", {}, {"hardware.platform": "tpu", "hardware.name": "v5p"}, 256, 256),
+    ("0.11.0", {}, {"hardware.platform": "tpu", "hardware.name": "TPU V5E", "hardware.memory_gib": 16}, 512, 256),
+    # a chip without its own table keeps the memory tier's value
+    ("0.11.0", {}, {"hardware.platform": "tpu", "hardware.name": "TPU v4", "hardware.memory_gib": 32}, 2048, 256),
+])
+def test_platform_batch_defaults(version, args, ctx, tokens, seqs):
+    cfg, f = make(args=args, ctx=ctx), facts(version)
+    got_tokens, got_seqs = scheduler.max_num_batched_tokens(cfg, f), scheduler.max_num_seqs(cfg, f)
+    assert (got_tokens.value, got_seqs.value) == (tokens, seqs)
+
+
+def test_platform_batch_defaults_name_the_platform():
+    got = scheduler.max_num_seqs(make(args={"tensor_parallel_size": 2}, ctx={"hardware.platform": "cpu"}),
+                                 facts("0.10.0"))
+    assert got.certain and "CPU platform, x world size 2" in got.reason and got.fields == ("hardware.platform",)

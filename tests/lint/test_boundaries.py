@@ -13,6 +13,7 @@ import pytest
 
 from patchops.lint.loaders import load_command, load_text
 from patchops.lint.facts import Facts, facts_for_version, shipped_versions
+from patchops.lint.model_facts import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
 
@@ -53,6 +54,15 @@ def triggers(text, kind="spec", flags=True):
     """Probe the V1 oracle; flags=False reads without a flag table, for values argparse refuses."""
     def probe(f):
         read = seen(text, f if flags else dataclasses.replace(f, flags={}), kind)
+        return [t.feature for t in routing.oracle_triggers(read, f)]
+    return probe
+
+
+def triggers_with_model(text, model):
+    """Probe the V1 oracle for a config whose model's config.json is `model`."""
+    def probe(f):
+        read = seen(text, f)
+        read.model_facts = model_facts_from_dict(model)
         return [t.feature for t in routing.oracle_triggers(read, f)]
     return probe
 
@@ -114,7 +124,7 @@ PROBES = {
     "ORACLE_OUTLINES_OK": (triggers(spec("guided-decoding-backend: outlines")),
                            ["--guided-decoding-backend=outlines"], []),
     "ORACLE_ROCM_KV_OK": (triggers(spec("kv-cache-dtype: fp8", hardware="platform: rocm\n" + CC_80)),
-                          ["--kv-cache-dtype"], []),
+                          ["--kv-cache-dtype", "rocm"], []),
     "ORACLE_KV_BY_PLATFORM": (triggers(spec("kv-cache-dtype: fp8", hardware="compute_capability: 10.0")),
                               ["--kv-cache-dtype"], []),
     "ORACLE_PROMPT_ADAPTER_GONE": (triggers(spec("enable-prompt-adapter: true")),
@@ -128,6 +138,18 @@ PROBES = {
     "ORACLE_PP_MP_OK": (triggers(spec("pipeline-parallel-size: 2\ndistributed-executor-backend: mp")),
                         ["Pipeline Parallelism without Ray distributed executor"], []),
     "ORACLE_MULTISTEP_GONE": (triggers(spec(STEPS)), ["--num-scheduler-steps"], []),
+    "CPU_BATCH_DEFAULTS": (predict(scheduler.max_num_seqs, spec(env=V1_ON, hardware="platform: cpu\nmemory_gib: 16")),
+                           256, 32),
+    "CPU_DEFAULTS_BY_WORLD_SIZE": (predict(scheduler.max_num_batched_tokens,
+                                           spec("tensor-parallel-size: 2", hardware="platform: cpu")), 2048, 4096),
+    "TPU_BATCH_BY_CHIP": (predict(scheduler.max_num_batched_tokens,
+                                  spec(env=V1_ON, hardware="platform: tpu\nname: TPU v5e\nmemory_gib: 16")), 2048, 512),
+    "AUTO_DTYPE_BY_PLATFORM": (lambda f: [d.severity for d in lint_example(Example(
+        "model: m\nhardware: {compute_capability: 7.5}\n", vllm=_shipped_for(f), facts={"version": f.version},
+        model={"torch_dtype": "bfloat16"})) if d.code == "PO602"], ["error"], ["info"]),
+    "ORACLE_PLATFORM_DEFAULT_V1": (triggers(spec(hardware="platform: rocm")), ["rocm"], []),
+    "ORACLE_CPU_SLIDING_WINDOW": (triggers_with_model(spec(hardware="platform: cpu"), {"sliding_window": 4096}),
+                                  ["cpu"], ["sliding window (CPU backend)"]),
     "ORACLE_CC_CHECK_GONE": (triggers(spec(hardware="compute_capability: 7.5")), ["Compute Capability < 8.0"], []),
     "ORACLE_BACKENDS_0_9": (lambda f: "FLEX_ATTENTION" in routing.v1_oracle_backends(f.version), False, True),
     "ORACLE_BACKENDS_0_10_1": (lambda f: "TREE_ATTN" in routing.v1_oracle_backends(f.version), False, True),

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm import attention, cuda_graphs, inputs, routing, scheduler
+from patchops.lint.vllm import attention, cuda_graphs, inputs, model_len, routing, scheduler
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import release
 
@@ -84,7 +84,7 @@ def _seqs(cfg, facts, eng):
 
 
 def _model_len(cfg, facts, eng):
-    return inputs.max_model_len(cfg)
+    return model_len.max_model_len(cfg, facts)
 
 
 def _capture(cfg, facts, eng):

@@ -106,6 +106,7 @@ class Rule:
     # "later" (worker start-up, KV-cache sizing, graph capture, a request).
     stage: ClassVar[str] = "config"
     reads_model: ClassVar[bool] = False   # needs the model's config.json (skipped, and said so, without it)
+    reads_hardware: ClassVar[Tuple[str, ...]] = ()  # `hardware.*` fields it needs (skipped, and said so, without them)
     # The applicability of the fix some findings carry ("safe" / "unsafe"), None for none.
     fixable: ClassVar[Optional[str]] = None
     VALID: ClassVar[Sequence[Example]] = ()

@@ -25,6 +25,7 @@ from patchops.lint.facts_extract.argparse_reader import FlagReader
 from patchops.lint.facts_extract.hint_kwargs import kwargs_style
 from patchops.lint.facts_extract.source_tree import Source, last_name, str_const
 from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
+from patchops.lint.facts_extract.vendor import vendor_of
 
 # Files whose add_argument calls make up `vllm serve`'s options (paths relative to the site
 # directory). cli_args.py moved to entrypoints/common/ by 0.33.0; the serve subparser's own
@@ -270,6 +271,7 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
         hardcoded=hardcoded,
         capture_sizes_default=capture,
         notes=tuple(notes),
+        vendor=vendor_of(site, version),
         **knowledge,
     )
     return facts, sorted(src.consulted)

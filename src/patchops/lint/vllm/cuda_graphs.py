@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-from patchops.lint.config import ServeConfig, parse_literal
+from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.vllm.inputs import (compilation_value, compute_capability, enforce_eager, int_list,
-                                       int_value, literal_default, to_bool, to_int, to_int_list, value)
+                                       int_value, literal_default, num_speculative_tokens, to_bool, to_int,
+                                       to_int_list, value)
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (CAPTURE_BLACKWELL_1024, CAPTURE_BUDGET_APPENDED, CAPTURE_LIST_FLAG,
                                          CAPTURE_PATTERN_012, CAPTURE_SPEC_TOKENS, CAPTURE_UNIFORM_DECODE,
@@ -145,12 +146,7 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
         top_set = to_int(compilation_value(cfg, "max_cudagraph_capture_size")[0])
         if top_set is None:
             top_set = int_value(cfg, "max_cudagraph_capture_size")
-        spec = 0
-        if v >= CAPTURE_SPEC_TOKENS:
-            raw = value(cfg, "speculative_config")
-            raw = parse_literal(raw) if isinstance(raw, str) else raw
-            if isinstance(raw, dict):
-                spec = to_int(raw.get("num_speculative_tokens")) or 0
+        spec = (num_speculative_tokens(cfg, facts) or 0) if v >= CAPTURE_SPEC_TOKENS else 0
         default_top = 512
         cc = compute_capability(cfg)
         if v >= CAPTURE_BLACKWELL_1024 and cc is not None and cc[0] == 10:

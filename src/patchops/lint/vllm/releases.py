@@ -12,11 +12,14 @@ reads the release part, and an unreadable version is taken as the newest.
 
 from __future__ import annotations
 
+import operator
 import re
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:  # packaging.specifiers costs a lint more than every rule's range check
+    from packaging.specifiers import SpecifierSet
 
 __all__ = ["Version", "Boundary", "NEWEST", "parse_release", "parse_version", "release", "in_range"]
 
@@ -72,9 +75,26 @@ def micro(version: Version) -> Version:
     return Version(".".join(str(p) for p in parts[:3]))
 
 
-def in_range(version: Optional[str], spec: Union[str, SpecifierSet]) -> bool:
-    """Say whether `version`'s release is inside a PEP 440 range (an unreadable one is the newest)."""
-    return SpecifierSet(str(spec)).contains(release(version), prereleases=True)
+_CLAUSE_RE = re.compile(r"^\s*(>=|<=|==|!=|<|>)\s*(\d+(?:\.\d+)*)\s*$")
+_COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            "<": operator.lt, ">": operator.gt}
+
+
+def in_range(version: Optional[str], spec: Union[str, "SpecifierSet"]) -> bool:
+    """Say whether `version`'s release is inside a PEP 440 range (an unreadable one is the newest).
+
+    The release part has no pre, post or local segment, so against plain release clauses
+    (`>=0.7.3,<0.10.1`, every rule's range) PEP 440's ordered comparisons are Version's own;
+    any other spelling goes to packaging's SpecifierSet.
+    """
+    text = str(spec)
+    clauses = [_CLAUSE_RE.match(clause) for clause in text.split(",") if clause.strip()]
+    candidate = release(version)
+    if all(clauses):
+        return all(_COMPARE[m.group(1)](candidate, Version(m.group(2))) for m in clauses)  # type: ignore[union-attr]
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(text).contains(candidate, prereleases=True)
 
 
 # --------------------------------------------------------------------------- engine
@@ -120,8 +140,13 @@ ORACLE_SPEC_CHECK_GONE = Boundary("0.10", "speculative decoding no longer falls 
                                   "vllm/engine/arg_utils.py:1396 (0.10.0)")
 ORACLE_PP_MP_OK = Boundary("0.9", "pipeline parallelism may use the mp or external_launcher executor",
                            "vllm/engine/arg_utils.py:1482 (0.9.2)")
-ORACLE_MULTISTEP_GONE = Boundary("0.10.1", "--num-scheduler-steps, guided decoding and PP executor checks leave the oracle",
+ORACLE_MULTISTEP_GONE = Boundary("0.10.1", "--num-scheduler-steps and guided decoding checks leave the oracle",
                                  "vllm/engine/arg_utils.py:1326 (0.10.0); absent in 0.10.1.1")
+ORACLE_PLATFORM_DEFAULT_V1 = Boundary("0.9", "a platform other than CUDA no longer falls back to V0 as "
+                                      "experimental (the platform's default_v1 decides)",
+                                      "vllm/engine/arg_utils.py:1494 (0.8.5) not is_cuda(); :1493 default_v1 (0.9.2)")
+ORACLE_CPU_SLIDING_WINDOW = Boundary("0.9", "a sliding-window model on the CPU backend falls back to V0",
+                                     "vllm/engine/arg_utils.py:1499 (0.9.2)")
 ORACLE_CC_CHECK_GONE = Boundary("0.10.2", "compute capability < 8.0 and --otlp-traces-endpoint no longer fall back",
                                 "vllm/engine/arg_utils.py:1403,1443 (0.10.1.1); absent in 0.10.2")
 
@@ -156,6 +181,13 @@ CHUNKED_PREFILL_HONOURED = Boundary("0.12", "enable_chunked_prefill false is res
 BUDGET_FOLLOWS_MODEL_LEN = Boundary("0.12", "an unset max_num_batched_tokens covers max_model_len with chunked "
                                     "prefill off, and at most max_num_seqs x max_model_len",
                                     "vllm/engine/arg_utils.py _set_default_args (0.12.0)")
+CPU_BATCH_DEFAULTS = Boundary("0.9", "the CPU platform has its own V1 batch defaults for `vllm serve` "
+                              "(max_num_batched_tokens 2048, max_num_seqs 32)",
+                              "vllm/engine/arg_utils.py:1666 (0.9.2); absent in 0.8.5")
+CPU_DEFAULTS_BY_WORLD_SIZE = Boundary("0.10", "CPU batch defaults scale with TP x PP: 2048 x world size tokens, "
+                                      "128 x world size sequences", "vllm/engine/arg_utils.py:1622 (0.10.0)")
+TPU_BATCH_BY_CHIP = Boundary("0.9", "TPU chips V6E / V5E / V5P default max_num_batched_tokens to 1024 / 512 / 256 "
+                             "for `vllm serve`", "vllm/engine/arg_utils.py:1651 (0.9.2); absent in 0.8.5")
 HUGE_TIER = Boundary("0.30", "GPUs with >= 160 GiB get a third tier of batch defaults; GB10 stays small",
                      "vllm/engine/arg_utils.py (0.30.0; wheel not in the local cache, read from shipped facts)")
 
@@ -181,6 +213,11 @@ BACKEND_VALIDATED_BY_ENVS = Boundary("0.12", "an unknown VLLM_ATTENTION_BACKEND 
                                      "vllm/envs.py (0.12.0) env_with_choices")
 ENVIRON_VALIDATED = Boundary("0.20", "an unknown VLLM_* variable is reported (0.15.0 ignores it)",
                              "vllm/envs.py:502 environment_variables (0.20.0)")
+
+AUTO_DTYPE_BY_PLATFORM = Boundary("0.9", "dtype auto falls back to float16 (with a warning) on a GPU without "
+                                  "bfloat16 (compute capability < 8.0); before, the bfloat16 model failed at "
+                                  "worker start", "vllm/config.py _resolve_auto_dtype (0.9.2); "
+                                  "vllm/worker/worker.py:547 (0.8.5)")
 
 # --------------------------------------------------------------------------- CUDA graphs
 

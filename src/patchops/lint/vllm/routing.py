@@ -1,11 +1,14 @@
 """Predict which engine runs a config (V0 or V1) and what the V1 oracle says about it.
 
-Sources: `engine/arg_utils.py` `_is_v1_supported_oracle` (0.8.5-0.11), `envs.py`
-(VLLM_USE_V1), `entrypoints/openai/api_server.py` (0.11 asserts V1).
+Sources: `engine/arg_utils.py` `_is_v1_supported_oracle` (0.8.5-0.11) and
+`_check_feature_supported` (0.12+), `envs.py` (VLLM_USE_V1), `entrypoints/openai/api_server.py`
+(0.11 asserts V1). Which checks a copy has comes from its facts (`Facts.v1_oracle`); the
+conditions are encoded here, by release.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -16,13 +19,13 @@ from patchops.lint.vllm.inputs import (attention_backend_env, bool_value, comput
                                        speculative_method, to_int, use_v1_env, value)
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (ORACLE_BACKENDS_0_9, ORACLE_BACKENDS_0_10_1, ORACLE_BACKENDS_0_10_2,
-                                         ORACLE_BACKENDS_0_11, ORACLE_CC_CHECK_GONE, ORACLE_GUIDED_EXACT,
-                                         ORACLE_KV_BY_PLATFORM, ORACLE_MODEL_CHECKS_GONE,
-                                         ORACLE_MULTISTEP_GONE, ORACLE_OUTLINES_OK, ORACLE_POLICY_OK,
-                                         ORACLE_PP_MP_OK, ORACLE_PROMPT_ADAPTER_GONE, ORACLE_PROMPT_EMBEDS,
-                                         ORACLE_ROCM_KV_OK, ORACLE_SPEC_CHECK_GONE, ORACLE_SPEC_METHODS,
-                                         ORACLE_TENSORIZER_OK, V0_REMOVED, V1_DEFAULT, V1_ENGINE, V1_ONLY,
-                                         V1_ORACLE, Version, release)
+                                         ORACLE_BACKENDS_0_11, ORACLE_CC_CHECK_GONE, ORACLE_CPU_SLIDING_WINDOW,
+                                         ORACLE_GUIDED_EXACT, ORACLE_KV_BY_PLATFORM, ORACLE_MODEL_CHECKS_GONE,
+                                         ORACLE_MULTISTEP_GONE, ORACLE_OUTLINES_OK, ORACLE_PLATFORM_DEFAULT_V1,
+                                         ORACLE_POLICY_OK, ORACLE_PP_MP_OK, ORACLE_PROMPT_ADAPTER_GONE,
+                                         ORACLE_PROMPT_EMBEDS, ORACLE_ROCM_KV_OK, ORACLE_SPEC_CHECK_GONE,
+                                         ORACLE_SPEC_METHODS, ORACLE_TENSORIZER_OK, V0_REMOVED, V1_DEFAULT,
+                                         V1_ENGINE, V1_ONLY, V1_ORACLE, Version, release)
 
 V0 = "V0"
 V1 = "V1"
@@ -43,7 +46,9 @@ class Trigger:
 
     @property
     def fallback_message(self) -> str:
-        """The warning vLLM logs (`_raise_or_fallback`, engine/arg_utils.py 0.8.5-0.11)."""
+        """The line vLLM logs (`_raise_or_fallback` / `_warn_or_fallback`, engine/arg_utils.py 0.8.5-0.11)."""
+        if self.experimental:
+            return f"{self.feature} is experimental on VLLM_USE_V1=1. Falling back to V0 Engine."
         text = f"{self.feature} is not supported by the V1 Engine. Falling back to V0. "
         if self.recommend_to_remove:
             text += (f"We recommend to remove {self.feature} from your config in favor of the "
@@ -53,6 +58,11 @@ class Trigger:
     @property
     def forced_v1_message(self) -> str:
         return f"VLLM_USE_V1=1 is not supported with {self.feature}."
+
+    @property
+    def refused_message(self) -> str:
+        """0.12+ `_raise_unsupported_error` (engine/arg_utils.py), raised as NotImplementedError."""
+        return f"{self.feature} is not supported. We recommend to remove {self.feature} from your config."
 
 
 # EngineArgs._is_v1_supported_oracle's V1_BACKENDS (vllm/engine/arg_utils.py), by the release
@@ -102,7 +112,9 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
     out: List[Trigger] = []
     cc = compute_capability(cfg)
 
-    def add(feature, name, remove=False, certain=True, experimental=False, fields=None, at=None):
+    def add(feature, name, remove=False, certain=True, experimental=False, fields=None, at=None, template=None):
+        if not in_copy(template or feature, facts):
+            return
         at = at or setting(cfg, name) or env_setting(cfg, name)
         out.append(Trigger(feature, tuple(fields or (name,)), at, remove, certain, experimental))
 
@@ -189,12 +201,66 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
     executor = value(cfg, "distributed_executor_backend")
     if pp > 1 and v < ORACLE_PP_MP_OK and executor != "ray":
         add("Pipeline Parallelism without Ray distributed executor", "pipeline_parallel_size")
-    elif pp > 1 and ORACLE_PP_MP_OK <= v < ORACLE_MULTISTEP_GONE and executor not in (None, "ray", "mp", "external_launcher"):
-        add("Pipeline Parallelism without Ray distributed executor or multiprocessing executor "
-            "or external launcher", "pipeline_parallel_size")
+    elif pp > 1 and ORACLE_PP_MP_OK <= v and executor not in PP_EXECUTORS:
+        add(PP_FEATURE, "pipeline_parallel_size")
     if experimental:
         add(experimental, "speculative_config", experimental=True)
+    device = platform(cfg)
+    if v < ORACLE_PLATFORM_DEFAULT_V1 and device is not None and (device == "rocm" or is_cuda_like(cfg) is False):
+        add(device, "hardware.platform", experimental=True, at=ctx_setting(cfg, "hardware.platform"),
+            template="{}")  # _warn_or_fallback(current_platform.device_name)
+    if v >= ORACLE_CPU_SLIDING_WINDOW and device == "cpu" and cfg.model_facts is not None \
+            and cfg.model_facts.sliding_window is not None:
+        add("sliding window (CPU backend)", "hardware.platform", at=ctx_setting(cfg, "hardware.platform"))
     return out
+
+
+PP_EXECUTORS = (None, "ray", "mp", "external_launcher")  # run pipeline parallelism on V1 (0.9+)
+PP_FEATURE = ("Pipeline Parallelism without Ray distributed executor or multiprocessing executor "
+              "or external launcher")
+
+
+def refused_features(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
+    """Return what `EngineArgs._check_feature_supported` refuses (0.12+, V1 only), in its order.
+
+    The checks of the oracle that survived V0's removal: they now raise NotImplementedError
+    while vLLM builds its configuration.
+    """
+    if release(facts) < V1_ONLY:
+        return []
+    out: List[Trigger] = []
+
+    def add(feature, name, fields=None):
+        if in_copy(feature, facts):
+            out.append(Trigger(feature, tuple(fields or (name,)), setting(cfg, name)))
+
+    if value(cfg, "logits_processor_pattern") not in (None, "", "None"):
+        add("--logits-processor-pattern", "logits_processor_pattern")
+    if (to_int(value(cfg, "max_num_partial_prefills")) or 1) != 1 or \
+            (to_int(value(cfg, "max_long_partial_prefills")) or 1) != 1:
+        add("Concurrent Partial Prefill", "max_num_partial_prefills",
+            fields=("max_num_partial_prefills", "max_long_partial_prefills"))
+    if (to_int(value(cfg, "pipeline_parallel_size")) or 1) > 1 and \
+            value(cfg, "distributed_executor_backend") not in PP_EXECUTORS:
+        add(PP_FEATURE, "pipeline_parallel_size", fields=("pipeline_parallel_size", "distributed_executor_backend"))
+    return out
+
+
+def in_copy(feature: str, facts: Facts) -> bool:
+    """Return whether the copy's oracle reports `feature` (always, when its oracle was not read).
+
+    A fork that dropped a check is linted as it is. A feature matches a report of the same
+    text, or a template (`--load_format {}`) with text around its fields; a bare `{}` (the
+    architectures, the device name) matches only itself.
+    """
+    if facts.v1_oracle is None:
+        return True
+    for template, _kind in facts.v1_oracle:
+        if template == feature:
+            return True
+        if template.strip("{}") and re.fullmatch(".*".join(re.escape(p) for p in template.split("{}")), feature):
+            return True
+    return False
 
 
 def engine(cfg: ServeConfig, facts: Facts) -> Prediction:

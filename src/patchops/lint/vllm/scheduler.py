@@ -12,14 +12,15 @@ from typing import Optional, Tuple
 
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
-from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name,
-                                       is_cuda_like, is_pooling, literal_default, max_model_len,
-                                       memory_gib, num_scheduler_steps, platform, setting,
-                                       speculative_method, to_int, value)
+from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name, is_cuda_like,
+                                       is_pooling, literal_default, memory_gib,
+                                       num_scheduler_steps, platform, setting, speculative_method, to_int, value)
+from patchops.lint.vllm.model_len import max_model_len
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_LEN, CHUNKED_PREFILL_HONOURED,
-                                         HUGE_TIER, SEQS_CAPPED_BY_BUDGET, V0_BATCH_2048, V0_CHUNKED_BLOCKERS,
-                                         V1_BATCH_BY_MEMORY, Version, release)
+                                         CPU_BATCH_DEFAULTS, CPU_DEFAULTS_BY_WORLD_SIZE, HUGE_TIER,
+                                         SEQS_CAPPED_BY_BUDGET, TPU_BATCH_BY_CHIP, V0_BATCH_2048,
+                                         V0_CHUNKED_BLOCKERS, V1_BATCH_BY_MEMORY, Version, release)
 from patchops.lint.vllm.routing import V0, V1, engine
 
 SMALL, LARGE, HUGE = "small", "large", "huge"  # hardware tiers of the V1 batch defaults
@@ -75,6 +76,29 @@ def hardware_tier(cfg: ServeConfig, facts: Facts) -> Prediction:
 
 _TIER_TOKENS = {SMALL: 2048, LARGE: 8192, HUGE: 16384}   # OPENAI_API_SERVER values
 _TIER_SEQS = {SMALL: 256, LARGE: 1024, HUGE: 1024}
+# TPU chip (platforms/tpu.py get_device_name) -> OPENAI_API_SERVER max_num_batched_tokens (0.9+).
+_TPU_TOKENS = {"v6e": 1024, "v5e": 512, "v5p": 256}
+
+
+def platform_defaults(cfg: ServeConfig, facts: Facts) -> Tuple[Optional[int], Optional[int], str]:
+    """Return the V1 (tokens, seqs) defaults a CPU or TPU platform sets instead of the GPU tier's.
+
+    None for a value the platform leaves to the tier; the reason names the platform. Source:
+    `_set_default_args` / `get_batch_defaults` (engine/arg_utils.py 0.9.2+).
+    """
+    v = release(facts)
+    name = platform(cfg)
+    if name == "cpu" and v >= CPU_BATCH_DEFAULTS:
+        if v < CPU_DEFAULTS_BY_WORLD_SIZE:
+            return 2048, 32, "on the CPU platform"
+        world = (to_int(value(cfg, "tensor_parallel_size")) or 1) * (to_int(value(cfg, "pipeline_parallel_size")) or 1)
+        return 2048 * world, 128 * world, f"on the CPU platform, x world size {world}"
+    if name == "tpu" and v >= TPU_BATCH_BY_CHIP:
+        chip = device_name(cfg) or ""
+        for key, tokens in _TPU_TOKENS.items():
+            if key in chip.replace(" ", "").replace("-", ""):
+                return tokens, None, f"on a TPU {key.upper()}"
+    return None, None, ""
 
 
 def _throughput_factor(cfg: ServeConfig, facts: Facts) -> int:
@@ -115,7 +139,7 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
     if isinstance(literal, bool):
         return Prediction(literal, f"this vLLM build defaults enable_chunked_prefill to {literal}",
                           fields=("enable_chunked_prefill",))
-    mml = max_model_len(cfg)
+    mml = max_model_len(cfg, facts)
     if mml.value is None:
         return Prediction(False, "V0 turns chunked prefill on only when max_model_len > 32768, and "
                           "max_model_len is not stated", certain=False, alternatives=(True,))
@@ -140,6 +164,17 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
     if blockers:
         return Prediction(False, f"V0 would turn chunked prefill on for max_model_len {mml.value} > 32768, "
                           f"but not when {blockers[0]}", fields=mml.fields)
+    model = cfg.model_facts
+    if model is not None:  # config.json says what V0's remaining conditions read
+        if model.multimodal or model.uses_mla:
+            what = "multimodal" if model.multimodal else "an MLA model"
+            return Prediction(False, f"V0 leaves chunked prefill off for {what}", certain=False,
+                              alternatives=(True,), fields=mml.fields)
+        if model.sliding_window is not None and not bool_value(cfg, "disable_sliding_window"):
+            return Prediction(False, f"V0 would turn chunked prefill on for max_model_len {mml.value} > "
+                              "32768, but not with the model's sliding window", fields=mml.fields)
+        return Prediction(True, f"V0 turns chunked prefill on automatically for max_model_len {mml.value} > "
+                          "32768", fields=mml.fields)
     return Prediction(True, f"V0 turns chunked prefill on automatically for max_model_len {mml.value} > "
                       "32768, unless the model is multimodal, uses a sliding window or MLA",
                       certain=False, alternatives=(False,), fields=mml.fields)
@@ -179,7 +214,7 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
                           fields=("max_num_batched_tokens",))
     eng = eng or engine(cfg, facts)
     chunked = chunked or chunked_prefill(cfg, facts, eng)
-    mml = max_model_len(cfg).value
+    mml = max_model_len(cfg, facts).value
     if eng.value == V0:
         steps = num_scheduler_steps(cfg) or 1
         values = []
@@ -190,9 +225,10 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
         return Prediction(first, why + f" ({chunked.reason})", certain=chunked.certain and first is not None,
                           alternatives=alternatives, fields=chunked.fields)
     tier = hardware_tier(cfg, facts)
+    plat_tokens, _, plat_why = platform_defaults(cfg, facts)
 
     def for_tier(name: str) -> Optional[int]:
-        budget = _TIER_TOKENS[name] * _throughput_factor(cfg, facts)
+        budget = (plat_tokens or _TIER_TOKENS[name]) * _throughput_factor(cfg, facts)
         if v >= BUDGET_FOLLOWS_MODEL_LEN:
             if chunked.value is False:
                 budget = max(mml, budget) if mml is not None else None
@@ -203,6 +239,9 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
         return budget
 
     first = for_tier(tier.value)
+    if plat_tokens:
+        return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_batched_tokens to {first} "
+                          f"for `vllm serve` {plat_why}", fields=("hardware.platform",))
     alternatives = tuple(dict.fromkeys(b for b in (for_tier(t) for t in tier.alternatives) if b != first))
     return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_batched_tokens to "
                       f"{first} for `vllm serve` when {tier.reason}", certain=tier.certain,
@@ -227,15 +266,17 @@ def max_num_seqs(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = Non
     if v < V1_BATCH_BY_MEMORY:
         return Prediction(1024, f"the V1 engine of vLLM {ver} defaults max_num_seqs to 1024")
     tier = hardware_tier(cfg, facts)
+    plat_tokens, plat_seqs, plat_why = platform_defaults(cfg, facts)
 
     def for_tier(name: str) -> int:
         factor = _throughput_factor(cfg, facts)
-        seqs = _TIER_SEQS[name] * factor
+        seqs = (plat_seqs or _TIER_SEQS[name]) * factor
         if v >= SEQS_CAPPED_BY_BUDGET:  # min(default, max_num_batched_tokens) for an unset max_num_seqs
             budget = _budget
             if budget is None:
                 found_budget = setting(cfg, "max_num_batched_tokens")
-                budget = to_int(found_budget.value) if found_budget is not None else _TIER_TOKENS[name] * factor
+                budget = to_int(found_budget.value) if found_budget is not None else \
+                    (plat_tokens or _TIER_TOKENS[name]) * factor
             if budget:
                 seqs = min(seqs, budget)
         return seqs
@@ -243,6 +284,9 @@ def max_num_seqs(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = Non
     if _tier is not None:
         return Prediction(for_tier(_tier), "")
     first = for_tier(tier.value)
+    if plat_seqs:
+        return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_seqs to {first} for `vllm serve` "
+                          f"{plat_why}", fields=("hardware.platform",))
     alternatives = tuple(dict.fromkeys(s for s in (for_tier(t) for t in tier.alternatives) if s != first))
     return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_seqs to {first} for `vllm serve` "
                       f"when {tier.reason}",
