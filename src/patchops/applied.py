@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import List, Optional
 
 from patchops.errors import PatchopsError
-from patchops.patching.recorded import named_or_recorded
-from patchops.patchset import Patchset
-from patchops.store import Store, sha256
+
+# store.STORE_DIR, named here so explain imports the store only for a copy patchops patched
+# (a cached explain stays as light as lint; tests/lint/test_lint_path.py).
+STORE_FOLDER = ".patchops"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ def applied_keywords(site_dir: Path) -> List[AppliedKeyword]:
     A file changed since patchops wrote it (drift, or a reinstall) counts as not patched;
     a patchset whose YAML cannot be read is skipped (status reports it).
     """
+    if not (Path(site_dir) / STORE_FOLDER).is_dir():
+        return []
+    from patchops.store import Store, sha256
+
     store = Store(site_dir)
     try:
         if not store.exists():
@@ -65,8 +70,10 @@ def applied_keywords(site_dir: Path) -> List[AppliedKeyword]:
     return found
 
 
-def _patchset(store: Store, name: str) -> Optional[Patchset]:
+def _patchset(store, name: str):
     """Return the patchset by name, else as the store kept it; None when neither can be read."""
+    from patchops.patching.recorded import named_or_recorded
+
     try:
         return named_or_recorded(name, (), [store])
     except (PatchopsError, UnicodeDecodeError):

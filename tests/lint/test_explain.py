@@ -165,3 +165,9 @@ def test_a_default_a_patchset_made_count_names_the_patchset_and_its_line(seed, t
 def test_shipped_facts_have_no_patchset_origin(seed):
     found = rows(api.explain(seed, vllm_version="0.8.5"))
     assert not any(row.origin.startswith("applied by patchset") for row in found.values())
+
+
+def test_explain_looks_for_the_store_where_the_store_lives():
+    from patchops import applied, store
+
+    assert applied.STORE_FOLDER == store.STORE_DIR
