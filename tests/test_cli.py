@@ -332,7 +332,7 @@ def test_concise_and_full_output(run, tmp_path):
 
 
 def test_snippet_of_a_long_command_keeps_the_caret_under_the_column():
-    from patchops.render import snippet
+    from patchops.render_snippet import snippet
 
     line = "vllm serve " + "x" * 100 + " --bad 1" + " y" * 40
     column = line.index("--bad") + 1
@@ -347,7 +347,7 @@ def test_github_and_sarif_edges(run, tmp_path):
     clean = tmp_path / "my spec.yaml"
     clean.write_text("model: m\nvllm: {version: 0.8.5}\nargs:\n  max-model-len: 4096\n")
     assert run("lint", clean, "--format", "github").stdout == ""
-    from patchops.render import sarif_uri
+    from patchops.render_formats import sarif_uri
 
     assert sarif_uri("<command>") == "%3Ccommand%3E"
     assert sarif_uri("specs/my spec.yaml") == "specs/my%20spec.yaml"
@@ -582,7 +582,7 @@ def test_pre_commit_hooks_take_specs_configs_and_launch_scripts():
 
 
 def test_status_answers_from_a_hash_the_second_time(run, tmp_path, monkeypatch):
-    from patchops import patching
+    from patchops.patching import rewriting
 
     sites = [tmp_path / "a", tmp_path / "b"]
     for site in sites:
@@ -596,7 +596,7 @@ def test_status_answers_from_a_hash_the_second_time(run, tmp_path, monkeypatch):
     def no_parsing(*args, **kwargs):
         raise AssertionError("status parsed a file whose verdict was cached")
 
-    monkeypatch.setattr(patching, "_rewrite", no_parsing)
+    monkeypatch.setattr(rewriting, "rewrite", no_parsing)
     again = json.loads(run(*args).stdout)
     assert again == first and str(target) in again[1]["detail"]
     # Other bytes are another question: parsed again (and here, refused by the stub).

@@ -12,7 +12,9 @@ import pytest
 
 from conftest import MID, NEW, OLD
 from patchops.errors import LocateError
-from patchops.locate import DEFAULT_ROOTS, ROOTS_ENV, locate, locate_site, read_version
+from patchops.installed_version import read_version
+from patchops.locate import locate, locate_site
+from patchops.search_path import DEFAULT_ROOTS, ROOTS_ENV
 from tests.support import wheelcache
 
 vllm = pytest.mark.vllm

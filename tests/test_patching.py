@@ -15,10 +15,14 @@ import pytest
 from conftest import MID, NEW, OLD, vendor_hardcode
 from patchops import patching
 from patchops import store as store_mod
+from patchops import transaction
 from patchops.errors import DriftError, PatchopsError, PatchsetError, StoreError
 from patchops.locate import locate_site
+from patchops.patching import rewriting
+from patchops.patching.states import REPLACED
 from patchops.patchset import get_patchset
-from patchops.store import SimulatedCrash, Store, sha256
+from patchops.store import Store, sha256
+from patchops.transaction import SimulatedCrash
 
 pytestmark = pytest.mark.vllm
 
@@ -191,7 +195,7 @@ def test_reinstall_is_reported_and_apply_patches_again(corex_tree):
 
     [row, other] = patching.status(copies, [patchset])
     assert (row.state, other.state) == ("drifted", "applied")
-    assert patching.REPLACED in row.detail
+    assert REPLACED in row.detail
 
     plan = patching.plan_apply(copies, [patchset])
     assert [f.path for f in plan.changes] == [arg_utils(sites[0])]
@@ -368,10 +372,10 @@ def test_crash_after_the_first_swap_is_recovered_on_the_next_run(corex_tree, mon
     vendor = [arg_utils(site).read_bytes() for site in sites]
     patchset = get_patchset(NAME)
     plan = patching.plan_apply(copies, [patchset])
-    monkeypatch.setattr(store_mod, "crash_at", ("swap", 1))
+    monkeypatch.setattr(transaction, "crash_at", ("swap", 1))
     with pytest.raises(SimulatedCrash):
         patching.commit_apply(plan)
-    monkeypatch.setattr(store_mod, "crash_at", None)
+    monkeypatch.setattr(transaction, "crash_at", None)
     assert arg_utils(sites[0]).read_bytes() != vendor[0]  # half done: lib patched, lib64 not
     assert arg_utils(sites[1]).read_bytes() == vendor[1]
 
@@ -388,10 +392,10 @@ def test_crash_mid_rollback_is_recovered_by_the_next_apply(corex_tree, monkeypat
     patchset = get_patchset(NAME)
     patching.commit_apply(patching.plan_apply(copies, [patchset]))
     patched = [arg_utils(site).read_bytes() for site in sites]
-    monkeypatch.setattr(store_mod, "crash_at", ("swap", 1))
+    monkeypatch.setattr(transaction, "crash_at", ("swap", 1))
     with pytest.raises(SimulatedCrash):
         patching.rollback(copies, [NAME])
-    monkeypatch.setattr(store_mod, "crash_at", None)
+    monkeypatch.setattr(transaction, "crash_at", None)
     plan = patching.plan_apply(copies, [patchset])  # recovery puts the patched bytes back
     assert any("recovered an interrupted rollback" in note for note in plan.notes)
     assert [arg_utils(site).read_bytes() for site in sites] == patched
@@ -441,7 +445,7 @@ def test_corrupted_backup_is_refused_and_nothing_restored(corex_tree):
 
 def test_invalid_python_is_refused(tmp_path):
     with pytest.raises(PatchsetError, match=r"arg_utils.py:2: .*invalid Python"):
-        patching._check_compiles(b"x = 1\ndef (:\n", tmp_path / "arg_utils.py", ["p"])
+        rewriting.check_compiles(b"x = 1\ndef (:\n", tmp_path / "arg_utils.py", ["p"])
 
 
 def test_transformer_with_list_params_on_identical_copies(corex_tree, tmp_path, monkeypatch):

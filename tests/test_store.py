@@ -11,11 +11,15 @@ from pathlib import Path
 import pytest
 
 from patchops import store as store_mod
+from patchops import transaction
 from patchops import faults
 from patchops.errors import FileIOError, StoreError
 from patchops.safe_fs import TMP_SUFFIX
-from patchops.store import (Change, FileEntry, SatisfiedRecord, SimulatedCrash, State, Store,
-                            atomic_write, remove_stale_bytecode, sha256, transact)
+from patchops.recovery import recover
+from patchops.site_files import atomic_write, remove_stale_bytecode
+from patchops.store import Store, sha256
+from patchops.store_state import FileEntry, SatisfiedRecord, State
+from patchops.transaction import Change, SimulatedCrash, transact
 
 
 def make_site(root: Path, files: dict) -> Path:
@@ -271,22 +275,22 @@ def test_failure_mid_transaction_puts_every_file_back(tmp_path, monkeypatch):
         assert [r["op"] for r in store.read_journal()][-1] == "abort"
         assert store.read_state() == State()
         with store.lock():
-            assert store.recover() == []  # nothing left to repair
+            assert recover(store) == []  # nothing left to repair
 
 
 @pytest.mark.parametrize("swaps", [1, 2, 3, 4])
 def test_crash_mid_transaction_is_rolled_back_by_recovery(tmp_path, monkeypatch, swaps):
     stores, files = two_copies(tmp_path)
-    monkeypatch.setattr(store_mod, "crash_at", ("swap", swaps))
+    monkeypatch.setattr(transaction, "crash_at", ("swap", swaps))
     with locked(stores), pytest.raises(SimulatedCrash):
         transact("apply", changes_for(stores, files), new_states(stores, files))
-    monkeypatch.setattr(store_mod, "crash_at", None)
+    monkeypatch.setattr(transaction, "crash_at", None)
     swapped = sum(data != files[rel] for (_, rel), data in file_bytes(stores, files).items())
     assert swapped == swaps  # the crash left a half-done transaction
     messages = []
     for store in stores:
         with store.lock():
-            messages += store.recover()
+            messages += recover(store)
     assert all("recovered an interrupted apply" in m for m in messages) and len(messages) == 2
     assert all(data == files[rel] for (_, rel), data in file_bytes(stores, files).items())
     for store in stores:
@@ -295,22 +299,22 @@ def test_crash_mid_transaction_is_rolled_back_by_recovery(tmp_path, monkeypatch,
         for data in files.values():
             assert store.get_object(sha256(data)) == data  # backups intact
         with store.lock():
-            assert store.recover() == []
+            assert recover(store) == []
 
 
 def test_crash_after_the_coordinator_commits_is_rolled_forward(tmp_path, monkeypatch):
     stores, files = two_copies(tmp_path)
     states = new_states(stores, files)
-    monkeypatch.setattr(store_mod, "crash_at", ("commit", 1))
+    monkeypatch.setattr(transaction, "crash_at", ("commit", 1))
     with locked(stores), pytest.raises(SimulatedCrash):
         transact("apply", changes_for(stores, files), states)
-    monkeypatch.setattr(store_mod, "crash_at", None)
+    monkeypatch.setattr(transaction, "crash_at", None)
     # Recover the second copy first: it must look at the coordinator's journal.
     with stores[1].lock():
-        [message] = stores[1].recover()
+        [message] = recover(stores[1])
     assert "completed here too" in message
     with stores[0].lock():
-        stores[0].recover()
+        recover(stores[0])
     assert all(data == files[rel].replace(b"1", b"2")
                for (_, rel), data in file_bytes(stores, files).items())
     for store in stores:
@@ -321,28 +325,28 @@ def test_crash_after_the_coordinator_commits_is_rolled_forward(tmp_path, monkeyp
 def test_crash_before_state_is_written_is_repaired_from_the_journal(tmp_path, monkeypatch):
     stores, files = two_copies(tmp_path)
     states = new_states(stores, files)
-    monkeypatch.setattr(store_mod, "crash_at", ("commit", 2))
+    monkeypatch.setattr(transaction, "crash_at", ("commit", 2))
     with locked(stores), pytest.raises(SimulatedCrash):
         transact("apply", changes_for(stores, files), states)
-    monkeypatch.setattr(store_mod, "crash_at", None)
+    monkeypatch.setattr(transaction, "crash_at", None)
     assert stores[0].read_state() == State()
     for store in stores:
         with store.lock():
-            [note] = store.recover()  # defect 11 of issue 6: a repair is reported
+            [note] = recover(store)  # defect 11 of issue 6: a repair is reported
             assert note.startswith(f"recovered {store.state_path}") and "rebuilt it" in note
-            assert store.recover() == []  # and only once
+            assert recover(store) == []  # and only once
         assert store.read_state().files == states[store].files
 
 
 def test_recovery_keeps_bytes_changed_after_the_crash(tmp_path, monkeypatch):
     stores, files = two_copies(tmp_path)
-    monkeypatch.setattr(store_mod, "crash_at", ("swap", 1))
+    monkeypatch.setattr(transaction, "crash_at", ("swap", 1))
     with locked(stores), pytest.raises(SimulatedCrash):
         transact("apply", changes_for(stores, files), new_states(stores, files))
-    monkeypatch.setattr(store_mod, "crash_at", None)
+    monkeypatch.setattr(transaction, "crash_at", None)
     stores[0].path("a.py").write_bytes(b"A = 'by hand'\n")
     with stores[0].lock():
-        [message] = stores[0].recover()
+        [message] = recover(stores[0])
     assert "were kept" in message
     assert stores[0].path("a.py").read_bytes() == files["a.py"]
     assert stores[0].get_object(sha256(b"A = 'by hand'\n")) == b"A = 'by hand'\n"
@@ -354,7 +358,7 @@ def test_recovery_with_a_torn_begin_record_changes_nothing(tmp_path):
     store.root.mkdir()
     store.journal_path.write_text('{"op":"begin","txn":"x","files":[{"file":"a.py"')
     with store.lock():
-        assert store.recover() == []
+        assert recover(store) == []
     assert store.path("a.py").read_bytes() == files["a.py"]
 
 
@@ -448,14 +452,14 @@ def test_journal_record_is_fsynced_before_the_swap_it_announces(tmp_path, syscal
 
 def test_roll_forward_keeps_bytes_edited_after_the_crash(tmp_path, monkeypatch):
     stores, files = two_copies(tmp_path)
-    monkeypatch.setattr(store_mod, "crash_at", ("commit", 1))  # coordinator committed, lib64 not
+    monkeypatch.setattr(transaction, "crash_at", ("commit", 1))  # coordinator committed, lib64 not
     with locked(stores), pytest.raises(SimulatedCrash):
         transact("apply", changes_for(stores, files), new_states(stores, files))
-    monkeypatch.setattr(store_mod, "crash_at", None)
+    monkeypatch.setattr(transaction, "crash_at", None)
     edited = b"B = 'edited by hand after the crash'\n"
     stores[1].path("sub/b.py").write_bytes(edited)
     with stores[1].lock():
-        [note] = stores[1].recover()
+        [note] = recover(stores[1])
     assert "completed here too" in note and f"{stores[1].display('sub/b.py')} (sha" in note
     assert stores[1].get_object(sha256(edited)) == edited
     assert stores[1].path("sub/b.py").read_bytes() == files["sub/b.py"].replace(b"1", b"2")

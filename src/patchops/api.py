@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no u
     from patchops.hardware import Hardware
     from patchops.lint.rule import Diagnostic
     from patchops.locate import VllmCopy
-    from patchops.patching import StatusRow
+    from patchops.patching.status_check import StatusRow
 
 
 # ---------------------------------------------------------------- lint
@@ -619,6 +619,6 @@ def export(name: str, *, python: Optional[str] = None, roots: Sequence[Path] = (
 
 def write_text(path: Path, text: str) -> None:
     """Write an output file (a patch) atomically."""
-    from patchops.store import atomic_write
+    from patchops.site_files import atomic_write
 
     atomic_write(path, text.encode("utf-8"))

@@ -27,7 +27,10 @@ from patchops.edit_ops import derive_ops, first_difference
 from patchops.errors import PatchopsError, PatchsetError
 from patchops.lint.vllm.releases import parse_version
 from patchops.ops import Op
-from patchops.store import FileEntry, Store, atomic_write, sha256
+from patchops.recovery import recover
+from patchops.site_files import atomic_write
+from patchops.store import Store, sha256
+from patchops.store_state import FileEntry
 
 FROM_STORE = "store"
 FROM_WHEEL = "wheel"
@@ -286,7 +289,7 @@ def _record(name: str, edit: _Edit) -> Path:
     """Record the edited file in its store as patched by `name`, keeping the pristine bytes."""
     store = Store(edit.site_dir)
     with store.lock():
-        store.recover()
+        recover(store)
         state = store.read_state()
         current = state.files.get(edit.rel)
         if current is not None and current != edit.entry:

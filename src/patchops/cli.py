@@ -205,7 +205,9 @@ def _confirm(console: Output, plan) -> bool:
         answer = typer.prompt(f"write {count} file(s)? [y/N, d = show the diff]", default="n",
                               show_default=False).strip().lower()
         if answer in ("d", "diff"):
-            render.colour_diff(console, api.diff(plan))
+            from patchops.render_diff import colour_diff
+
+            colour_diff(console, api.diff(plan))
             continue
         return answer in ("y", "yes")
 
@@ -294,7 +296,9 @@ def diff_command(target: Optional[str] = typer.Argument(None, help="A patchset n
                  python: Optional[str] = PythonOption, root: List[Path] = RootOption,
                  site: List[Path] = SiteOption) -> None:
     """Show patched or drifted files as unified diffs against the originals patchops keeps."""
-    render.file_diffs(_console(), api.file_diffs(target, python=python, roots=root, sites=site))
+    from patchops import render_diff
+
+    render_diff.file_diffs(_console(), api.file_diffs(target, python=python, roots=root, sites=site))
 
 
 @command("export")
@@ -305,7 +309,9 @@ def export_command(name: str = typer.Argument(..., help="The patchset to export.
     """Write what a patchset does to a copy as a patch file for `git apply` or `patch -p1`."""
     text = api.export(name, python=python, roots=root, sites=site, patchset_dirs=patchsets)
     if output is None:
-        render.raw(text)
+        from patchops.render_diff import raw
+
+        raw(text)
     else:
         api.write_text(output, text)
         _console().print(f"wrote {output}")
@@ -354,6 +360,8 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  engine: bool = typer.Option(False, "--engine", help="Also ask the installed vLLM itself "
                                              "(a subprocess, up to its engine config: no weights, no GPU memory).")) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
+    from patchops import render_formats, render_lint
+
     if not files and cmd is None:
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
     output_format = Format.json if json_out else output_format
@@ -364,13 +372,13 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                               hardware=assumed, model_config=model_config)
     console = _console()
     if output_format is Format.json:
-        print(render.lint_json(results))
+        print(render_formats.lint_json(results))
     elif output_format is Format.sarif:
-        print(render.lint_sarif(results, api.rules()))
+        print(render_formats.lint_sarif(results, api.rules()))
     elif output_format is Format.github:
-        sys.stdout.write(render.lint_github(results))
+        sys.stdout.write(render_formats.lint_github(results))
     else:
-        render.lint_text(console, results, concise=output_format is Format.concise)
+        render_lint.lint_text(console, results, concise=output_format is Format.concise)
     unlinted = [r for r in results if r.error is not None]
     if unlinted and output_format not in (Format.text, Format.concise):
         for result in unlinted:  # stdout holds the machine output; say it where people look
@@ -386,6 +394,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
 def _engine_checks(files, cmd, python, hardware, results) -> int:
     """Run `lint --engine` for each input; return how many vLLM refused."""
     from patchops import hardware as box
+    from patchops import render_lint
 
     stated = box.parse_hardware(hardware) if hardware is not None else None
     detected = box.detect()
@@ -394,7 +403,7 @@ def _engine_checks(files, cmd, python, hardware, results) -> int:
     for given, result in zip(inputs, results):
         found = api.engine_check(**given, python=python, hardware=stated, detected=detected,
                                  static_errors=result.errors)
-        render.engine_text(_console(), found)
+        render_lint.engine_text(_console(), found)
         refused += not found.verdict.ok
     return refused
 
@@ -409,14 +418,16 @@ def explain_command(file: Optional[Path] = typer.Argument(None, help="A serve sp
                     hardware: Optional[str] = HardwareOption,
                     detect_hardware: bool = DetectHardwareOption) -> None:
     """Show the settings vLLM will really run with, and where each value comes from."""
+    from patchops import render_explain
+
     if (file is None) == (cmd is None):
         raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
     result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
                          hardware=_hardware(hardware, detect_hardware))
     if json_out or output_format is Format.json:
-        print(render.explain_json(result))
+        print(render_explain.explain_json(result))
     else:
-        render.explain_table(_console(), result)
+        render_explain.explain_table(_console(), result)
 
 
 @command("launch")
@@ -437,7 +448,9 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
     result, launch = api.plan_launch(**source, python=python, extra=given,
                                      hardware=_hardware(hardware, detect_hardware))
     if result.diagnostics:
-        render.lint_text(_console(), [result])
+        from patchops.render_lint import lint_text
+
+        lint_text(_console(), [result])
     if result.errors or (strict and result.warnings):
         raise typer.Exit(PROBLEMS_FOUND)
     if print_only:
@@ -450,14 +463,16 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
 def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code or name, a code prefix (PO3) or a comma list."),
                   json_out: bool = JsonOption) -> None:
     """List every lint rule, or print one rule's documentation."""
+    from patchops import render_rules
+
     found = api.rules(code)
     console = _console()
     if json_out:
-        print(render.rule_json(found))
+        print(render_rules.rule_json(found))
     elif len(found) == 1 and code is not None:
-        render.rule_docs(console, found[0])
+        render_rules.rule_docs(console, found[0])
     else:
-        render.rules_table(console, found)
+        render_rules.rules_table(console, found)
 
 
 def _silence_stdout() -> None:

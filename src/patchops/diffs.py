@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchopsError, PatchsetError
-from patchops.store import FileEntry, Store, sha256
+from patchops.store import Store, sha256
+from patchops.store_state import FileEntry
 
 
 @dataclass(frozen=True)

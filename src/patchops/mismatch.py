@@ -51,7 +51,7 @@ class Mismatch:
 
 
 def mismatches(plan) -> List[Mismatch]:
-    """Return a Mismatch per op that drifted in `plan` (a patching.ApplyPlan), nearest site first."""
+    """Return a Mismatch per op that drifted in `plan` (a patching.plan.ApplyPlan), nearest site first."""
     import libcst as cst
 
     from patchops.rewrite import DRIFT

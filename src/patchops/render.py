@@ -1,276 +1,22 @@
-"""Turn API results into text, JSON, SARIF and GitHub annotations (the only rich user besides cli)."""
+"""What the copy and patch commands print: locate, patchsets, apply, status, rollback, verify, capture.
+
+Lint's output is in render_lint.py (text), render_formats.py (JSON, SARIF, GitHub),
+render_rules.py and render_explain.py; diffs in render_diff.py.
+"""
 
 from __future__ import annotations
 
-import json
-import textwrap
 from dataclasses import asdict
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 from patchops.output import Line, Output
-
-from patchops import __version__
-
-# The distribution is vllm-patchops: `patchops` on PyPI is an unrelated project.
-PROJECT_URL = "https://pypi.org/project/vllm-patchops/"
-SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
-
-
-# ---------------------------------------------------------------- lint
-
-def lint_summary(diagnostics) -> Dict[str, int]:
-    summary = {"error": 0, "warning": 0, "info": 0}
-    for diagnostic in diagnostics:
-        summary[diagnostic.severity] += 1
-    return summary
-
-
-def lint_text(console: Output, results, *, concise: bool = False) -> None:
-    """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
-
-    The full form adds the source line with a caret under the column, the fix and the vLLM
-    message; `concise` prints one line per finding (`[CODE]` only), as `ruff --output-format
-    concise` does.
-    """
-    for result in results:
-        lines = result.source_lines
-        for d in result.diagnostics:
-            line = Line(f"{d.file}:{d.line}:{d.column}:", style="bold")
-            line.append(f" {d.severity}:", style=SEVERITY_STYLE[d.severity])
-            line.append(f" {d.message} ")
-            line.append(f"[{d.code}]" if concise else f"[{d.code} {d.name}]", style="dim")
-            console.print(line)
-            if concise:
-                continue
-            if 0 < d.line <= len(lines):
-                for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
-                    console.print(Line(row, style="dim"))
-            if d.fix:
-                console.print(Line(f"  fix: {d.fix}", style="green"))
-            if d.vllm_message:
-                console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
-    for hardware in sorted({r.hardware for r in results if r.hardware}):
-        console.print(Line(f"assumed hardware: {hardware}", style="dim"))
-    console.print(Line(lint_summary_line(results), style="dim"))
-
-
-def snippet(text: str, line: int, column: int, width: int = 80) -> List[str]:
-    """Return the source line and a caret under `column`, cut around it to fit `width`."""
-    gutter = f"{line:>4} | "
-    room = max(width - len(gutter), 20)
-    text = text.expandtabs(1)
-    start = 0
-    if len(text) > room:  # a long launch command: show the part around the column
-        start = max(0, min(column - 1 - room // 3, len(text) - room))
-    shown = text[start:start + room]
-    if start:
-        shown = "..." + shown[3:]
-    if start + room < len(text):
-        shown = shown[:-3] + "..."
-    caret = " " * (len(gutter) - 2) + "| " + " " * max(column - 1 - start, 0) + "^"
-    return [gutter + shown.rstrip(), caret]
-
-
-def lint_summary_line(results) -> str:
-    """Return `2 errors, 1 warning in 3 files; against vLLM 0.8.5: 2 files, ...; 1 not linted`."""
-    counts = lint_summary([d for result in results for d in result.diagnostics])
-    text = ", ".join(_plural(counts[key], key) for key in ("error", "warning", "info"))
-    against: Dict[str, int] = {}
-    for result in results:
-        if result.error is None:
-            key = f"vLLM {result.vllm_version} from {_origin(result.facts_origin)}"
-            against[key] = against.get(key, 0) + 1
-    text += f" in {_plural(len(results), 'input')}"
-    if against:
-        text += "; linted against " + ", ".join(
-            key if len(against) == 1 else f"{key} ({n})" for key, n in against.items())
-    failed = sum(result.error is not None for result in results)
-    if failed:
-        text += f"; {failed} not linted"
-    text += "".join(f"; {r.model_note}" for r in results if r.model_note)
-    text += "".join(f"; {r.hardware_note}" for r in results if r.hardware_note)
-    return text
-
-
-def _origin(origin: str) -> str:
-    """Return where facts came from in a few words: `shipped facts` or the copy's folder."""
-    return "shipped facts" if origin.startswith("shipped facts") else origin
-
-
-def _plural(count: int, noun: str) -> str:
-    if noun == "info":
-        return f"{count} info"
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
-def lint_json(results) -> str:
-    diagnostics = [d for result in results for d in result.diagnostics]
-    document = {
-        "vllm_version": results[0].vllm_version if results else None,
-        "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
-        "summary": lint_summary(diagnostics),
-        "inputs": [{"file": r.path, "vllm_version": r.vllm_version or None,
-                    "facts_origin": r.facts_origin or None, "linted": r.error is None,
-                    "error": r.error, "assumed_hardware": r.hardware,
-                    "model_config": r.model_config,
-                    "skipped": list(r.skipped),
-                    "hardware_skipped": dict(r.hardware_skipped)} for r in results],
-    }
-    return json.dumps(document, indent=2)
-
-
-def _diagnostic_dict(d) -> dict:
-    data = asdict(d)
-    data["fields"] = list(d.fields)
-    return data
-
-
-def lint_sarif(results, rules) -> str:
-    """Return a SARIF 2.1.0 log with one run and the rule catalogue as the driver's rules."""
-    diagnostics = [d for result in results for d in result.diagnostics]
-    index = {rule.code: i for i, rule in enumerate(rules)}
-    log = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "patchops",
-                "version": __version__,
-                "informationUri": PROJECT_URL,
-                "rules": [{
-                    "id": rule.code,
-                    "name": rule.name,
-                    "shortDescription": {"text": rule.summary()},
-                    "fullDescription": {"text": rule.docs()},
-                    "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
-                    "properties": {"vllm_versions": rule.versions},
-                } for rule in rules],
-            }},
-            "results": [{
-                "ruleId": d.code,
-                **({"ruleIndex": index[d.code]} if d.code in index else {}),
-                "level": SARIF_LEVEL[d.severity],
-                "message": {"text": _with_fix(d)},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": sarif_uri(d.file)},
-                    "region": {"startLine": d.line, "startColumn": d.column},
-                }}],
-                "properties": {"fields": list(d.fields), "vllm_message": d.vllm_message},
-            } for d in diagnostics],
-            "invocations": [{"executionSuccessful": all(r.error is None for r in results)}],
-        }],
-    }
-    return json.dumps(log, indent=2)
-
-
-def sarif_uri(path: str) -> str:
-    """Return `path` as a URI reference: `file:` for absolute paths, percent-encoded otherwise.
-
-    `<command>` and `<stdin>` become `%3Ccommand%3E`, a relative reference code-scanning
-    tools accept; a space becomes `%20`.
-    """
-    from pathlib import PurePosixPath
-    from urllib.parse import quote
-
-    if path.startswith("/"):
-        return PurePosixPath(path).as_uri()
-    return quote(path.replace("\\", "/"))
-
-
-def lint_github(results) -> str:
-    """Return GitHub Actions workflow commands, one annotation per finding."""
-    lines = []
-    for result in results:
-        for d in result.diagnostics:
-            message = _with_fix(d)
-            lines.append(f"::{GITHUB_COMMAND[d.severity]} file={_gh_prop(d.file)},line={d.line},"
-                         f"col={d.column},title={_gh_prop(f'{d.code} {d.name}')}::{_gh_data(message)}")
-    return "".join(line + "\n" for line in lines)
-
-
-def _with_fix(d) -> str:
-    """Return the message and its fix as one text, for formats with a single message field."""
-    return f"{d.message.rstrip('.')}. Fix: {d.fix}" if d.fix else d.message
-
-
-def _gh_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_prop(value: str) -> str:
-    return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
-def rules_table(console: Output, rules) -> None:
-    """Print each rule as a heading line (code, name, severity, vLLM versions) and its summary."""
-    width = max(len(rule.name) for rule in rules)
-    for rule in rules:
-        line = Line(f"{rule.code}  ", style="bold")
-        line.append(f"{rule.name:<{width}}  ")
-        line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
-        line.append(f"vLLM {_versions(rule.versions)}", style="dim")
-        console.print(line)
-        summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
-                                subsequent_indent=" " * 7)
-        console.print(Line(summary))
-
-
-def _severities(rule) -> str:
-    """Return `error`, or `error|info` for a rule that says info when the facts cannot tell."""
-    return f"{rule.severity}|{rule.unsure_severity}" if rule.unsure_severity else rule.severity
-
-
-def _versions(spec: str) -> str:
-    return "all versions" if spec in ("", ">=0") else spec
-
-
-def rule_json(rules) -> str:
-    return json.dumps([{
-        "code": rule.code, "name": rule.name, "severity": rule.severity,
-        "unsure_severity": rule.unsure_severity, "versions": rule.versions,
-        "summary": rule.summary(), "docs": rule.docs(), "vllm_message": rule.vllm_message,
-    } for rule in rules], indent=2)
-
-
-def rule_docs(console: Output, rule) -> None:
-    """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
-    text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
-            f"vLLM {_versions(rule.versions)}\n\n{rule.docs()}")
-    if rule.vllm_message:
-        text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
-    if console.is_terminal:
-        from rich.markdown import Markdown
-
-        console.rich().print(Markdown(text))
-    else:
-        console.print(text)
-
-
-# ---------------------------------------------------------------- diff
-
-def colour_diff(console: Output, diff: str) -> None:
-    """Print a unified diff, red for removed lines and green for added ones."""
-    for line in diff.splitlines():
-        style = None
-        if line.startswith(("+++", "---")):
-            style = "bold"
-        elif line.startswith("+"):
-            style = "green"
-        elif line.startswith("-"):
-            style = "red"
-        elif line.startswith("@@"):
-            style = "cyan"
-        console.print(Line(line, style=style or ""))
+from patchops.render_diff import colour_diff, diff_stat
 
 
 def print_json(console: Output, data) -> None:
     """Print JSON, highlighted on a terminal and plain for pipes."""
     console.print_json(data)
 
-
-# ---------------------------------------------------------------- locate
 
 def location_dict(location) -> dict:
     winner = location.winner
@@ -306,8 +52,6 @@ def location_text(console: Output, location) -> None:
     console.print(Line(f"{location.python}: `import vllm` loads "
                        + (str(winner.package_dir) if winner else "no copy (none is on its path)")))
 
-
-# ---------------------------------------------------------------- patch
 
 def patchset_dicts(patchsets) -> list:
     return [{"name": p.name, "summary": p.summary, "vllm": str(p.versions), "files": list(p.files),
@@ -394,30 +138,6 @@ def plan_text(console: Output, plan, diff: str = "", *, targets=None, stat: bool
         console.print("nothing to write: every patchset is applied, satisfied or not applicable")
     applying = {o.patchset for o in plan.outcomes if o.state == "applies"}
     _patchset_notes(console, [p for p in plan.patchsets if p.name in applying])
-
-
-def diff_stat(diff: str) -> List[str]:
-    """Return `git diff --stat` lines for a unified diff: ` vllm/x.py | 4 ++--`, then a total."""
-    files: List[List] = []
-    copies = 1
-    for line in diff.splitlines():
-        if line.startswith("# identical in "):
-            copies = int(line.split()[3])
-        elif line.startswith("# in "):
-            copies = 1
-        elif line.startswith("+++ "):
-            files.append([line[6:], copies, 0, 0])
-        elif files and line.startswith("+"):
-            files[-1][2] += 1
-        elif files and line.startswith("-") and not line.startswith("--- "):
-            files[-1][3] += 1
-    width = max((len(f[0]) for f in files), default=0)
-    rows = [f" {name:<{width}} | {added + removed:>3} {'+' * added}{'-' * removed}"
-            + (f"  (x{copies} copies)" if copies > 1 else "") for name, copies, added, removed in files]
-    total_files = sum(f[1] for f in files)
-    rows.append(f" {total_files} file(s) changed, {sum(f[2] * f[1] for f in files)} insertion(s)(+), "
-                f"{sum(f[3] * f[1] for f in files)} deletion(s)(-)")
-    return rows
 
 
 def problems_text(plan, mismatches=()) -> None:
@@ -535,38 +255,6 @@ def rollback_report_text(console: Output, report) -> None:
         console.print("nothing to restore: the files are already original")
 
 
-def explain_table(console: Output, result) -> None:
-    """Print setting, value and origin per row; then why, for every value that is not a plain default."""
-    from patchops.lint.vllm.wording import sizes_text
-
-    console.print(Line(f"{result.path}: vLLM {result.vllm_version} ({result.facts_origin})", style="bold"))
-    cells, notes = [], []
-    for row in result.rows:
-        value = "?" if row.value is None else sizes_text(row.value) if isinstance(row.value, list) \
-            else str(row.value)
-        if not row.certain:
-            value += " (or " + ", ".join(map(str, row.alternatives)) + ")" if row.alternatives else " ?"
-        cells.append((row.field, value, row.origin + (f" ({row.where})" if row.where else "")))
-        if not row.origin.startswith("vLLM ") and row.origin != "set by you" or not row.certain:
-            notes.append(f"{row.field}: {row.reason}")
-    widths = [max(len(c[i]) for c in cells) for i in (0, 1)]
-    for name, value, origin in cells:
-        console.print(Line(f"  {name:<{widths[0]}}  {value:<{widths[1]}}  ").append(origin, style="dim"))
-    for note in notes:
-        console.print(Line(note))
-    if result.hardware:
-        console.print(Line(f"assumed hardware: {result.hardware}", style="dim"))
-
-
-def explain_json(result) -> str:
-    """Return the effective settings keyed by vLLM's field names, each with value and origin."""
-    return json.dumps({"file": result.path, "vllm_version": result.vllm_version,
-                       "facts_origin": result.facts_origin, "assumed_hardware": result.hardware,
-                       "settings": {row.field: row.to_dict() for row in result.rows}}, indent=2)
-
-
-# ---------------------------------------------------------------- verify
-
 VERIFY_STYLE = {"modified": "bold red", "missing": "bold red", "extra": "yellow", "patched": "green"}
 
 
@@ -604,8 +292,6 @@ def verify_text(console: Output, results) -> None:
                            style="bold red" if r.differs else "green"))
 
 
-# ---------------------------------------------------------------- capture
-
 def capture_text(console: Output, result) -> None:
     for item in result.files:
         ops = ", ".join(op.describe() for op in item.ops)
@@ -615,55 +301,3 @@ def capture_text(console: Output, result) -> None:
         console.print(Line(f"recorded {path} as patched by {result.name}: `patchops rollback "
                            f"{result.name} --patchsets {result.path.parent}` restores the pristine file",
                            style="dim"))
-
-
-def raw(text: str) -> None:
-    """Write text exactly as it is (a patch: rich would re-wrap it and trim trailing spaces)."""
-    import sys
-
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
-def file_diffs(console: Output, diffs) -> None:
-    """Print each diff, coloured on a terminal and byte-exact for pipes; `#` lines name copies."""
-    several = len({site for d in diffs for site in d.sites}) > 1
-    for d in diffs:
-        notes = []
-        if several:
-            notes.append(f"# {', '.join(map(str, d.sites))}")
-        if d.drifted:
-            notes.append(f"# {d.path}: changed since patchops wrote it ({', '.join(d.patchsets)})")
-        header = "".join(note + "\n" for note in notes)
-        if console.is_terminal:
-            for note in notes:
-                console.print(Line(note, style="dim"))
-            colour_diff(console, d.text)
-        else:
-            raw(header + d.text)
-    if not diffs:
-        console.print("nothing patched: no file differs from its original")
-
-
-def engine_text(console: Output, found) -> None:
-    """Print vLLM's own verdict under the static findings, with its time and whether they agree."""
-    verdict = found.verdict
-    where = f"vLLM {found.vllm_version or '?'} via {found.python}, {verdict.seconds:g} s"
-    if verdict.profile is not None:
-        gpu = verdict.profile
-        where += (f"; {found.profiled_because}, so it answered a declared GPU profile: "
-                  f"{gpu['count']} x {gpu['name']}, cc {gpu['capability'][0]}.{gpu['capability'][1]}, "
-                  f"{gpu['memory_gib']:g} GiB")
-    if verdict.ok:
-        keys = ("engine", "chunked_prefill", "max_num_batched_tokens", "max_num_seqs", "max_model_len")
-        values = ", ".join(f"{k}={verdict.resolved.get(k)}" for k in keys if k in verdict.resolved)
-        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("ok", "green"),
-                                    f" ({where}): {values}"))
-    else:
-        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("error", "bold red"),
-                                    f" at {verdict.stage} ({where}): {verdict.error_type}: {verdict.message}"))
-    if found.agrees:
-        console.print(Line("  agrees with the static lint", style="dim"))
-    else:
-        said = f"{found.static_errors} error(s)" if found.static_errors else "no error"
-        console.print(Line(f"  disagrees with the static lint, which found {said}", style="yellow"))

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchsetError
-from patchops.ops.base import Op, OpOutcome, Site, SiteState
-from patchops.ops.positions import positions_off
-from patchops.patchset import Patchset
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the ops load with the first rewrite: plan and status import only the states
     import libcst
+
+    from patchops.ops.base import Op, OpOutcome, Site
+    from patchops.patchset import Patchset
 
 APPLIES = "applies"                # some site pristine, none drifted: the file will change
 SATISFIED = "satisfied"            # every site already holds the wanted code
@@ -141,6 +141,9 @@ def _run(patchset: Patchset, active: Sequence[Tuple[int, Op]], module: "libcst.M
     file's lines even when an earlier op inserts code. Only when the patchset applies are
     the ops chained, each on the previous one's output, to build the new module.
     """
+    from patchops.ops.base import SiteState
+    from patchops.ops.positions import positions_off
+
     outcomes: List[Tuple[int, Op, OpOutcome]] = [(i, op, op.rewrite(module)) for i, op in active]
     problem = _first_problem(patchset, outcomes, shown, version)
     sites = tuple(site for _, _, out in outcomes for site in out.sites)
@@ -169,6 +172,8 @@ def _run(patchset: Patchset, active: Sequence[Tuple[int, Op]], module: "libcst.M
 
 def _first_problem(patchset: Patchset, outcomes: Sequence[Tuple[int, Op, OpOutcome]], shown: str,
                    version: Optional[str]) -> Optional[str]:
+    from patchops.ops.base import SiteState
+
     problems: List[str] = []
     for i, op, out in outcomes:
         label = f"op {i} ({op.describe()})"

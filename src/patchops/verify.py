@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchopsError
-from patchops.store import Store, atomic_write
+from patchops.site_files import atomic_write
+from patchops.store import Store
 
 MODIFIED = "modified"   # differs from RECORD and patchops did not write it
 MISSING = "missing"     # listed in RECORD, not on disk

@@ -91,6 +91,7 @@ def arg(name, text, kind="spec"):
 
 
 CC_80 = "compute_capability: 8.0"
+REQUEST = "model: m\nargs:\n  max-model-len: 8192\nworkload:\n  prompt_tokens: 7169\n  max_tokens: 1024\n"
 STEPS = "num-scheduler-steps: 8"
 V1_ON = 'VLLM_USE_V1: "1"'
 V1_OFF = 'VLLM_USE_V1: "0"'
@@ -209,6 +210,22 @@ PROBES = {
     "DICTS_AS_JSON": (arg("compilation_config", spec("compilation-config: {level: 3}")), None, {"level": 3}),
     "NO_FORM_FROM_YAML": (arg("enable_prefix_caching", "model: m\nentrypoint: api_server\nargs:\n"
                                                        "  enable-prefix-caching: false\n"), None, False),
+    # request length (serving time)
+    "REQUEST_LEN_MAX_TOKENS_WORDING": (lambda f: found("PO209", REQUEST)(f)[1][:47],
+                                       "This model's maximum context length is 8192 tok",
+                                       "'max_tokens' or 'max_completion_tokens' is too "),
+    "REQUEST_LEN_RENDERER": (lambda f: found("PO209", REQUEST)(f)[1][:47],
+                             "'max_tokens' or 'max_completion_tokens' is too ",
+                             "This model's maximum context length is 8192 tok"),
+    "REQUEST_MAX_TOKENS_CLAMPED": (found("PO209", REQUEST), ("error", (
+        "This model's maximum context length is 8192 tokens. However, you requested 1024 output tokens and "
+        "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
+        "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
+    # parser plugins
+    "PLUGIN_LOAD_FAILURE_LOGGED": (lambda f: found("PO907", spec("tool-parser-plugin: /nope/x.py"))(f)[0],
+                                   "error", "warning"),
+    "PLUGIN_AS_MODULE": (found("PO907", spec("tool-parser-plugin: my_company.parsers")),
+                         ("warning", "Failed to load module 'my_company' from my_company.parsers."), None),
 }
 # Probes that need a file on disk take tmp_path.
 FILE_PROBES = ("MODEL_IN_CONFIG", "CONFIG_FIRST_OK")

@@ -458,3 +458,10 @@ def test_yamlread_positions_and_quoting():
 def test_serveconfig_position_of():
     cfg = ServeConfig(path="p", kind="spec")
     assert cfg.position_of(None) == (1, 1) and cfg.position_of((3, 4)) == (3, 4)
+
+
+def test_workload_tools_is_a_boolean():
+    cfg = load_text("model: m\nworkload:\n  tools: true\n")
+    assert cfg.context["workload.tools"].value is True and cfg.context["workload.tools"].line == 3
+    with pytest.raises(LintInputError, match=r"`workload.tools` must be true or false, found"):
+        load_text("model: m\nworkload:\n  tools: 3\n", path="serve.yaml")

@@ -8,7 +8,8 @@ import pytest
 
 from patchops.lint.facts import Facts, Flag, facts_for_version
 from patchops.lint.loaders import load_command, load_text
-from patchops.lint.reading import human_readable_int, read_as_vllm
+from patchops.lint.config import human_readable_int
+from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm.releases import release
 
 
@@ -487,7 +488,8 @@ def _real_parser(site, version, facts, entrypoint):
 
     import yaml
 
-    from patchops.lint.reading import _action, convert
+    from patchops.lint.reading.option_table import action_of
+    from patchops.lint.reading.value_types import convert
 
     v = version_tuple(version)
     rel = _PARSER_FILES.get(v[:2], "vllm/utils/argparse_utils.py")
@@ -524,7 +526,7 @@ def _real_parser(site, version, facts, entrypoint):
         target = top.add_subparsers(dest="subparser").add_parser("serve")
         target.add_argument("model_tag", type=str, **({} if v < (0, 8, 0) else {"nargs": "?"}))
     for flag in facts.flags.values():
-        action = _action(flag)
+        action = action_of(flag)
         kw = dict(dest=flag.dest)
         if action in ("store_true", "store_false"):
             kw["action"] = action

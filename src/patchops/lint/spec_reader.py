@@ -23,7 +23,8 @@ CONTEXT_SCHEMA: Dict[str, Dict[str, str]] = {
     "vllm": {"version": "text", "python": "text"},
     "hardware": {"gpus": "pos_int", "memory_gib": "pos_number", "platform": "text",
                  "compute_capability": "cc", "name": "text", "host_memory_gib": "pos_number"},
-    "workload": {"concurrency": "int_list", "max_tokens": "pos_int", "prompt_tokens": "pos_int"},
+    "workload": {"concurrency": "int_list", "max_tokens": "pos_int", "prompt_tokens": "pos_int",
+                 "tools": "bool"},
 }
 ENTRYPOINTS = {"serve": "serve", "api_server": "api_server", "api-server": "api_server"}
 
@@ -224,6 +225,11 @@ def _context_value(path: str, dotted: str, entry: YEntry, expected: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, ok_types) or value <= 0:
             noun = "a positive integer" if expected == "pos_int" else "a positive number"
             raise input_error(path, where, f"`{dotted}` must be {noun}, found {got}")
+        return value
+    if expected == "bool":
+        value = node.value if isinstance(node, YScalar) else None
+        if not isinstance(value, bool):
+            raise input_error(path, where, f"`{dotted}` must be true or false, found {got}")
         return value
     if expected == "cc":
         value = node.value if isinstance(node, YScalar) else None

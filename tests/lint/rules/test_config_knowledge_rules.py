@@ -235,10 +235,13 @@ def test_tool_parser_registry_by_version():
     assert codes(run(text, vllm="0.33.0"), "PO901") == []
 
 
-def test_plugin_turns_the_unknown_parser_into_a_warning():
+def test_plugin_turns_the_unknown_parser_into_a_warning(tmp_path):
+    (tmp_path / "mine.py").write_text("")
     text = ("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: mine\n"
-            "  tool-parser-plugin: /p/mine.py\n")
-    assert codes(run(text, vllm="0.10.1.1"), "PO901") == [("PO901", "warning", 4, 3)]
+            "  tool-parser-plugin: %s\n")
+    assert codes(run(text % (tmp_path / "mine.py"), vllm="0.10.1.1"), "PO901") == [("PO901", "warning", 4, 3)]
+    # A plugin file that is not there registers nothing (parser-plugin-not-found).
+    assert codes(run(text % (tmp_path / "other.py"), vllm="0.10.1.1"), "PO901") == [("PO901", "error", 4, 3)]
 
 
 def test_reasoning_parser_names_by_version():

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from patchops.locate import read_version
+from patchops.installed_version import read_version
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.facts_extract.argparse_call import jsonable
 from patchops.lint.facts_extract.argparse_reader import FlagReader

@@ -28,10 +28,14 @@ from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDeco
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
 from patchops.lint.rules.partial_prefills_need_chunked_prefill import PartialPrefillsNeedChunkedPrefill
 from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
+from patchops.lint.rules.parser_plugin_not_found import ParserPluginNotFound
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
 from patchops.lint.rules.prefix_hash_sha256_on_v0 import PrefixHashSha256OnV0
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
+from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
+from patchops.lint.rules.spec_decode_batch_above_capture import SpecDecodeBatchAboveCapture
+from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCalls
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
 from patchops.lint.rules.swap_space_exceeds_host_memory import SwapSpaceExceedsHostMemory
@@ -64,6 +68,7 @@ ALL_RULES = (
     ConcurrencyAboveMaxSeqs,
     PartialPrefillsNeedChunkedPrefill,
     ChunkedPrefillWithPoolingModel,
+    RequestLongerThanModelLen,
     MultistepRemoved,
     MultistepFallsBackToV0,
     MultistepNeedsFlashBackend,
@@ -73,6 +78,7 @@ ALL_RULES = (
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,
     CaptureSettingsExclusive,
+    SpecDecodeBatchAboveCapture,
     UnknownAttentionBackend,
     FlashinferNotInstalled,
     AttentionBackendEnvRemoved,
@@ -92,4 +98,6 @@ ALL_RULES = (
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,
+    SpecDecodeWithToolCalls,
+    ParserPluginNotFound,
 )

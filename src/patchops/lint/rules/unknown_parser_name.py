@@ -7,12 +7,12 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, plugins
 
-# registry -> (flag dest, plugin flag that can register more, wording in vLLM's KeyError)
+# registry -> (flag dest, wording in vLLM's KeyError)
 PARSERS = {
-    "tool_call_parser": ("tool_call_parser", "tool_parser_plugin", "tool call parser"),
-    "reasoning_parser": ("reasoning_parser", "reasoning_parser_plugin", "reasoning parser"),
+    "tool_call_parser": ("tool_call_parser", "tool call parser"),
+    "reasoning_parser": ("reasoning_parser", "reasoning parser"),
 }
 
 
@@ -34,7 +34,9 @@ class UnknownParserName(Rule):
 
     ## Fix
     Use one of the names the copy registers, or load your own with `--tool-parser-plugin` /
-    `--reasoning-parser-plugin` (the check then only warns: the plugin may register it).
+    `--reasoning-parser-plugin` (0.12+): with a plugin file that exists, or a module name on
+    0.30+, the check only warns and names the plugin, which may register the name; with a
+    plugin file that does not exist it stays an error (parser-plugin-not-found says why).
     """
 
     code = "PO901"
@@ -52,10 +54,14 @@ class UnknownParserName(Rule):
         Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: qwen3_coder\n",
                 vllm="0.8.5", at=(4, 3)),
         Example("vllm serve m --reasoning-parser deepseek_r9\n", kind="command", vllm="0.33.0", at=(1, 14)),
+        # A plugin file that does not exist registers nothing (parser-plugin-not-found).
+        Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: my_parser\n"
+                "  tool-parser-plugin: /nonexistent/patchops-example/my_tool_parser.py\n", vllm="0.10.1.1",
+                at=(4, 3)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for registry, (dest, plugin, wording) in PARSERS.items():
+        for registry, (dest, wording) in PARSERS.items():
             names = facts.registries.get(registry)
             found = inputs.setting(cfg, dest)
             flag = facts.flags.get(dest)
@@ -65,9 +71,16 @@ class UnknownParserName(Rule):
             if not self._looked_up(cfg, facts, registry) or found.value in names:
                 continue
             listed = ",".join(names)
-            has_plugin = inputs.setting(cfg, plugin) is not None
-            tail = ("; a plugin is loaded, which may register it" if has_plugin
-                    else f"; vLLM {facts.version} exits before loading the model")
+            plugin = plugins.parser_plugin(cfg, facts, registry)
+            has_plugin = plugin is not None and not plugin.missing
+            if has_plugin:
+                kind = "module" if plugin.path is None else "file"
+                tail = f"; plugin {kind} {plugin.shown} is loaded first and may register it"
+            elif plugin is not None:
+                tail = (f"; the plugin {plugin.value} does not exist, so nothing registers it: "
+                        f"vLLM {facts.version} exits before loading the model")
+            else:
+                tail = f"; vLLM {facts.version} exits before loading the model"
             yield self.diagnostic(
                 cfg, found, f"{wording} {found.value!r} is not registered in this vLLM "
                 f"(it has {len(names)}: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}){tail}",

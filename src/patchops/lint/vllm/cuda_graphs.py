@@ -132,8 +132,8 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
             if isinstance(b, int) or b is None)) if not (seqs.certain and budget.certain) else ()
         alternatives = tuple(o for o in others if o != first)
         source = (f"max_cudagraph_capture_size {top_set}" if top_set is not None
-                  else f"min(2 x max_num_seqs {seqs.value}, {default_top}, max_num_batched_tokens "
-                       f"{top_budget})")
+                  else f"min(2 x max_num_seqs {seqs.value}{f' x (1 + {spec} speculative tokens)' if spec else ''}, "
+                       f"{default_top}, max_num_batched_tokens {top_budget})")
         return Prediction(first, f"vLLM {ver} captures sizes up to {source}", certain=not alternatives,
                           alternatives=alternatives, fields=("max_num_seqs",) if seqs.fields else ())
 

@@ -264,6 +264,20 @@ def speculative_method(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     return "draft_model" if model else "unknown"
 
 
+def speculative_setting(cfg: ServeConfig, facts: Facts) -> Optional[Setting]:
+    """Return the setting that turns speculative decoding on (speculative_config, or speculative_model before 0.8.5)."""
+    return setting(cfg, "speculative_model" if release(facts) < SPECULATIVE_CONFIG else "speculative_config")
+
+
+def num_speculative_tokens(cfg: ServeConfig, facts: Facts) -> Optional[int]:
+    """Return the draft tokens proposed per step as stated; None when unstated (MTP may take it from the model)."""
+    if release(facts) < SPECULATIVE_CONFIG:
+        return int_value(cfg, "num_speculative_tokens")
+    raw = value(cfg, "speculative_config")
+    raw = parse_literal(raw) if isinstance(raw, str) else raw
+    return to_int(raw.get("num_speculative_tokens")) if isinstance(raw, dict) else None
+
+
 def is_pooling(cfg: ServeConfig) -> bool:
     task = value(cfg, "task")
     runner = value(cfg, "runner")

@@ -2,7 +2,7 @@
 
 argparse accepts any unique prefix of a long option, and the set of options changes in every
 release (0.33 adds a `--disable-x` for every `--enable-x`): a prefix that picks one flag in one
-release is ambiguous or unknown in another. `reading.OptionTable` replays the matching.
+release is ambiguous or unknown in another. `reading.option_table.OptionTable` replays the matching.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import List, Optional, Tuple
 
 from patchops.lint.facts import Facts, facts_for_version, shipped_versions
-from patchops.lint.reading import OptionTable
+from patchops.lint.reading.option_table import OptionTable
 
 
 @lru_cache(maxsize=None)

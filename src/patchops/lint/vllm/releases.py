@@ -234,3 +234,29 @@ NO_FORM_FROM_YAML = Boundary("0.30", "a false becomes `--no-k` when the reading 
 
 KV_FIT_MESSAGE_SPELLED = Boundary("0.25", "the V1 KV-cache fit error says \"model's max seq len\" (before: \"models's\")",
                                   "vllm/v1/core/kv_cache_utils.py (0.25.0); :546 \"models's\" (0.8.5, 0.20.0)")
+
+# --------------------------------------------------------------------------- request length (serving time)
+
+REQUEST_LEN_MAX_TOKENS_WORDING = Boundary(
+    "0.10.1", "a prompt of max_model_len tokens is refused on its own, and prompt + max_tokens above it "
+    "with \"'max_tokens' or 'max_completion_tokens' is too large\"",
+    "vllm/entrypoints/openai/serving_engine.py:623,632 (0.10.1.1); :627 \"(P in the messages, O in the "
+    "completion)\" (0.10.0)")
+REQUEST_LEN_RENDERER = Boundary(
+    "0.20", "the renderer refuses the request: \"you requested O output tokens and your prompt contains P "
+    "input tokens, for a total of T tokens\"; max_tokens above max_model_len is refused first",
+    "vllm/renderers/params.py:419,207 (0.20.0); vllm/entrypoints/openai/engine/serving.py:1086 (0.15.0)")
+REQUEST_MAX_TOKENS_CLAMPED = Boundary(
+    "0.33", "prompt + max_tokens above max_model_len is served: max_tokens is cut to max_model_len - prompt",
+    "vllm/entrypoints/serve/utils/api_utils.py:234 get_max_tokens, vllm/renderers/params.py:225 (0.33.0); "
+    "vllm/renderers/params.py:508 still refuses (0.30.0)")
+
+# --------------------------------------------------------------------------- parser plugins
+
+PLUGIN_LOAD_FAILURE_LOGGED = Boundary(
+    "0.7", "a parser plugin that cannot be loaded is logged (\"Failed to load module ...\") and skipped; "
+    "0.6.3 raises FileNotFoundError at server start",
+    "vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py:157 (0.7.3); :161 exec_module (0.6.3.post1)")
+PLUGIN_AS_MODULE = Boundary(
+    "0.30", "a parser plugin may also be an importable module name, tried before the file path",
+    "vllm/utils/import_utils.py:85 import_plugin (0.30.0); abstract_tool_parser.py import_from_path (0.25.0)")

@@ -1,0 +1,120 @@
+"""Convert one argv string the way a flag's argparse `type` would, for a vLLM version.
+
+The facts name each flag's type (`int`, `json`, `human_int`, `optional_type(int)`, ...);
+`convert` replays what that callable does with a string and raises BadValue with argparse's
+own wording when it refuses, so `argument --x: invalid int value: 'abc'` reads as vLLM's.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any, Tuple
+
+from patchops.lint.config import human_readable_int
+from patchops.lint.facts import Flag
+from patchops.lint.vllm.releases import COMPILATION_JSON, COMPILATION_LITERAL_EVAL, Version
+
+
+def type_kind(flag: Flag, version: Version) -> Tuple[str, bool]:
+    """Return (kind, accepts "None") for a flag's argparse type from the facts.
+
+    Understands the facts' names ("int", "float", "str", "bool", "json", "json_or_str",
+    "human_int", "human_int_or_auto", "kvs") and raw callable spellings ("optional_type(int)",
+    "nullable_str", "json.loads", "human_readable_int", "CompilationConfig.from_cli"). Other
+    names read as str.
+    """
+    low = (flag.type or "str").strip().lower()
+    words = re.findall(r"[a-z]+", low)
+    optional = bool(getattr(flag, "optional", False)) or low.startswith(("optional", "nullable"))
+    if flag.dest == "compilation_config" and COMPILATION_LITERAL_EVAL <= version < COMPILATION_JSON and \
+            ("json" in low or "from_cli" in low or "literal" in low):
+        # CompilationConfig.from_cli reads "0".."3" or ast.literal_eval's dict in 0.7.x-0.8.x
+        # (config.py); JSON from 0.9.
+        return "compilation_literal", optional
+    if "human" in low:
+        return ("human_int_auto" if "auto" in low else "human_int"), optional
+    if "json_or_str" in low or "union_dict_and_str" in low:
+        return "json_or_str", optional
+    if "kvs" in words or "nullable_kvs" in low:
+        return "kvs", True
+    if "from_cli" in low or "json" in words or "loads" in words or "dict" in words:
+        return "json", optional
+    for base in ("int", "float", "bool", "str"):
+        if base in words:
+            return base, optional
+    return "str", optional
+
+
+class BadValue(Exception):
+    """A value argparse refuses; the message is argparse's own."""
+
+
+def convert(flag: Flag, text: str, version: Version) -> Any:
+    """Convert one argv string the way the flag's argparse `type` would; raise BadValue."""
+    kind, optional = type_kind(flag, version)
+    if optional and text in ("", "None"):
+        return None
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "bool":
+            return bool(text)
+        if kind == "human_int":
+            return human_readable_int(text)
+        if kind == "human_int_auto":
+            if text.strip() == "-1" or text.strip().lower() == "auto":
+                return -1
+            return human_readable_int(text)
+        if kind == "json":
+            return json.loads(text)
+        if kind == "compilation_literal":
+            if text in ("0", "1", "2", "3"):
+                return {"level": int(text)}
+            value = ast.literal_eval(text)
+            if not isinstance(value, dict):
+                raise ValueError("not a mapping")
+            return value
+        if kind == "json_or_str":             # union_dict_and_str: JSON only when it looks like {...}
+            return json.loads(text) if re.match(r"^{.*}$", text) else text
+        if kind == "kvs":                     # nullable_kvs (0.6.3-0.7.3): "image=2,video=1"
+            if not text:
+                return None
+            out = {}
+            for item in text.split(","):
+                parts = [p.lower().strip() for p in item.split("=")]
+                if len(parts) != 2:
+                    raise ValueError("Each item should be in the form KEY=VALUE")
+                out[parts[0]] = int(parts[1])
+            return out
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        label = {"human_int": "human_readable_int", "human_int_auto": "human_readable_int_or_auto",
+                 "json": "loads", "json_or_str": "union_dict_and_str",
+                 "compilation_literal": "from_cli", "kvs": "nullable_kvs"}.get(kind, kind)
+        detail = f" ({exc})" if kind in ("human_int", "human_int_auto") and "Decimals" in str(exc) else ""
+        raise BadValue(f"invalid {label} value: {text!r}{detail}") from None
+    return text
+
+
+def check_choice(flag: Flag, value: Any) -> None:
+    """Raise BadValue as argparse does for a converted value outside the flag's choices."""
+    if not flag.choices or value is None:
+        return
+
+    def among(values) -> bool:
+        return value in values or str(value) in {str(c) for c in values}
+
+    chance = flag.chance_choices or ()
+    listed = flag.choices
+    if among(chance):
+        # Only some of the field's Literals hold it: refused whenever hash order picks
+        # another one, and vLLM then lists what every Literal holds.
+        listed = tuple(c for c in flag.choices if c not in chance)
+    elif among(flag.choices):
+        return
+    choices = ", ".join(repr(c) for c in listed)
+    raise BadValue(f"invalid choice: {value!r} (choose from {choices})")
+

@@ -1,0 +1,106 @@
+"""What `patchops lint` prints on a terminal: the full form with snippets, or one line each.
+
+Also the summary line every text run ends with, and `lint --engine`'s verdict under the
+static findings. The machine formats (JSON, SARIF, GitHub) are in render_formats.py.
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+from patchops.output import Line, Output
+from patchops.render_snippet import snippet
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def lint_summary(diagnostics) -> Dict[str, int]:
+    summary = {"error": 0, "warning": 0, "info": 0}
+    for diagnostic in diagnostics:
+        summary[diagnostic.severity] += 1
+    return summary
+
+
+def lint_text(console: Output, results, *, concise: bool = False) -> None:
+    """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
+
+    The full form adds the source line with a caret under the column, the fix and the vLLM
+    message; `concise` prints one line per finding (`[CODE]` only), as `ruff --output-format
+    concise` does.
+    """
+    for result in results:
+        lines = result.source_lines
+        for d in result.diagnostics:
+            line = Line(f"{d.file}:{d.line}:{d.column}:", style="bold")
+            line.append(f" {d.severity}:", style=SEVERITY_STYLE[d.severity])
+            line.append(f" {d.message} ")
+            line.append(f"[{d.code}]" if concise else f"[{d.code} {d.name}]", style="dim")
+            console.print(line)
+            if concise:
+                continue
+            if 0 < d.line <= len(lines):
+                for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
+                    console.print(Line(row, style="dim"))
+            if d.fix:
+                console.print(Line(f"  fix: {d.fix}", style="green"))
+            if d.vllm_message:
+                console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
+    for hardware in sorted({r.hardware for r in results if r.hardware}):
+        console.print(Line(f"assumed hardware: {hardware}", style="dim"))
+    console.print(Line(lint_summary_line(results), style="dim"))
+
+
+def lint_summary_line(results) -> str:
+    """Return `2 errors, 1 warning in 3 files; against vLLM 0.8.5: 2 files, ...; 1 not linted`."""
+    counts = lint_summary([d for result in results for d in result.diagnostics])
+    text = ", ".join(_plural(counts[key], key) for key in ("error", "warning", "info"))
+    against: Dict[str, int] = {}
+    for result in results:
+        if result.error is None:
+            key = f"vLLM {result.vllm_version} from {_origin(result.facts_origin)}"
+            against[key] = against.get(key, 0) + 1
+    text += f" in {_plural(len(results), 'input')}"
+    if against:
+        text += "; linted against " + ", ".join(
+            key if len(against) == 1 else f"{key} ({n})" for key, n in against.items())
+    failed = sum(result.error is not None for result in results)
+    if failed:
+        text += f"; {failed} not linted"
+    text += "".join(f"; {r.model_note}" for r in results if r.model_note)
+    text += "".join(f"; {r.hardware_note}" for r in results if r.hardware_note)
+    return text
+
+
+def _origin(origin: str) -> str:
+    """Return where facts came from in a few words: `shipped facts` or the copy's folder."""
+    return "shipped facts" if origin.startswith("shipped facts") else origin
+
+
+def _plural(count: int, noun: str) -> str:
+    if noun == "info":
+        return f"{count} info"
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def engine_text(console: Output, found) -> None:
+    """Print vLLM's own verdict under the static findings, with its time and whether they agree."""
+    verdict = found.verdict
+    where = f"vLLM {found.vllm_version or '?'} via {found.python}, {verdict.seconds:g} s"
+    if verdict.profile is not None:
+        gpu = verdict.profile
+        where += (f"; {found.profiled_because}, so it answered a declared GPU profile: "
+                  f"{gpu['count']} x {gpu['name']}, cc {gpu['capability'][0]}.{gpu['capability'][1]}, "
+                  f"{gpu['memory_gib']:g} GiB")
+    if verdict.ok:
+        keys = ("engine", "chunked_prefill", "max_num_batched_tokens", "max_num_seqs", "max_model_len")
+        values = ", ".join(f"{k}={verdict.resolved.get(k)}" for k in keys if k in verdict.resolved)
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("ok", "green"),
+                                    f" ({where}): {values}"))
+    else:
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("error", "bold red"),
+                                    f" at {verdict.stage} ({where}): {verdict.error_type}: {verdict.message}"))
+    if found.agrees:
+        console.print(Line("  agrees with the static lint", style="dim"))
+    else:
+        said = f"{found.static_errors} error(s)" if found.static_errors else "no error"
+        console.print(Line(f"  disagrees with the static lint, which found {said}", style="yellow"))
