@@ -76,6 +76,7 @@ def micro(version: Version) -> Version:
 
 
 _CLAUSE_RE = re.compile(r"^\s*(>=|<=|==|!=|<|>)\s*(\d+(?:\.\d+)*)\s*$")
+_PREFIX_RE = re.compile(r"^\s*(==|!=)\s*(\d+(?:\.\d+)*)\.\*\s*$")   # `!=0.11.*`
 _COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
             "<": operator.lt, ">": operator.gt}
 
@@ -88,13 +89,26 @@ def in_range(version: Optional[str], spec: Union[str, "SpecifierSet"]) -> bool:
     any other spelling goes to packaging's SpecifierSet.
     """
     text = str(spec)
-    clauses = [_CLAUSE_RE.match(clause) for clause in text.split(",") if clause.strip()]
     candidate = release(version)
-    if all(clauses):
-        return all(_COMPARE[m.group(1)](candidate, Version(m.group(2))) for m in clauses)  # type: ignore[union-attr]
+    results = [_clause(clause.strip(), candidate) for clause in text.split(",") if clause.strip()]
+    if None not in results:
+        return all(results)
     from packaging.specifiers import SpecifierSet
 
     return SpecifierSet(text).contains(candidate, prereleases=True)
+
+
+def _clause(clause: str, candidate: Version) -> Optional[bool]:
+    """Judge one plain or `==X.*`/`!=X.*` clause; None for any other spelling."""
+    plain = _CLAUSE_RE.match(clause)
+    if plain:
+        return _COMPARE[plain.group(1)](candidate, Version(plain.group(2)))
+    prefix = _PREFIX_RE.match(clause)
+    if prefix:
+        wanted = tuple(int(p) for p in prefix.group(2).split("."))
+        inside = tuple(candidate.release[:len(wanted)]) + (0,) * (len(wanted) - len(candidate.release)) == wanted
+        return inside if prefix.group(1) == "==" else not inside
+    return None
 
 
 # --------------------------------------------------------------------------- engine
