@@ -77,15 +77,17 @@ LAYERS = (
     {"cli", "render", "render_diff", "render_explain", "render_formats", "render_lint", "render_rules",
      "render_snippet", "output", "__main__", "fleet_cli", "fleet/"},  # fleet/: api on every node
     {"api"},
-    {"launching", "engine/", "lint/", "patching", "patchset", "rewrite", "ops/", "store",
-     "store_state", "transaction", "recovery", "site_files",
+    {"launching", "engine/", "lint/", "patching", "patchset", "patchset_yaml", "patchset_index",
+     "rewrite", "ops/", "store",
+     "store_state", "transaction", "recovery", "site_files", "applied",
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
     {"locate", "search_path", "installed_version", "hardware", "pypi", "settings", "safe_fs",
      "faults"},
     {"errors", "cache", "__init__"},
 )
-PATCHING_SIDE = {"patching", "patchset", "rewrite", "ops/", "store", "store_state", "transaction", "recovery",
-                 "site_files", "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"}
+PATCHING_SIDE = {"patching", "patchset", "patchset_yaml", "patchset_index", "rewrite", "ops/", "store",
+                 "store_state", "transaction", "recovery", "site_files", "applied", "capture", "diffs", "edit_ops",
+                 "mismatch", "verdicts", "verify"}
 
 
 def part_of(module: str) -> str:

@@ -16,7 +16,7 @@ from patchops.cli import OK, app
 from patchops.errors import PatchopsError
 from patchops.locate import locate_site
 from patchops.patchset import load_patchset
-from patchops.rewrite import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
+from patchops.patching.states import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
 
 pytestmark = pytest.mark.vllm
 

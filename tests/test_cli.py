@@ -555,7 +555,7 @@ def test_vllm_version_picks_the_release_it_names(run, asked, linted):
 def test_invalid_flag_value_fix_lists_the_choices(run):
     shown = json.loads(run("lint", "--cmd", "vllm serve m --kv-cache-dtype fp9 --max-model-len 32k",
                            "--vllm-version", "0.6.3.post1", "--json").stdout)
-    fixes = [d["fix"] for d in shown["diagnostics"] if d["code"] == "PO107"]
+    fixes = [d["fix"]["message"] for d in shown["diagnostics"] if d["code"] == "PO107"]
     assert fixes == ["use one of 'auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3'",
                      "write an integer, with no unit or suffix (this vLLM reads the value as it is)"]
 

@@ -123,3 +123,41 @@ def test_plan_launch_of_an_api_server_spec_passes_the_model_as_an_option(probed_
     assert launch.head == (sys.executable, "-m", "vllm.entrypoints.openai.api_server")
     assert launch.args[:2] == ("--model", "/models/Qwen2.5-7B-Instruct")
     assert launch.site_dir == probed_site
+
+
+def test_a_specs_args_file_lives_in_the_cache_and_is_reused(probed_site, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(GOOD)
+    written = []
+    for _ in range(2):
+        assert run_cli(probed_site, tmp_path, str(spec)).returncode == 0
+        written.append(json.loads((tmp_path / "probe.json").read_text())["argv"][4])
+    assert written[0] == written[1]
+    assert Path(written[0]).parent == tmp_path / "cache" / "launch"
+    assert [p.name for p in (tmp_path / "cache" / "launch").iterdir()] == [Path(written[0]).name]
+    spec.write_text(GOOD.replace("4096", "8192"))       # other args: another file
+    assert run_cli(probed_site, tmp_path, str(spec)).returncode == 0
+    assert len(list((tmp_path / "cache" / "launch").iterdir())) == 2
+
+
+def test_engine_check_deletes_the_args_file_it_wrote(probed_site, tmp_path, monkeypatch):
+    from patchops.engine import check
+
+    monkeypatch.setenv("PYTHONPATH", str(probed_site))
+    monkeypatch.setenv("PATCHOPS_ROOTS", "")
+    monkeypatch.setenv("PATCHOPS_CACHE", str(tmp_path / "cache"))
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(GOOD)
+    seen = {}
+
+    def fake_run(python, site_dir, argv, env, **kwargs):
+        seen["config"] = Path(argv[argv.index("--config") + 1])
+        seen["args"] = yaml.safe_load(seen["config"].read_text())
+        return check.EngineVerdict(True, 0.1, resolved={})
+
+    monkeypatch.setattr(check, "run", fake_run)
+    found = api.engine_check(spec, detected=None)
+    assert found.verdict.ok
+    assert seen["args"] == {"max-model-len": 4096, "enable-prefix-caching": True}
+    assert not seen["config"].exists() and not seen["config"].parent.exists()
+    assert not (tmp_path / "cache" / "launch").exists()

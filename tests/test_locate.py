@@ -252,6 +252,21 @@ def test_editable_finder_in_a_pythonpath_folder_is_ignored(vllm_site, tmp_path):
     assert vllm_site(NEW) not in [copy.site_dir for copy in location.copies]
 
 
+def test_a_finder_of_another_vllm_named_distribution_is_not_parsed(tmp_path, monkeypatch):
+    # vllm-patchops's own editable install writes __editable___vllm_patchops_..._finder.py.
+    from patchops import search_path
+
+    ours = tmp_path / "__editable___vllm_patchops_0_1_0_finder.py"
+    ours.write_text("MAPPING: dict[str, str] = {'patchops': '/src/patchops'}\n")
+    vllms = editable_install(tmp_path, tmp_path / "checkout" / "vllm")
+    parsed = []
+    real_parse = search_path.parse_file
+    monkeypatch.setattr(search_path, "parse_file", lambda path: parsed.append(path) or real_parse(path))
+    assert search_path._editable_mapping(str(ours)) is None
+    assert search_path._editable_mapping(str(vllms)) == str(tmp_path / "checkout" / "vllm")
+    assert parsed == [str(vllms)]
+
+
 # --- another interpreter --------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; locate/status/apply have no use for it
     from patchops.hardware import Hardware
@@ -42,6 +42,7 @@ class LintResult:
     hardware: Optional[str] = None       # the assumed hardware and its source, when not stated
     model_config: Optional[str] = None   # the model's config.json read, None when not on this machine
     skipped: List[str] = field(default_factory=list)  # rules not run for want of it
+    hardware_skipped: Dict[str, List[str]] = field(default_factory=dict)  # unknown hardware.* field -> rules not run
 
     @property
     def model_note(self) -> Optional[str]:
@@ -50,6 +51,15 @@ class LintResult:
             return None
         return (f"{self.path}: the model's config.json is not on this machine, so "
                 f"{', '.join(self.skipped)} did not run (pass --model-config FILE)")
+
+    @property
+    def hardware_note(self) -> Optional[str]:
+        """Say which checks were skipped because a hardware field is unknown."""
+        if not self.hardware_skipped:
+            return None
+        return "; ".join(f"{self.path}: {key} is not known, so {', '.join(rules)} did not run "
+                         "(state it under hardware: or with --hardware)"
+                         for key, rules in self.hardware_skipped.items())
 
     @property
     def errors(self) -> int:
@@ -90,9 +100,16 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
         rule.name for rule in ALL_RULES
         if rule.reads_model and rule.applies_to(facts.version)
         and selectors.is_selected(rule.code, rule.name, selectors.split(select), selectors.split(ignore))]
+    hardware_skipped: Dict[str, List[str]] = {}
+    for rule in ALL_RULES:
+        if rule.applies_to(facts.version) and selectors.is_selected(
+                rule.code, rule.name, selectors.split(select), selectors.split(ignore)):
+            for key in rule.reads_hardware:
+                if key not in cfg.context:
+                    hardware_skipped.setdefault(key, []).append(rule.name)
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
-                      skipped=skipped,
+                      skipped=skipped, hardware_skipped=hardware_skipped,
                       model_config=cfg.model_facts.path if cfg.model_facts is not None else None)
 
 
@@ -109,25 +126,11 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
     hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
     change every result.
     """
-    from patchops import settings as settings_file
-    from patchops.errors import LintInputError, UsageError
-    from patchops.lint import selectors
-    from patchops.lint.rules import ALL_RULES
+    from patchops.errors import LintInputError
     from patchops.lint.rules.input_not_linted import InputNotLinted
 
-    found = settings_file.load() if settings is None else settings
-    select = [*found.select, *selectors.split(select)]
-    ignore = [*found.ignore, *selectors.split(ignore)]
-    for option, given in (("--select", select), ("--ignore", ignore)):
-        selectors.check(option, given, ALL_RULES)
-    if vllm_path is not None and (vllm_version or python):
-        raise UsageError("--vllm names the copy to lint against; drop --vllm-version and --python")
-    if vllm_path is None:
-        vllm_version, python = vllm_version or found.vllm_version, python or found.python
-    if hardware is None and found.hardware:
-        hardware = settings_hardware(found)
-    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware,
-                  model_config=model_config)
+    choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
+                                                  hardware, settings, model_config)
     inputs: List[dict] = [dict(path=p) for p in expand_inputs(paths)]
     if command is not None:
         inputs.append(dict(command=command))
@@ -145,6 +148,102 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
             results.append(LintResult(shown, "", "", [InputNotLinted.from_error(shown, error)],
                                       error=error.message, source_lines=tuple(text.splitlines())))
     return results
+
+
+def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, settings, model_config):
+    """Return (lint() keyword arguments, select, ignore, settings) after the settings file."""
+    from patchops import settings as settings_file
+    from patchops.errors import UsageError
+    from patchops.lint import selectors
+    from patchops.lint.rules import ALL_RULES
+
+    found = settings_file.load() if settings is None else settings
+    select = [*found.select, *selectors.split(select)]
+    ignore = [*found.ignore, *selectors.split(ignore)]
+    for option, given in (("--select", select), ("--ignore", ignore)):
+        selectors.check(option, given, ALL_RULES)
+    if vllm_path is not None and (vllm_version or python):
+        raise UsageError("--vllm names the copy to lint against; drop --vllm-version and --python")
+    if vllm_path is None:
+        vllm_version, python = vllm_version or found.vllm_version, python or found.python
+    if hardware is None and found.hardware:
+        hardware = settings_hardware(found)
+    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware,
+                  model_config=model_config)
+    return choose, select, ignore, found
+
+
+@dataclass(frozen=True)
+class FixResult:
+    """One file after `lint --fix`: the findings left, how many fixes went in, the texts."""
+
+    result: LintResult
+    fixed: int = 0
+    before: str = ""
+    after: str = ""
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def diff(self) -> str:
+        """Return the change as a unified diff with git's `a/` and `b/` paths ("" when none)."""
+        from patchops.lint.fixes import unified_diff
+
+        return unified_diff(self.result.path, self.before, self.after) if self.changed else ""
+
+
+def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool = True,
+               vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+               python: Optional[str] = None, select: Sequence[str] = (),
+               ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
+               settings=None, model_config: Optional[Path] = None) -> List[FixResult]:
+    """Apply the exact fixes of every input file (`lint --fix`), or only compute them (`write=False`).
+
+    Each file is fixed pass by pass against the same facts and options as lint_inputs() uses,
+    then linted once more; `unsafe` also applies fixes that change what vLLM does. Files are
+    replaced with store.atomic_write (mode and owner kept, a UTF-8 BOM kept); an input that
+    cannot be linted is reported as lint_inputs() reports it and left alone.
+    """
+    import codecs
+
+    from patchops.errors import UsageError
+    from patchops.lint import yamlread
+    from patchops.lint.fixes import fix_text
+    from patchops.store import atomic_write
+
+    files = expand_inputs(paths)
+    if any(str(p) == STDIN for p in files):
+        raise UsageError("--fix and --diff rewrite files; they cannot take `-` (stdin)")
+    firsts = lint_inputs(files, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
+                         select=select, ignore=ignore, hardware=hardware, settings=settings,
+                         model_config=model_config)
+    choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
+                                                  hardware, settings, model_config)
+    out = []
+    for path, first in zip(files, firsts):
+        if first.error is not None or not any(d.autofix for d in first.diagnostics):
+            out.append(FixResult(first))
+            continue
+        data = Path(path).read_bytes()
+        original = yamlread.decode(data, str(path))
+        options = dict(choose, select=select, ignore=[*ignore, *found.ignores_for(str(path))])
+        last = {}
+
+        def relint(text: str) -> list:
+            last["result"] = lint(path, text=text, **options)
+            return last["result"].diagnostics
+
+        fixed = fix_text(original, relint, unsafe=unsafe)
+        result = lint(path, text=fixed.text, **options) if fixed.text != original else first
+        if write and fixed.text != original:
+            bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+            atomic_write(path, bom + fixed.text.encode("utf-8"), what="serve config")
+        out.append(FixResult(result, fixed.fixed, original, fixed.text,
+                             written=write and fixed.text != original))
+    return out
 
 
 def expand_inputs(paths: Sequence[Path]) -> List[Path]:
@@ -177,8 +276,9 @@ def settings_hardware(found) -> "Hardware":
     table = dict(found.hardware)
     if "compute_capability" in table:
         table["compute_capability"] = str(table["compute_capability"])
-    if "memory_gib" in table:
-        table["memory_gib"] = float(table["memory_gib"])
+    for key in ("memory_gib", "host_memory_gib"):
+        if key in table:
+            table[key] = float(table[key])
     return Hardware(source=str(found.path), **table)
 
 
@@ -203,7 +303,17 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
     cfg, assumed = _load_input(path, command, hardware)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
     return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
-                         rows=effective(cfg, facts), hardware=assumed)
+                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed)
+
+
+def _applied_fields(facts) -> dict:
+    """Return {field: (patchset, file:line)} for the copy the facts were read from (shipped: {})."""
+    from patchops.applied import applied_keywords
+
+    site = Path(facts.origin)
+    if not site.is_absolute() or not (site / "vllm").is_dir():
+        return {}
+    return {found.field: (found.patchset, found.where) for found in applied_keywords(site)}
 
 
 def _load_input(path, command, hardware, text: Optional[str] = None):
@@ -231,7 +341,7 @@ def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
     added = [key for key in hardware.context() if key not in cfg.context]
     for key in added:
         cfg.context[key] = Setting(key=key, name=key, value=hardware.context()[key], line=0,
-                                   column=0, source=hardware.source)
+                                   column=0, source=hardware.origin_of(key))
     return hardware.describe() if added else None
 
 
@@ -251,18 +361,19 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
     return result, launch
 
 
-def _launch_of(path, command, python, extra: Sequence[str] = ()):
+def _launch_of(path, command, python, extra: Sequence[str] = (), config_dir: Optional[Path] = None):
     """Read one input and build its launch under the interpreter that will run it.
 
     The interpreter is `python`, else the spec's `vllm.python`, else this one; returns
-    (cfg, the copy it imports, the Launch).
+    (cfg, the copy it imports, the Launch). A spec's `args:` go to a `--config` file in
+    `config_dir` (default: launching.launch_config_dir()).
     """
     from patchops import launching
 
     cfg, _ = _load_input(path, command, None)
     stated = cfg.context.get("vllm.python")
     python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
-    return cfg, copy, launching.build_launch(cfg, python, copy.site_dir, extra)
+    return cfg, copy, launching.build_launch(cfg, python, copy.site_dir, extra, config_dir)
 
 
 @dataclass(frozen=True)
@@ -288,12 +399,21 @@ def engine_check(path: Optional[Path] = None, *, command: Optional[str] = None,
 
     `detected` is this box's hardware: without it (no GPU visible) vLLM answers a declared GPU
     profile built from `hardware` (the input's, `--hardware`, or a default), and says so.
+    A spec's `args:` go to vLLM as a `--config` file in a folder deleted afterwards.
     """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="patchops-engine-args-") as scratch:
+        return _engine_check(path, command, python, hardware, detected, static_errors, Path(scratch))
+
+
+def _engine_check(path, command, python, hardware, detected, static_errors, scratch: Path) -> EngineCheck:
+    """engine_check() with a spec's `--config` file written to `scratch` (deleted after)."""
     from patchops.engine import check
     from patchops.errors import UsageError
     from patchops.hardware import Hardware
 
-    cfg, copy, launch = _launch_of(path, command, python)
+    cfg, copy, launch = _launch_of(path, command, python, config_dir=scratch)
     if cfg.entrypoint != "serve":
         raise UsageError(f"{cfg.path}: lint --engine runs `vllm serve`; this input starts the "
                          "api_server module")
@@ -439,10 +559,9 @@ def plan_apply(names: Sequence[str], *, python: Optional[str] = None, roots: Seq
     raising DriftError, so --dry-run can show both the diff and the problems. `targets`
     (from find_targets()) saves locating again.
     """
-    from patchops import patching
-    from patchops.patchset import get_patchset
+    from patchops import patching, patchset_index
 
-    wanted = [get_patchset(name, patchset_dirs) for name in dict.fromkeys(names)]
+    wanted = [patchset_index.get(name, patchset_dirs) for name in dict.fromkeys(names)]
     copies = (targets or find_targets(python=python, roots=roots, sites=sites)).copies
     return patching.plan_apply(copies, wanted, force=force, check=check)
 
@@ -487,9 +606,9 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
     cannot be loaded is then a note, not an error: one broken file in PATCHOPS_PATCHSETS
     must not hide the status of the rest).
     """
-    from patchops import patching
+    from patchops import patching, patchset_index
     from patchops.errors import PatchopsError
-    from patchops.patchset import load_patchset, patchset_files
+    from patchops.patchset import patchset_files
 
     chosen = find_targets(python=python, roots=roots, sites=sites)
     notes: List[str] = []
@@ -500,7 +619,7 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
         wanted = []
         for path in patchset_files(patchset_dirs).values():
             try:
-                wanted.append(load_patchset(path))
+                wanted.append(patchset_index.load(path))
             except PatchopsError as error:
                 notes.append(f"skipped: {error.message}")
     rows = patching.status(chosen.copies, wanted)

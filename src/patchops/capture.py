@@ -77,9 +77,9 @@ def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None,
             from_wheel: bool = False, out_dir: Path = Path("patchsets"),
             versions: Optional[str] = None, force: bool = False, record: bool = True) -> CaptureResult:
     """Write `out_dir/NAME.yaml` reproducing the hand edits in `files`; record them unless told not."""
-    from patchops.patchset import _NAME_RE
+    from patchops.patchset import NAME_RE
 
-    if not _NAME_RE.match(name):
+    if not NAME_RE.match(name):
         raise PatchsetError(f'patchset name "{name}" is not kebab-case, like "corex-eager-allreduce"')
     if not files:
         raise PatchopsError("name the edited files to capture")
@@ -272,7 +272,8 @@ def _load_text(name: str, text: str):
 
 def _check_reproduces(patchset, edit: _Edit) -> None:
     """Refuse unless the patchset turns the pristine file into the edit and then stays put."""
-    from patchops.rewrite import SATISFIED, rewrite_source
+    from patchops.patching.states import SATISFIED
+    from patchops.rewrite import rewrite_source
 
     pristine, edited = edit.pristine.decode("utf-8"), edit.edited.decode("utf-8")
     done = rewrite_source(pristine, edit.rel, [patchset], edit.version)

@@ -4,7 +4,8 @@ Over 400 lines because it holds every command's options and help; each command b
 few lines over api.py and render.py.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads every command's annotations on each
+# run, and string annotations cost an eval each (a tenth of a cached lint).
 
 import functools
 import os
@@ -358,7 +359,10 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                  hardware: Optional[str] = HardwareOption,
                  detect_hardware: bool = DetectHardwareOption,
                  engine: bool = typer.Option(False, "--engine", help="Also ask the installed vLLM itself "
-                                             "(a subprocess, up to its engine config: no weights, no GPU memory).")) -> None:
+                                             "(a subprocess, up to its engine config: no weights, no GPU memory)."),
+                 fix: bool = typer.Option(False, "--fix", help="Apply the exact fixes in place, then report what is left."),
+                 unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change what vLLM does."),
+                 diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff; write nothing.")) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
     from patchops import render_formats, render_lint
 
@@ -367,9 +371,20 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     output_format = Format.json if json_out else output_format
     # The settings file's `hardware` comes before detection: it names the box that will serve.
     assumed = _hardware(hardware, detect_hardware and not _settings().hardware)
-    results = api.lint_inputs(files or (), command=cmd, vllm_path=vllm, python=python,
-                              vllm_version=vllm_version, select=select, ignore=ignore,
-                              hardware=assumed, model_config=model_config)
+    options = dict(vllm_path=vllm, python=python, vllm_version=vllm_version, select=select,
+                   ignore=ignore, hardware=assumed, model_config=model_config)
+    fixed = None
+    if fix or diff:
+        if cmd is not None:
+            raise UsageError("--fix and --diff rewrite files; --cmd has none (put the command in a .sh file)")
+        fixes = api.fix_inputs(files, unsafe=unsafe_fixes, write=not diff, **options)
+        if diff:
+            sys.stdout.write("".join(f.diff for f in fixes))
+            Output(stderr=True).print(render_lint.fix_diff_summary(fixes))
+            raise typer.Exit(PROBLEMS_FOUND if any(f.changed for f in fixes) else OK)
+        results, fixed = [f.result for f in fixes], sum(f.fixed for f in fixes)
+    else:
+        results = api.lint_inputs(files or (), command=cmd, **options)
     console = _console()
     if output_format is Format.json:
         print(render_formats.lint_json(results))
@@ -378,7 +393,8 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
     elif output_format is Format.github:
         sys.stdout.write(render_formats.lint_github(results))
     else:
-        render_lint.lint_text(console, results, concise=output_format is Format.concise)
+        render_lint.lint_text(console, results, concise=output_format is Format.concise,
+                              unsafe=unsafe_fixes, fixed=fixed)
     unlinted = [r for r in results if r.error is not None]
     if unlinted and output_format not in (Format.text, Format.concise):
         for result in unlinted:  # stdout holds the machine output; say it where people look

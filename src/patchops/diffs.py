@@ -91,7 +91,8 @@ def export(copies: Sequence, patchset) -> str:
     The pristine text is the store's original where patchops patched the file, else the file
     as it is. Copies whose patches differ (two versions) must be exported one at a time.
     """
-    from patchops.rewrite import DRIFT, rewrite_source
+    from patchops.patching.states import DRIFT
+    from patchops.rewrite import rewrite_source
 
     patches: Dict[str, List[Path]] = {}
     for copy in _unique(copies):

@@ -13,7 +13,7 @@ import json
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -45,12 +45,20 @@ class Hardware:
     compute_capability: Optional[str] = None   # "8.0", as vLLM's DeviceCapability prints it
     platform: Optional[str] = None
     name: Optional[str] = None
+    host_memory_gib: Optional[float] = None    # the node's RAM: 0.8-0.15 weigh swap space against it
     source: str = "unknown"                    # "--hardware", "nvidia-smi", "ixsmi", ...
+    host_memory_source: Optional[str] = None   # where host_memory_gib came from, when not `source`
 
     def context(self) -> Dict[str, object]:
         """Return the stated fields keyed as a serve spec's `hardware:` section is."""
         return {f"hardware.{f.name}": getattr(self, f.name) for f in fields(self)
-                if f.name != "source" and getattr(self, f.name) is not None}
+                if f.name not in _ORIGINS and getattr(self, f.name) is not None}
+
+    def origin_of(self, key: str) -> str:
+        """Return where the `hardware.<field>` value `key` came from."""
+        if key == "hardware.host_memory_gib" and self.host_memory_source:
+            return self.host_memory_source
+        return self.source
 
     def describe(self) -> str:
         """Return one line for the output, e.g. `4 x Iluvatar BI-V100, 32 GiB, cc 7.5, corex (ixsmi)`."""
@@ -63,18 +71,26 @@ class Hardware:
             parts.append(f"cc {self.compute_capability}")
         if self.platform:
             parts.append(self.platform)
-        return f"{', '.join(parts) or 'nothing known'} ({self.source})"
+        gpus = f"{', '.join(parts)} ({self.source})" if parts else ""
+        if self.host_memory_gib is None:
+            return gpus or f"nothing known ({self.source})"
+        host = f"host {self.host_memory_gib:g} GiB ({self.host_memory_source or self.source})"
+        return f"{gpus}; {host}" if gpus else host
+
+
+_ORIGINS = ("source", "host_memory_source")
 
 
 # --------------------------------------------------------------------------- --hardware
 
 _PROFILE = re.compile(r"(?:(?P<count>\d+)\s*[x*]\s*)?(?P<name>[^:]*)$", re.IGNORECASE)
 _MEMORY = re.compile(r"(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>gib|gb|g|mib|mb|m)$", re.IGNORECASE)
+_HOST = re.compile(r"(?:host|ram)(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>gib|gb|g|mib|mb|m)$", re.IGNORECASE)
 _CC = re.compile(r"(?:cc|sm_?)(?P<major>\d+)(?:\.(?P<minor>\d+))?$", re.IGNORECASE)
 
 
 def parse_hardware(text: str, *, source: str = "--hardware") -> Hardware:
-    """Read `4xBI-V100:32GiB:cc7.5:corex`, or a YAML/JSON mapping such as `{gpus: 4, memory_gib: 32}`."""
+    """Read `4xBI-V100:32GiB:cc7.5:corex:host512GiB`, or a mapping such as `{gpus: 4, memory_gib: 32}`."""
     stripped = text.strip()
     if stripped.startswith("{"):
         return _from_mapping(stripped, source)
@@ -86,8 +102,10 @@ def parse_hardware(text: str, *, source: str = "--hardware") -> Hardware:
     found: Dict[str, object] = {"name": profile.group("name").strip() or None,
                                 "gpus": int(profile.group("count")) if profile.group("count") else None}
     for part in (p.strip() for p in rest):
-        memory, cc = _MEMORY.match(part), _CC.match(part)
-        if memory:
+        memory, cc, host = _MEMORY.match(part), _CC.match(part), _HOST.match(part)
+        if host:
+            found["host_memory_gib"] = _gib(float(host.group("size")), host.group("unit"))
+        elif memory:
             found["memory_gib"] = _gib(float(memory.group("size")), memory.group("unit"))
         elif cc:
             found["compute_capability"] = _cc_text(cc.group("major"), cc.group("minor"))
@@ -95,7 +113,8 @@ def parse_hardware(text: str, *, source: str = "--hardware") -> Hardware:
             found["platform"] = part.lower()
         else:
             raise HardwareError(f"{source}: {part!r} in {text!r} is neither a memory size (32GiB), "
-                                f"a compute capability (cc7.5) nor a platform ({', '.join(PLATFORMS)})")
+                                f"a host memory size (host512GiB), a compute capability (cc7.5) "
+                                f"nor a platform ({', '.join(PLATFORMS)})")
     if found["gpus"] is None and found["name"]:
         found["gpus"] = 1
     return Hardware(source=source, **found)
@@ -107,7 +126,7 @@ def _from_mapping(text: str, source: str) -> Hardware:
     except yaml.YAMLError as exc:
         raise HardwareError(f"{source}: cannot read {text!r} as YAML or JSON: "
                             f"{str(exc).splitlines()[0]}") from None
-    known = {f.name for f in fields(Hardware)} - {"source"}
+    known = {f.name for f in fields(Hardware)} - set(_ORIGINS)
     if not isinstance(data, dict) or not set(data) <= known:
         raise HardwareError(f"{source}: a mapping takes only {', '.join(sorted(known))}; got {text!r}")
     try:
@@ -117,9 +136,10 @@ def _from_mapping(text: str, source: str) -> Hardware:
             compute_capability=_mapping_cc(data.get("compute_capability")),
             platform=None if data.get("platform") is None else str(data["platform"]).lower(),
             name=None if data.get("name") is None else str(data["name"]),
+            host_memory_gib=None if data.get("host_memory_gib") is None else float(data["host_memory_gib"]),
             source=source)
     except (TypeError, ValueError):
-        raise HardwareError(f"{source}: gpus, memory_gib and compute_capability must be numbers; "
+        raise HardwareError(f"{source}: gpus, memory_gib, host_memory_gib and compute_capability must be numbers; "
                             f"got {text!r}") from None
 
 
@@ -156,13 +176,35 @@ def run_tool(argv: Sequence[str]) -> Optional[str]:
 
 
 def detect(run: ToolRunner = run_tool, proc: Path = Path("/proc")) -> Optional[Hardware]:
-    """Return this box's GPUs from the first vendor tool that answers, or None."""
+    """Return this box's GPUs from the first vendor tool that answers, and its RAM; or None.
+
+    The RAM comes with GPUs only: a box without accelerators (a laptop, CI) will not serve,
+    so its memory says nothing about the node that will.
+    """
+    found = _gpus(run, proc)
+    host = _proc_meminfo(proc) if found is not None else None
+    if host is None:
+        return found
+    return replace(found, host_memory_gib=host, host_memory_source=str(proc / "meminfo"))
+
+
+def _gpus(run: ToolRunner, proc: Path) -> Optional[Hardware]:
     for probe in (_nvidia_like("nvidia-smi", "cuda"), _nvidia_like("ixsmi", "corex"),
                   _rocm_smi, _amd_smi, _npu_smi):
         found = probe(run)
         if found is not None:
             return found
     return _proc_nvidia(proc)
+
+
+def _proc_meminfo(proc: Path) -> Optional[float]:
+    """Return MemTotal in GiB, which is what psutil.virtual_memory().total (vLLM's get_cpu_memory) reads."""
+    try:
+        text = (proc / "meminfo").read_text(errors="replace")
+    except OSError:
+        return None
+    match = re.search(r"^MemTotal:\s*(\d+)\s*kB", text, re.MULTILINE)
+    return round(int(match.group(1)) / 2**20, 2) if match else None
 
 
 def _nvidia_like(tool: str, platform: str) -> Callable[[ToolRunner], Optional[Hardware]]:

@@ -8,9 +8,9 @@ checked is what runs.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
-import tempfile
 from configparser import ConfigParser
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
-from patchops.errors import LocateError
+from patchops.cache import cache_root
+from patchops.errors import FileIOError, LocateError
 
 # vLLM's console script before the dist-info says otherwise (editable and source installs).
 DEFAULT_ENTRY = ("vllm.entrypoints.cli.main", "main")
@@ -83,8 +84,13 @@ def console_entry(site_dir: Path) -> Tuple[str, str]:
     return DEFAULT_ENTRY
 
 
-def build_launch(cfg, python: str, site_dir: Path, extra: Sequence[str] = ()) -> Launch:
-    """Return the vLLM command `cfg` describes, run by `python`, with `extra` arguments last."""
+def build_launch(cfg, python: str, site_dir: Path, extra: Sequence[str] = (),
+                 config_dir: Optional[Path] = None) -> Launch:
+    """Return the vLLM command `cfg` describes, run by `python`, with `extra` arguments last.
+
+    A spec's `args:` reach vLLM as a `--config` file written to `config_dir` (default:
+    `launch_config_dir()`).
+    """
     env = {name: str(setting.value) for name, setting in cfg.env.items()}
     if cfg.entrypoint == "api_server":
         head = [python, "-m", API_SERVER_MODULE]
@@ -94,11 +100,11 @@ def build_launch(cfg, python: str, site_dir: Path, extra: Sequence[str] = ()) ->
         # is first on PATH (on vendor images that is often another copy).
         head = [python, "-c", f"import sys; from {module} import {function}; "
                               f"sys.argv[0] = 'vllm'; sys.exit({function}())", "serve"]
-    return Launch(python=python, head=tuple(head), args=tuple(_arguments(cfg) + list(extra)),
+    return Launch(python=python, head=tuple(head), args=tuple(_arguments(cfg, config_dir) + list(extra)),
                   env=env, site_dir=site_dir, entrypoint=cfg.entrypoint)
 
 
-def _arguments(cfg) -> List[str]:
+def _arguments(cfg, config_dir: Optional[Path]) -> List[str]:
     """Return the arguments after `serve`: as written for commands, via `--config` for YAML."""
     if cfg.kind == "command":
         tokens = [str(token.value) for token in cfg.argv]
@@ -112,19 +118,37 @@ def _arguments(cfg) -> List[str]:
         return model + ["--config", os.path.abspath(cfg.path)]
     if not cfg.config_settings:
         return model
-    return model + ["--config", _write_args(cfg)]
+    return model + ["--config", _write_args(cfg, config_dir or launch_config_dir())]
 
 
-def _write_args(cfg) -> str:
+def launch_config_dir() -> Path:
+    """Return where `launch` keeps the `--config` files of specs: `<cache>/launch/`.
+
+    vLLM reads the file after patchops has exec'd into it, so nothing is left to delete it;
+    a file is named by its content, so launching the same spec again reuses it.
+    """
+    return cache_root() / "launch"
+
+
+def _write_args(cfg, folder: Path) -> str:
     """Write a spec's `args:` as the `--config` YAML vLLM will read, keys in the spec's order.
 
     The values are the ones YAML gave the linter, so vLLM reads what was linted (a YAML
     `false` that vLLM drops is dropped here too).
     """
-    handle, path = tempfile.mkstemp(prefix="patchops-launch-", suffix=".yaml")
-    with os.fdopen(handle, "w") as out:
-        yaml.safe_dump({s.key: s.value for s in cfg.config_settings}, out, sort_keys=False)
-    return path
+    text = yaml.safe_dump({s.key: s.value for s in cfg.config_settings}, sort_keys=False)
+    path = folder / f"args-{hashlib.sha256(text.encode()).hexdigest()[:16]}.yaml"
+    try:
+        if not path.is_file() or path.read_text() != text:
+            folder.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            partial.write_text(text)
+            os.replace(partial, path)
+    except OSError as exc:
+        raise FileIOError(f"{path}: cannot write the --config file for {cfg.path}'s args: "
+                          f"{exc.strerror or exc}; set PATCHOPS_CACHE to a writable folder",
+                          exc.errno) from None
+    return str(path)
 
 
 def exec_launch(launch: Launch) -> None:

@@ -54,7 +54,7 @@ def mismatches(plan) -> List[Mismatch]:
     """Return a Mismatch per op that drifted in `plan` (a patching.plan.ApplyPlan), nearest site first."""
     import libcst as cst
 
-    from patchops.rewrite import DRIFT
+    from patchops.patching.states import DRIFT
 
     by_name = {p.name: p for p in plan.patchsets}
     files = {(Path(f.site_dir), f.rel): f for f in plan.files}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from typing import Optional
 
 from patchops import __version__
 from patchops.render_lint import lint_summary
@@ -24,15 +25,48 @@ def lint_json(results) -> str:
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
                     "error": r.error, "assumed_hardware": r.hardware,
                     "model_config": r.model_config,
-                    "skipped": list(r.skipped)} for r in results],
+                    "skipped": list(r.skipped),
+                    "hardware_skipped": dict(r.hardware_skipped)} for r in results],
     }
     return json.dumps(document, indent=2)
 
 
 def _diagnostic_dict(d) -> dict:
+    """Return a finding as JSON; `fix` as ruff has it: message, applicability, edits (or null)."""
     data = asdict(d)
     data["fields"] = list(d.fields)
+    del data["autofix"]
+    data["fix"] = _fix_dict(d)
     return data
+
+
+def _fix_dict(d) -> Optional[dict]:
+    if d.fix is None and d.autofix is None:
+        return None
+    found = d.autofix
+    return {"message": d.fix,
+            "applicability": found.applicability if found else "display-only",
+            "edits": [{"content": e.content,
+                       "location": {"row": e.start_at[0], "column": e.start_at[1]},
+                       "end_location": {"row": e.end_at[0], "column": e.end_at[1]}}
+                      for e in (found.edits if found else ())]}
+
+
+def _sarif_fixes(d) -> dict:
+    """Return SARIF's `fixes` (3.55) for a finding `lint --fix` can fix, else {}."""
+    if d.autofix is None:
+        return {}
+    return {"fixes": [{
+        "description": {"text": d.autofix.title},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": sarif_uri(d.file)},
+            "replacements": [{
+                "deletedRegion": {"startLine": e.start_at[0], "startColumn": e.start_at[1],
+                                  "endLine": e.end_at[0], "endColumn": e.end_at[1]},
+                "insertedContent": {"text": e.content},
+            } for e in d.autofix.edits],
+        }],
+    }]}
 
 
 def lint_sarif(results, rules) -> str:
@@ -53,7 +87,7 @@ def lint_sarif(results, rules) -> str:
                     "shortDescription": {"text": rule.summary()},
                     "fullDescription": {"text": rule.docs()},
                     "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
-                    "properties": {"vllm_versions": rule.versions},
+                    "properties": {"vllm_versions": rule.versions, "fix": rule.fixable},
                 } for rule in rules],
             }},
             "results": [{
@@ -65,7 +99,9 @@ def lint_sarif(results, rules) -> str:
                     "artifactLocation": {"uri": sarif_uri(d.file)},
                     "region": {"startLine": d.line, "startColumn": d.column},
                 }}],
-                "properties": {"fields": list(d.fields), "vllm_message": d.vllm_message},
+                "properties": {"fields": list(d.fields), "vllm_message": d.vllm_message,
+                               "fix": d.autofix.applicability if d.autofix else None},
+                **_sarif_fixes(d),
             } for d in diagnostics],
             "invocations": [{"executionSuccessful": all(r.error is None for r in results)}],
         }],

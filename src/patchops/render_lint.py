@@ -6,7 +6,7 @@ static findings. The machine formats (JSON, SARIF, GitHub) are in render_formats
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional
 
 from patchops.output import Line, Output
 from patchops.render_snippet import snippet
@@ -21,12 +21,14 @@ def lint_summary(diagnostics) -> Dict[str, int]:
     return summary
 
 
-def lint_text(console: Output, results, *, concise: bool = False) -> None:
+def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool = False,
+              fixed: Optional[int] = None) -> None:
     """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
 
-    The full form adds the source line with a caret under the column, the fix and the vLLM
-    message; `concise` prints one line per finding (`[CODE]` only), as `ruff --output-format
-    concise` does.
+    The full form adds the source line with a caret under the column, the fix (marked
+    `(--fix)` when `lint --fix` makes it) and the vLLM message; `concise` prints one line per
+    finding (`[CODE]` only), as `ruff --output-format concise` does. `fixed` is how many
+    fixes `lint --fix` made; `unsafe` whether unsafe fixes count as fixable.
     """
     for result in results:
         lines = result.source_lines
@@ -42,15 +44,43 @@ def lint_text(console: Output, results, *, concise: bool = False) -> None:
                 for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
                     console.print(Line(row, style="dim"))
             if d.fix:
-                console.print(Line(f"  fix: {d.fix}", style="green"))
+                console.print(Line(f"  fix{_fix_mark(d, unsafe)}: {d.fix}", style="green"))
             if d.vllm_message:
                 console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
     for hardware in sorted({r.hardware for r in results if r.hardware}):
         console.print(Line(f"assumed hardware: {hardware}", style="dim"))
-    console.print(Line(lint_summary_line(results), style="dim"))
+    if fixed is not None:
+        remaining = sum(len(r.diagnostics) for r in results)
+        console.print(Line(f"fixed {_plural(fixed, 'finding')}, {remaining} remaining", style="bold"))
+    console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
 
 
-def lint_summary_line(results) -> str:
+def _fix_mark(d, unsafe: bool) -> str:
+    """Return ` (--fix)` or ` (--unsafe-fixes)` for a finding `lint --fix` can fix."""
+    if d.autofix is None:
+        return ""
+    return " (--fix)" if d.autofix.applicability == "safe" or unsafe else " (--unsafe-fixes)"
+
+
+def fixable_note(diagnostics, unsafe: bool = False) -> str:
+    """Return `; 2 fixable with --fix (1 more with --unsafe-fixes)`, or "" when none is."""
+    safe = sum(d.autofix is not None and (d.autofix.applicability == "safe" or unsafe) for d in diagnostics)
+    more = sum(d.autofix is not None for d in diagnostics) - safe
+    if not safe:
+        return f"; {more} fixable with --fix --unsafe-fixes" if more else ""
+    extra = f" ({more} more with --unsafe-fixes)" if more else ""
+    return f"; {safe} fixable with --fix{extra}"
+
+
+def fix_diff_summary(fixes) -> str:
+    """Return what `lint --diff` would do: `would fix 3 findings in 2 files, 1 remaining`."""
+    changed = [f for f in fixes if f.changed]
+    remaining = sum(len(f.result.diagnostics) for f in fixes)
+    return (f"would fix {_plural(sum(f.fixed for f in fixes), 'finding')} in "
+            f"{_plural(len(changed), 'file')}, {remaining} remaining")
+
+
+def lint_summary_line(results, unsafe: bool = False) -> str:
     """Return `2 errors, 1 warning in 3 files; against vLLM 0.8.5: 2 files, ...; 1 not linted`."""
     counts = lint_summary([d for result in results for d in result.diagnostics])
     text = ", ".join(_plural(counts[key], key) for key in ("error", "warning", "info"))
@@ -66,7 +96,9 @@ def lint_summary_line(results) -> str:
     failed = sum(result.error is not None for result in results)
     if failed:
         text += f"; {failed} not linted"
+    text += fixable_note([d for result in results for d in result.diagnostics], unsafe)
     text += "".join(f"; {r.model_note}" for r in results if r.model_note)
+    text += "".join(f"; {r.hardware_note}" for r in results if r.hardware_note)
     return text
 
 

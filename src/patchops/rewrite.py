@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchsetError
+from patchops.patching.states import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
 
 if TYPE_CHECKING:  # the ops load with the first rewrite: plan and status import only the states
     import libcst
@@ -18,10 +19,6 @@ if TYPE_CHECKING:  # the ops load with the first rewrite: plan and status import
     from patchops.ops.base import Op, OpOutcome, Site
     from patchops.patchset import Patchset
 
-APPLIES = "applies"                # some site pristine, none drifted: the file will change
-SATISFIED = "satisfied"            # every site already holds the wanted code
-DRIFT = "drift"                    # a site holds something else, or the site count is off
-NOT_APPLICABLE = "not-applicable"  # the vLLM version is outside the patchset's (or ops') range
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,19 @@ def _editable_finders(site_dir: str) -> List[str]:
 
 
 def _editable_mapping(finder: str) -> Optional[str]:
-    """Return MAPPING["vllm"] from a setuptools editable finder, None if absent."""
+    """Return MAPPING["vllm"] from a setuptools editable finder, None if absent.
+
+    setuptools writes MAPPING as a dict's repr, so a finder without the quoted key `'vllm'`
+    (another distribution whose name starts with vllm, such as vllm-patchops itself) is
+    skipped without parsing it.
+    """
+    try:
+        with open(finder, "rb") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    if b"'vllm'" not in text and b'"vllm"' not in text:
+        return None
     tree = parse_file(finder)
     for node in tree.body if tree is not None else ():
         value = assigned_value(node, {"MAPPING"})

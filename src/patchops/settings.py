@@ -3,7 +3,7 @@
 Found as ruff finds its own: the nearest folder, from the current one upwards, holding a
 `patchops.toml` (which wins) or a `pyproject.toml` with a `[tool.patchops]` table. Command-line
 options add to the file's lists and override its single values. A pyproject.toml is only
-parsed when it mentions `tool.patchops`, so a project without settings pays one read.
+parsed when a line can start that table, so a project without settings pays one read.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -20,7 +21,7 @@ from patchops.errors import UsageError
 OWN_FILE = "patchops.toml"
 PYPROJECT = "pyproject.toml"
 HARDWARE_KEYS = {"gpus": int, "memory_gib": (int, float), "platform": str, "name": str,
-                 "compute_capability": (str, int, float)}
+                 "compute_capability": (str, int, float), "host_memory_gib": (int, float)}
 KEYS = ("select", "ignore", "per-file-ignores", "vllm-version", "python", "hardware", "patchsets")
 
 
@@ -88,9 +89,16 @@ def load(path: Optional[Path] = None, *, start: Optional[Path] = None) -> Settin
     )
 
 
+# A line that can start a [tool.patchops] table in TOML: its header (keys may be quoted or
+# spaced), a bare [tool] table, or a top-level `tool.patchops...` / `tool = {...}` key.
+_OUR_TABLE = re.compile(rb"""^[ \t]*(\[\[?[ \t]*["']?tool["']?[ \t]*(\]|\.[ \t]*["']?patchops["']?[ \t]*[].])"""
+                        rb"""|["']?tool["']?[ \t]*(\.[ \t]*["']?patchops|=))""", re.MULTILINE)
+
+
 def _mentions_us(pyproject: Path) -> bool:
+    """Say whether a pyproject.toml may hold [tool.patchops], without parsing it (a comment does not count)."""
     try:
-        return b"tool.patchops" in pyproject.read_bytes()
+        return _OUR_TABLE.search(pyproject.read_bytes()) is not None
     except OSError:
         return False
 

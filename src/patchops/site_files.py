@@ -17,17 +17,18 @@ from patchops.errors import FileIOError, LinkError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-def atomic_write(path: PathLike, data: bytes) -> None:
+def atomic_write(path: PathLike, data: bytes, what: str = "vLLM copy") -> None:
     """Replace the file `path` points to with `data`, so readers see the old or the new bytes.
 
     A symlinked path writes through to its target (the caller has checked it stays inside
-    the copy), so the link stays a link; see safe_fs.write_at for the steps.
+    the copy), so the link stays a link; see safe_fs.write_at for the steps. `what` names the
+    file in errors.
     """
     shown = Path(os.fspath(path))
     target = Path(os.path.realpath(shown))
     fd = safe_fs.open_path_dir(target.parent)
     try:
-        safe_fs.write_at(fd, target.name, data, shown, what="vLLM copy")
+        safe_fs.write_at(fd, target.name, data, shown, what=what)
     finally:
         os.close(fd)
 

@@ -93,7 +93,8 @@ def lint_case(case: Case, version: str, workdir: Path):
         profile = case.profile()
         major, minor = profile["capability"]
         hardware = {"gpus": case.gpus, "memory_gib": profile["memory_gib"], "platform": "cuda",
-                    "compute_capability": f"{major}.{minor}", "name": profile["name"]}
+                    "compute_capability": f"{major}.{minor}", "name": profile["name"],
+                    "host_memory_gib": profile["host_ram_gib"]}
         for key, value in hardware.items():
             cfg.context[f"hardware.{key}"] = Setting(key=key, name=f"hardware.{key}", value=value,
                                                      line=1, column=1)

@@ -38,8 +38,9 @@ def same(field: str, shown, resolved: dict) -> bool:
     recorded = resolved[FIELDS[field]]
     if field == "enable_prefix_caching" and resolved.get("engine") == "V0" and recorded is None:
         return shown is False       # V0 leaves the field unset, which its cache reads as off
-    if field == "cudagraph_capture_sizes" and resolved.get("enforce_eager"):
-        return shown == []          # vLLM keeps the list, but eager captures none of it
+    if field == "cudagraph_capture_sizes" and (resolved.get("enforce_eager") or (
+            resolved.get("engine") == "V1" and resolved.get("cudagraph_mode") == "NONE")):
+        return shown == []          # vLLM keeps the list, but eager (or V1 with mode NONE) captures none of it
     if isinstance(recorded, list):
         return sorted(shown) == sorted(recorded)
     if isinstance(recorded, float) or isinstance(shown, float):
@@ -95,3 +96,7 @@ def test_the_comparison_sees_a_wrong_value():
     assert same("enable_prefix_caching", False, dict(resolved, engine="V0"))
     assert not same("cudagraph_capture_sizes", [], resolved)
     assert same("cudagraph_capture_sizes", [], dict(resolved, enforce_eager=True))
+    assert same("cudagraph_capture_sizes", [], dict(resolved, cudagraph_mode="NONE"))
+    assert not same("cudagraph_capture_sizes", [], dict(resolved, cudagraph_mode="NONE", engine="V0"))
+    assert not same("cudagraph_capture_sizes", [1, 2], dict(resolved, cudagraph_mode="NONE"))
+    assert not same("cudagraph_capture_sizes", [], dict(resolved, cudagraph_mode="PIECEWISE"))

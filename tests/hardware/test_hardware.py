@@ -78,6 +78,20 @@ def test_nothing_detected_when_every_tool_is_absent(tmp_path):
     assert detect(tools(), proc=tmp_path) is None
 
 
+MEMINFO = "MemTotal:       527958364 kB\nMemFree:        1024 kB\n"
+
+
+def test_host_memory_from_proc_meminfo_comes_with_the_gpus(tmp_path):
+    (tmp_path / "meminfo").write_text(MEMINFO)
+    found = detect(tools(nvidia_smi="nvidia-smi.csv"), proc=tmp_path)
+    assert found.host_memory_gib == round(527958364 / 2**20, 2) == 503.5
+    assert found.origin_of("hardware.host_memory_gib") == str(tmp_path / "meminfo")
+    assert found.origin_of("hardware.gpus") == "nvidia-smi"
+    assert found.describe().endswith(f"; host 503.5 GiB ({tmp_path / 'meminfo'})")
+    # A box without accelerators will not serve: its RAM is not assumed for the node.
+    assert detect(tools(), proc=tmp_path) is None
+
+
 def test_run_tool_returns_none_for_a_tool_not_on_path(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert run_tool(["nvidia-smi", "--query-gpu=name"]) is None
@@ -104,6 +118,9 @@ def test_run_tool_returns_none_for_a_failing_tool(monkeypatch, tmp_path):
      Hardware(gpus=2, memory_gib=32.0, compute_capability="7.0", platform="cuda", source="--hardware")),
     ('{"gpus": 1, "compute_capability": "sm_90"}',
      Hardware(gpus=1, compute_capability="9.0", source="--hardware")),
+    ("8xH100:80GiB:host2048GiB", Hardware(gpus=8, memory_gib=80.0, name="H100", host_memory_gib=2048.0,
+                                          source="--hardware")),
+    ("{host_memory_gib: 512}", Hardware(host_memory_gib=512.0, source="--hardware")),
 ])
 def test_parse_hardware_profiles(text, expected):
     assert parse_hardware(text) == expected
@@ -128,6 +145,9 @@ def test_context_and_description():
                             "hardware.name": "BI-V100"}
     assert hw.describe() == "4 x BI-V100, 32 GiB, cc 7.5, corex (--hardware)"
     assert Hardware(source="nvidia-smi").describe() == "nothing known (nvidia-smi)"
+    host = parse_hardware("{host_memory_gib: 512}")
+    assert host.context() == {"hardware.host_memory_gib": 512.0}
+    assert host.describe() == "host 512 GiB (--hardware)"
 
 
 # --------------------------------------------------------------------------- in lint
@@ -173,6 +193,26 @@ def test_stated_hardware_wins_over_the_assumed(tmp_path):
         "args:\n", "hardware: {gpus: 1, memory_gib: 16, compute_capability: 8.0, platform: cuda, "
         "name: A4000}\nargs:\n"))
     assert api.lint(fully_stated, hardware=parse_hardware("1xT4:16GiB:cc7.5:cuda")).hardware is None
+
+
+SWAP_085 = "model: m\nvllm: {version: 0.8.5}\nargs:\n  swap-space: 64\n  tensor-parallel-size: 8\n"
+
+
+def test_host_memory_unknown_says_which_check_did_not_run(tmp_path):
+    from patchops import api
+
+    path = tmp_path / "serve.yaml"
+    path.write_text(SWAP_085)
+    unknown = api.lint(path)
+    assert unknown.diagnostics == []
+    assert unknown.hardware_skipped == {"hardware.host_memory_gib": ["swap-space-exceeds-host-memory"]}
+    assert "hardware.host_memory_gib is not known, so swap-space-exceeds-host-memory did not run" \
+        in unknown.hardware_note
+    known = api.lint(path, hardware=parse_hardware("{host_memory_gib: 512}"))
+    assert [(d.code, d.severity, d.line) for d in known.diagnostics] == [("PO708", "error", 4)]
+    assert known.hardware_skipped == {} and known.hardware_note is None
+    ignored = api.lint(path, ignore=["PO708"])
+    assert ignored.hardware_skipped == {}
 
 
 def _cli(args, env):

@@ -357,7 +357,11 @@ def test_capture_sizes_empty_when_eager():
     got = cuda_graphs.capture_sizes(make(), hard)
     assert got.value == () and "hardcodes" in got.reason
     level0 = make(args={"compilation_config": {"level": 0}})
-    assert cuda_graphs.capture_sizes(level0, facts("0.9.2")).value == ()
+    assert cuda_graphs.capture_sizes(level0, facts("0.10.1.1")).value == ()
+    # up to 0.10.0 V1 sets PIECEWISE itself (vllm/config.py:4563, 0.9.2): level 0 still captures
+    assert cuda_graphs.capture_sizes(level0, facts("0.9.2")).value[:3] == (1, 2, 4)
+    assert cuda_graphs.capture_sizes(make(args={"optimization_level": "0"}), facts("0.33.0")).value == ()
+    assert cuda_graphs.capture_sizes(make(args={"optimization_level": "1"}), facts("0.33.0")).value != ()
     mode = make(args={"compilation_config": '{"cudagraph_mode": "NONE"}'})
     assert cuda_graphs.capture_sizes(mode, facts("0.12.0")).value == ()
 

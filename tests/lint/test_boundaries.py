@@ -210,6 +210,14 @@ PROBES = {
         "\"prompt_lookup_max\": 4}'"))(f)), 128, 512),
     "CAPTURE_BUDGET_APPENDED": (lambda f: 100 in predict(cuda_graphs.capture_sizes,
                                                          spec("max-num-batched-tokens: 100"))(f), False, True),
+    "CAPTURE_UNIFORM_DECODE": (lambda f: 3 in predict(cuda_graphs.capture_sizes, spec(
+        "speculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": 2, "
+        "\"prompt_lookup_max\": 2}'"))(f), False, True),
+    "V1_LEVEL_HONOURED": (lambda f: bool(predict(cuda_graphs.capture_sizes,
+                                                 spec("compilation-config: '{\"level\": 0}'"))(f)), True, False),
+    "DP_FORCES_EAGER": (predict(cuda_graphs.effective_eager, spec("data-parallel-size: 2", env=V1_ON)),
+                        False, True),
+    "DP_EAGER_ONLY_DEEPEP": (predict(cuda_graphs.effective_eager, spec("data-parallel-size: 2")), True, False),
     "CAPTURE_BLACKWELL_1024": (lambda f: max(predict(cuda_graphs.capture_sizes, spec(
         "max-num-seqs: 1024\nmax-num-batched-tokens: 8192", hardware="compute_capability: 10.0"))(f)),
         512, 1024),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -134,3 +135,33 @@ def test_cli_table_notes_why_for_every_value_that_is_not_a_plain_default(tmp_pat
     assert "max_model_len: max_model_len comes from the model's config.json" in done.output
     bad = CliRunner().invoke(app, ["explain", "--no-detect-hardware"], env={"PATCHOPS_ROOTS": ""})
     assert bad.exit_code == 2
+
+
+@pytest.mark.vllm
+def test_a_default_a_patchset_made_count_names_the_patchset_and_its_line(seed, tmp_path):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "corex")
+    wheelcache.hardcode_like_corex(site)
+    hardware = parse_hardware("4xBI-V100:32GiB:cc7.5:corex")
+    before = rows(api.explain(seed, vllm_path=site, hardware=hardware))["enforce_eager"]
+    assert (before.value, before.origin) == (True, HARDCODED)
+    api.commit_apply(api.plan_apply(["corex-eager-allreduce"], sites=[site]))
+    after = rows(api.explain(seed, vllm_path=site, hardware=hardware))
+    eager = after["enforce_eager"]
+    assert (eager.value, eager.origin) == (False, "applied by patchset corex-eager-allreduce")
+    path, line = eager.where.rsplit(":", 1)
+    assert path == str(site / "vllm" / "engine" / "arg_utils.py")
+    assert "enforce_eager=self.enforce_eager" in Path(path).read_text().splitlines()[int(line) - 1]
+    # what the user sets is still theirs; a field the patchset did not touch keeps its origin
+    stated = seed.with_name("eager.yaml")
+    stated.write_text(SEED.replace("  tensor-parallel-size: 4\n", "  tensor-parallel-size: 4\n  enforce-eager: true\n"))
+    assert rows(api.explain(stated, vllm_path=site, hardware=hardware))["enforce_eager"].origin == SET
+    assert after["block_size"].origin == "vLLM 0.8.5 default"
+    # a file changed since the patchset went in is not counted as patched
+    Path(path).write_text(Path(path).read_text() + "\n# edited\n")
+    drifted = rows(api.explain(seed, vllm_path=site, hardware=hardware))["enforce_eager"]
+    assert drifted.origin == "vLLM 0.8.5 default"
+
+
+def test_shipped_facts_have_no_patchset_origin(seed):
+    found = rows(api.explain(seed, vllm_version="0.8.5"))
+    assert not any(row.origin.startswith("applied by patchset") for row in found.values())

@@ -466,3 +466,54 @@ def test_cache_keys_on_content_not_mtime(cache_dir, tmp_path):
     path.write_text(edited)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert facts_for_copy(site).hardcoded == {"enforce_eager": "True"}
+
+
+# --- the stat stamps of a cache hit ------------------------------------------------------------
+
+
+def _count_reads(monkeypatch):
+    reads = []
+    real = facts_mod._fingerprint
+    monkeypatch.setattr(facts_mod, "_fingerprint", lambda path: reads.append(path) or real(path))
+    return reads
+
+
+def test_a_hit_on_unchanged_stamps_reads_no_input(cache_dir, tmp_path, monkeypatch):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    monkeypatch.setattr(facts_mod, "RACY_SECONDS", -3600.0)  # as if the copy were an hour old
+    first = facts_for_copy(site)
+    reads = _count_reads(monkeypatch)
+    assert facts_for_copy(site) == first
+    assert reads == []
+
+
+def test_racily_clean_inputs_get_no_stamp_and_are_read_again(cache_dir, tmp_path, monkeypatch):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    first = facts_for_copy(site)  # the copy was written just now: no stamp can be trusted
+    reads = _count_reads(monkeypatch)
+    assert facts_for_copy(site) == first
+    assert site / "vllm" / "engine" / "arg_utils.py" in reads
+
+
+def test_a_stamped_input_edited_behind_a_kept_size_and_mtime_is_noticed(cache_dir, tmp_path, monkeypatch):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    monkeypatch.setattr(facts_mod, "RACY_SECONDS", -3600.0)
+    assert facts_for_copy(site).hardcoded == {}
+    path = site / "vllm" / "engine" / "arg_utils.py"
+    before = path.stat()
+    text = path.read_text()
+    edited = text.replace("enforce_eager=self.enforce_eager,", "enforce_eager=True              ,")
+    assert len(edited) == len(text) and edited != text
+    path.write_text(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # only ctime moves
+    assert facts_for_copy(site).hardcoded == {"enforce_eager": "True"}
+
+
+def test_an_input_read_again_unchanged_is_stamped_for_the_next_hit(cache_dir, tmp_path, monkeypatch):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    first = facts_for_copy(site)              # racy: nothing stamped
+    monkeypatch.setattr(facts_mod, "RACY_SECONDS", -3600.0)
+    assert facts_for_copy(site) == first      # read again, unchanged: now stamped
+    reads = _count_reads(monkeypatch)
+    assert facts_for_copy(site) == first
+    assert reads == []

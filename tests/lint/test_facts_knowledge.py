@@ -12,7 +12,9 @@ from patchops.lint.facts import Facts, facts_for_version
 from patchops.lint.facts_extract.bool_spellings import option_inverses
 from patchops.lint.facts_extract.config_fields import nested_config_facts, value_range_facts
 from patchops.lint.facts_extract.max_len import max_len_facts
-from patchops.lint.facts_extract.registries import _registered, registry_facts
+from patchops.lint.facts_extract.guards import front_end_bounds, guard_facts
+from patchops.lint.facts_extract.parallel import parallel_facts
+from patchops.lint.facts_extract.registries import _registered, quantization_checkpoint_needs, registry_facts
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -156,3 +158,154 @@ def test_knowledge_round_trips_through_json():
     again = Facts.from_json(facts.to_json())
     assert again.registries == facts.registries and again.nested_configs == facts.nested_configs
     assert again.option_inverses == facts.option_inverses and again.max_len == facts.max_len
+
+
+# --- quantization, executors, front-end and config guards (0.33 conformance) ------------------
+
+
+def test_quantization_methods_by_version(source_of):
+    old = registry_facts(source_of("0.8.5"))
+    assert "gguf" in old["quantization"] and "quantization_deprecated" not in old
+    new = registry_facts(source_of("0.33.0"))
+    assert "gguf" not in new["quantization"] and "bitsandbytes" not in new["quantization"]
+    assert new["quantization"][:3] == ("awq", "auto_awq", "fp8")     # QuantizationMethods' order
+    assert new["quantization_deprecated"] == ("fbgemm_fp8", "fp_quant")
+
+
+def test_quantization_checkpoint_needs(source_of):
+    for version in ("0.8.5", "0.33.0"):
+        needs = quantization_checkpoint_needs(source_of(version))
+        assert set(needs["awq"]["files"]) == {"quant_config.json", "quantize_config.json"}
+        assert needs["fbgemm_fp8"] == {"class": "FBGEMMFp8Config", "missing": ["ignore_list", "input_scale_ub"]}
+        # fp8 reads no file and builds with no arguments; gguf and bitsandbytes are handled by name
+        assert "fp8" not in needs and "gguf" not in needs and "bitsandbytes" not in needs
+
+
+def test_type_checking_else_branch_is_what_runs(source_of):
+    # 0.10.x config: `QuantizationMethods = Any` in the else branch of `if TYPE_CHECKING:`.
+    assert facts_for_version("0.10.1.1").flags["quantization"].choices is None
+    assert "bogus" not in (facts_for_version("0.8.5").flags["quantization"].choices or ())
+    assert "awq" in facts_for_version("0.8.5").flags["quantization"].choices   # 0.8.5: argparse lists them
+
+
+def test_headless_api_server_bound_by_version(source_of):
+    assert front_end_bounds(source_of("0.8.5")) == {}
+    old = front_end_bounds(source_of("0.10.1.1"))["api_server_count"]
+    assert (old["le"], old["when"]) == (1, "headless")
+    new = front_end_bounds(source_of("0.33.0"))["api_server_count"]
+    assert (new["le"], new["when"]) == (0, "headless")
+    assert new["message"].startswith("--api-server-count={value} cannot be used with --headless")
+
+
+def test_resolved_and_relative_bounds_only_in_033(source_of):
+    old_src, new_src = source_of("0.10.1.1"), source_of("0.33.0")
+    old = value_range_facts(old_src, Classes(old_src))
+    new = value_range_facts(new_src, Classes(new_src))
+    assert "after" not in old.get("max_model_len", {}) and "le_field" not in old.get("long_prefill_token_threshold", {})
+    assert new["max_model_len"]["ge"] == -1 and new["max_model_len"]["after"]["ge"] == 1
+    assert new["max_model_len"]["after"]["message"].startswith("max_model_len must be a positive integer, got {type}: {value}")
+    assert new["long_prefill_token_threshold"]["le_field"] == "max_model_len"
+    assert "gpu_memory_utilization" in old and "after" not in old["gpu_memory_utilization"]  # a plain guard stays one
+
+
+def test_enum_names_and_nested_classes_of_the_compilation_config(source_of):
+    for version, extra in (("0.10.1.1", "ignore"), ("0.33.0", "reject")):
+        src = source_of(version)
+        fields = nested_config_facts(src, Classes(src))["compilation_config"]["fields"]
+        assert fields["cudagraph_mode"]["names"] == ["NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY",
+                                                     "FULL_AND_PIECEWISE"]
+        nested = fields["pass_config"]["nested"]
+        assert nested["class"] == "PassConfig" and nested["extra"] == extra
+    assert "enable_sequence_parallelism" in nested_config_facts(
+        source_of("0.10.1.1"), Classes(source_of("0.10.1.1")))["compilation_config"]["fields"]["pass_config"]["nested"]["fields"]
+    src = source_of("0.8.5")
+    old = nested_config_facts(src, Classes(src))
+    assert "cudagraph_mode" not in old["compilation_config"]["fields"]
+    assert not any("nested" in f for spec in old.values() for f in spec["fields"].values())  # not validated
+
+
+def test_executor_import_paths_and_guards_by_version(source_of):
+    assert not parallel_facts(source_of("0.10.1.1")).get("executor_by_qualname")
+    assert parallel_facts(source_of("0.12.0"))["executor_by_qualname"] is True
+    assert guard_facts(source_of("0.8.5"))["chat_template_must_exist"] == "always"
+    new = guard_facts(source_of("0.33.0"))
+    assert new["chat_template_must_exist"] == "builtin" and new["float_kv_cache_matches_dtype"] == "always"
+    assert "float_kv_cache_matches_dtype" not in guard_facts(source_of("0.30.0"))
+
+
+# --- swap space and what a plain install brings -----------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["0.6.3.post1", "0.8.5", "0.10.1.1", "0.15.0"])
+def test_swap_space_limits_read_from_the_guard(source_of, version):
+    from patchops.lint.facts_extract.guards import swap_space_limits
+
+    assert swap_space_limits(source_of(version)) == {
+        "refuse_above": 0.7, "warn_above": 0.4, "per_node": "tensor_parallel_size"}
+
+
+def test_no_swap_space_guard_once_the_flag_is_gone(source_of):
+    from patchops.lint.facts_extract.guards import swap_space_limits
+
+    assert swap_space_limits(source_of("0.20.0")) == {}
+
+
+def test_swap_space_limits_follow_an_edited_guard(tmp_path):
+    from patchops.lint.facts_extract.guards import swap_space_limits
+
+    (tmp_path / "vllm" / "config").mkdir(parents=True)
+    (tmp_path / "vllm" / "config" / "cache.py").write_text(textwrap.dedent('''
+        class CacheConfig:
+            def verify_with_parallel_config(self, parallel_config):
+                num_gpus_per_node = parallel_config.world_size
+                cpu_memory_usage = self.swap_space_bytes * num_gpus_per_node
+                if cpu_memory_usage > 0.9 * total_cpu_memory:
+                    raise ValueError("Too large swap space. " + msg)
+    '''))
+    assert swap_space_limits(Source(tmp_path)) == {"refuse_above": 0.9, "per_node": "world_size"}
+
+
+def test_required_dists_say_whether_a_plain_install_has_flashinfer(source_of):
+    from patchops.lint.facts_extract.requirements import required_dists
+
+    old, new = required_dists(source_of("0.10.1.1")), required_dists(source_of("0.12.0"))
+    assert "torch" in old and "flashinfer-python" not in old
+    assert "flashinfer-python" in new
+    assert not any(name.startswith("tensorizer") for name in new)   # extras stay out
+
+
+def test_required_dists_skip_extras_and_stop_at_the_body(tmp_path):
+    from patchops.lint.facts_extract.requirements import required_dists
+
+    info = tmp_path / "vllm-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: vllm\nRequires-Dist: Flashinfer_Python==0.2 ; platform_machine == 'x86_64'\n"
+        "Requires-Dist: ray[cgraph]>=2.4; extra == 'ray'\nRequires-Dist: torch (==2.6)\n\n"
+        "Requires-Dist: not-a-header\n")
+    assert required_dists(Source(tmp_path)) == ("flashinfer-python", "torch")
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("0.7.3", {"partial_prefills_need_chunked": "always", "pooling_without_chunked_prefill": "always"}),
+    ("0.8.5", {"partial_prefills_need_chunked": "always", "pooling_without_chunked_prefill": "v0",
+               "prefix_hash_sha256_v0": "v0"}),
+    ("0.10.1.1", {"partial_prefills_need_chunked": "always", "pooling_without_chunked_prefill": "v0",
+                  "prefix_hash_sha256_v0": "v0"}),
+    ("0.10.2", {"partial_prefills_need_chunked": "always"}),
+    ("0.30.0", {}),
+])
+def test_scheduler_and_v0_default_guards(source_of, version, expected):
+    from patchops.lint.facts_extract.guards import guard_facts
+
+    found = guard_facts(source_of(version))
+    names = ("partial_prefills_need_chunked", "pooling_without_chunked_prefill", "prefix_hash_sha256_v0")
+    assert {k: v for k, v in found.items() if k in names} == expected
+
+
+def test_a_union_of_literals_makes_some_choices_a_coin_toss():
+    """0.8.5 get_kwargs takes one Literal of Union[V0, V1] in hash order (get_type on a set)."""
+    flag = facts_for_version("0.8.5").flags["guided_decoding_backend"]
+    assert flag.chance_choices == ("lm-format-enforcer", "outlines")
+    assert set(flag.choices) == {"auto", "guidance", "lm-format-enforcer", "outlines", "xgrammar"}
+    assert facts_for_version("0.10.1.1").flags["guided_decoding_backend"].chance_choices is None

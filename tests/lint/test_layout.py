@@ -12,8 +12,9 @@ from patchops.lint.rules import ALL_RULES
 
 SRC = Path(patchops.__file__).resolve().parent
 RULES = SRC / "lint" / "rules"
-# What a rule may import from patchops: the rule API, the data it checks, and lint/vllm/.
-RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.config", "patchops.lint.facts", "patchops.lint.vllm")
+# What a rule may import from patchops: the rule API (its fix edits too), the data it checks, and lint/vllm/.
+RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.edits", "patchops.lint.config", "patchops.lint.facts",
+                "patchops.lint.vllm")
 
 
 def allowed_in_a_rule(module: str) -> bool:

@@ -148,9 +148,9 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     assert [d for d in result.diagnostics if d.code != "PO507"] == []
     assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
-                              "kv-cache-too-small"]
+                              "kv-cache-too-small", "quantization-config-not-found"]
     assert "did not run (pass --model-config FILE)" in result.model_note
-    assert api.lint(spec, vllm_version="0.8.5", ignore=["PO70"]).skipped == []
+    assert api.lint(spec, vllm_version="0.8.5", ignore=["PO70", "PO809"]).skipped == []
 
 
 def test_cli_model_config_option(tmp_path):

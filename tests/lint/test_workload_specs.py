@@ -22,7 +22,7 @@ def test_request_too_long_against_the_length_derived_from_config_json(monkeypatc
     [hit] = [d for d in result.diagnostics if d.code == "PO209"]
     assert (hit.severity, hit.line, hit.column) == ("error", 11, 3)
     assert ("prompt_tokens 31000 + max_tokens 2048 = 33048 tokens is above max_model_len 32768 (derived from "
-            "config.json max_position_embeddings 32768)") in hit.message
+            "the model's config.json, max_position_embeddings)") in hit.message
     assert hit.vllm_message.startswith("'max_tokens' or 'max_completion_tokens' is too large: 2048.")
 
 

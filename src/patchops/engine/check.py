@@ -57,6 +57,8 @@ def profile_from(hardware) -> Dict[str, Any]:
         profile["memory_gib"] = hardware.memory_gib
     if hardware.gpus is not None:
         profile["count"] = hardware.gpus
+    if hardware.host_memory_gib is not None:
+        profile["host_ram_gib"] = hardware.host_memory_gib
     return profile
 
 

@@ -26,7 +26,10 @@ class Setting:
     `reading.read_as_vllm` the canonical EngineArgs/argparse dest); `value` what vLLM's
     reader gets (YAML: `yaml.safe_load` typing; command line: the token string, or True
     for a bare flag, or a list of tokens for nargs); `raw` the scalar text exactly as
-    written (`yes`, `'8192'`), None for collections.
+    written (`yes`, `'8192'`), None for collections. `key_span` and `value_span` are the
+    (start, end) offsets of the key (or option token) and of its value in the input's text,
+    for fixes; None where the setting is not written in that text (a command's `--config`
+    file, a YAML alias or merge).
     """
 
     key: str
@@ -36,6 +39,8 @@ class Setting:
     column: int
     raw: Optional[str] = None
     source: str = "yaml"  # "yaml" | "cli" | "env"
+    key_span: Optional[Tuple[int, int]] = field(default=None, compare=False)
+    value_span: Optional[Tuple[int, int]] = field(default=None, compare=False)
 
 
 @dataclass
@@ -52,6 +57,7 @@ class ServeConfig:
     unknown: List[Setting] = field(default_factory=list)        # keys vLLM's parser will reject, filled by reading
     suppressions: Dict[int, Set[str]] = field(default_factory=dict)  # line -> codes in `# patchops: ignore[CODE]`
     lines: List[str] = field(default_factory=list)
+    text: str = ""                              # the input as read (no BOM): what spans index
     # The YAML layer vLLM's `--config` loader sees, in its order (one entry per exact key, the
     # last value winning, as in the dict yaml.safe_load returns): spec `args:`, a plain
     # config's keys (with `model:`), or the file a command passes with `--config FILE`.

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm import attention, cuda_graphs, inputs, routing, scheduler
+from patchops.lint.vllm import attention, cuda_graphs, inputs, model_len, routing, scheduler
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import release
 
-# Where a value comes from, in the words the table prints (a default reads "vLLM 0.8.5 default").
+# Where a value comes from, in the words the table prints (a default reads "vLLM 0.8.5 default",
+# a patchset's "applied by patchset NAME").
 SET, DROPPED, FORCED, HARDCODED = "set by you", "your value dropped", "forced by vLLM", "hardcoded by the fork"
+APPLIED = "applied by patchset"
 
 HARDWARE_SOURCE = "hardware"
 # Rows where the GPU does not pick a default but makes vLLM override the usual choice.
@@ -33,7 +35,7 @@ class Row:
 
     field: str
     value: Any
-    origin: str                 # SET, DROPPED, FORCED, HARDCODED or "vLLM X default"
+    origin: str                 # SET, DROPPED, FORCED, HARDCODED, "APPLIED NAME" or "vLLM X default"
     reason: str                 # why, in a sentence
     where: str = ""             # file:line:col of the user's setting (or the copy) behind it
     certain: bool = True
@@ -45,14 +47,28 @@ class Row:
                 "alternatives": list(self.alternatives)}
 
 
-def explain(cfg: ServeConfig, facts: Facts) -> List[Row]:
-    """Return the effective settings of `cfg` under `facts`, in the table's order."""
+def explain(cfg: ServeConfig, facts: Facts, applied: Optional[Dict[str, Tuple[str, str]]] = None) -> List[Row]:
+    """Return the effective settings of `cfg` under `facts`, in the table's order.
+
+    `applied` maps a field a patchset decides in the copy (the keyword it set) to (patchset
+    name, file:line in the copy); a value left to that field's default names the patchset.
+    """
     seen = read_as_vllm(cfg, facts)
     eng = routing.engine(seen, facts)
     rows = [_row(seen, facts, "engine", eng, user_field=None)]
     for name, predict in _PREDICTORS:
-        rows.append(_row(seen, facts, name, predict(seen, facts, eng), user_field=name))
+        row = _row(seen, facts, name, predict(seen, facts, eng), user_field=name)
+        rows.append(_patched(row, facts, applied or {}))
     return rows
+
+
+def _patched(row: Row, facts: Facts, applied: Dict[str, Tuple[str, str]]) -> Row:
+    """Name the patchset behind a default that a patchset made count (the fork had hardcoded it)."""
+    if row.field not in applied or not row.origin.startswith(f"vLLM {facts.version} default"):
+        return row
+    name, where = applied[row.field]
+    return dataclasses.replace(row, origin=f"{APPLIED} {name}", where=where,
+                               reason=f"patchset {name} makes vLLM read {row.field} again; {row.reason}")
 
 
 def _chunked(cfg, facts, eng):
@@ -68,7 +84,7 @@ def _seqs(cfg, facts, eng):
 
 
 def _model_len(cfg, facts, eng):
-    return inputs.max_model_len(cfg)
+    return model_len.max_model_len(cfg, facts)
 
 
 def _capture(cfg, facts, eng):
@@ -78,7 +94,7 @@ def _capture(cfg, facts, eng):
 
 
 def _eager(cfg, facts, eng):
-    return inputs.enforce_eager(cfg, facts)
+    return cuda_graphs.effective_eager(cfg, facts)
 
 
 def _prefix_caching(cfg, facts, eng):
@@ -86,9 +102,14 @@ def _prefix_caching(cfg, facts, eng):
     if stated is not None:
         return Prediction(stated, f"enable_prefix_caching {str(stated).lower()} is set",
                           fields=("enable_prefix_caching",))
+    if eng.value == routing.V1 and inputs.is_pooling(cfg):
+        # _set_default_args_v1 (0.10.1.1) / is_prefix_caching_supported (0.33.0): on for
+        # causal models with last-token pooling, which config.json alone does not tell.
+        return Prediction(False, "pooling models choose prefix caching by their pooling type",
+                          certain=False, alternatives=(True,))
     if eng.value == routing.V1:
-        return Prediction(not inputs.is_pooling(cfg), "the V1 engine turns prefix caching on "
-                          "for generative models", certain=eng.certain)
+        return Prediction(True, "the V1 engine turns prefix caching on for generative models",
+                          certain=eng.certain)
     return Prediction(False, "the V0 engine leaves prefix caching off", certain=eng.certain)
 
 

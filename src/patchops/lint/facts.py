@@ -38,6 +38,8 @@ class Flag:
     optional: bool = False           # the type maps the string "None" to None (optional_type / Optional[...] field)
     deprecated: bool = False         # add_argument(..., deprecated=True)
     known_values: Optional[Tuple[Any, ...]] = None  # Literal values argparse shows but does not enforce (`Literal | str`, 0.15+)
+    # Choices only some launches accept: get_kwargs takes one Literal of a Union in hash order (0.8.5).
+    chance_choices: Optional[Tuple[Any, ...]] = None
 
     def option_names(self) -> Tuple[str, ...]:
         """Return every long spelling argparse accepts for this flag, without dashes.
@@ -54,6 +56,10 @@ class Flag:
         out["choices"] = list(self.choices) if self.choices is not None else None
         out["aliases"] = list(self.aliases)
         out["known_values"] = list(self.known_values) if self.known_values is not None else None
+        if self.chance_choices is None:
+            del out["chance_choices"]   # rare: keep the shipped facts' lines short
+        else:
+            out["chance_choices"] = list(self.chance_choices)
         return out
 
     @classmethod
@@ -64,6 +70,8 @@ class Flag:
         data["aliases"] = tuple(data.get("aliases") or ())
         if data.get("known_values") is not None:
             data["known_values"] = tuple(data["known_values"])
+        if data.get("chance_choices") is not None:
+            data["chance_choices"] = tuple(data["chance_choices"])
         known = cls.__dataclass_fields__  # ignore keys from a newer layout
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -87,6 +95,7 @@ class Facts:
     notes: Tuple[str, ...] = ()                         # what extraction skipped: unparsable files, dynamic flags
     # Config-time knowledge outside argparse (facts_extract/knowledge.py reads each):
     registries: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # "tool_call_parser" -> registered names
+    quantization_needs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> {"files"} or {"class", "missing"}
     nested_configs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # JSON flag dest -> class, extra policy, fields
     value_ranges: Dict[str, Dict[str, Any]] = field(default_factory=dict)    # dest -> {"gt"/"le"...: bound, "message"?}
     option_inverses: Dict[str, str] = field(default_factory=dict)  # "--enable-" -> "--disable-" (0.33 EnableDisableAction)
@@ -95,6 +104,8 @@ class Facts:
     guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
     companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
+    swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
+    required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
     # _is_v1_supported_oracle's reports in source order: (feature name, "unsupported" |
     # "experimental"), or 0.12+'s _check_feature_supported: (name, "refused"); None when
     # unread (older shipped facts), () when the copy has neither.
@@ -150,6 +161,7 @@ class Facts:
             if self.capture_sizes_default is not None else None,
             "notes": list(self.notes),
             "registries": {k: list(v) for k, v in self.registries.items()},
+            "quantization_needs": self.quantization_needs,
             "nested_configs": self.nested_configs,
             "value_ranges": self.value_ranges,
             "option_inverses": self.option_inverses,
@@ -158,6 +170,8 @@ class Facts:
             "guards": self.guards,
             "companions": self.companions,
             "has_ray": self.has_ray,
+            "swap_space": self.swap_space,
+            "required_dists": list(self.required_dists),
             "v1_oracle": [list(t) for t in self.v1_oracle] if self.v1_oracle is not None else None,
             "custom_allreduce": self.custom_allreduce,
             "vendor": self.vendor,
@@ -181,6 +195,7 @@ class Facts:
             capture_sizes_default=tuple(capture) if capture is not None else None,
             notes=tuple(data.get("notes") or ()),
             registries={k: tuple(v) for k, v in (data.get("registries") or {}).items()},
+            quantization_needs=dict(data.get("quantization_needs") or {}),
             nested_configs=dict(data.get("nested_configs") or {}),
             value_ranges=dict(data.get("value_ranges") or {}),
             option_inverses=dict(data.get("option_inverses") or {}),
@@ -189,6 +204,8 @@ class Facts:
             guards=dict(data.get("guards") or {}),
             companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
+            swap_space=dict(data.get("swap_space") or {}),
+            required_dists=tuple(data.get("required_dists") or ()),
             v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
             custom_allreduce=dict(data.get("custom_allreduce") or {}),
             vendor=data.get("vendor"),
@@ -262,8 +279,51 @@ def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str]) -> Dic
             "extras": {path: _fingerprint(Path(path)) for path in extras}}
 
 
-def _inputs_unchanged(site: Path, recorded: Dict[str, Dict[str, Optional[str]]]) -> bool:
-    return _fingerprints(site, list(recorded["inputs"]), list(recorded["extras"])) == recorded
+# A file whose ctime is this close to the hashing may have been written again in the same
+# clock tick, after the read ("racily clean" in git): it gets no stamp (as verify.py).
+RACY_SECONDS = 2.0
+
+
+def _file_stamp(path: Path) -> Optional[List[int]]:
+    """Return what any write to `path` moves: device, inode, size, mtime and ctime."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _stamps(site: Path, rels: Sequence[str], hashed_at: float) -> Dict[str, List[int]]:
+    """Return the stamps of the inputs hashed at `hashed_at`, leaving out racily clean ones."""
+    stamps = {}
+    for rel in rels:
+        stamp = _file_stamp(site / rel)
+        if stamp is not None and stamp[4] / 1e9 < hashed_at - RACY_SECONDS:
+            stamps[rel] = stamp
+    return stamps
+
+
+def _inputs_read_again(site: Path, recorded: Dict[str, Dict[str, Optional[str]]],
+                       stamps: Dict[str, List[int]]) -> Optional[List[str]]:
+    """Return the inputs whose stamp moved and whose content is as recorded; None if one changed.
+
+    Any write moves a file's ctime, which no user can set back, so a file whose stamp is
+    unchanged is not read again (git's index and verify.py do the same); vendor images that
+    fix every mtime are still caught, by ctime and by content.
+    """
+    read = []
+    for rel, digest in recorded["inputs"].items():
+        path = site / rel
+        now = _file_stamp(path)
+        if (now is None and digest is None) or (now is not None and now == stamps.get(rel)):
+            continue  # still absent, or written by nobody since it was hashed
+        if _fingerprint(path) != digest:
+            return None
+        if now is not None:
+            read.append(rel)
+    if {p: _fingerprint(Path(p)) for p in recorded["extras"]} != recorded["extras"]:
+        return None
+    return read
 
 
 def _stat_list(path: Path) -> Optional[List[int]]:
@@ -278,24 +338,37 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     """Return the facts of the copy in `site_dir`, from the cache when its sources are unchanged.
 
     The cache entry lists every file extraction consulted (present or absent) with the
-    sha256 of its bytes; a hit costs one JSON read and hashing those few dozen files.
+    sha256 of its bytes and its stat stamp; a hit costs one JSON read and a stat of those few
+    dozen files (hashing only those whose stamp moved, and then re-stamping them).
     """
+    import time
+
     site = Path(site_dir).resolve()
     path = _cache_path(site, extra_paths)
     stamp = _extractor_stamp()
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
-        if entry.get("stamp") == stamp and entry.get("site") == str(site) and \
-                _inputs_unchanged(site, entry["fingerprints"]):
+        stamps = entry.get("stamps") or {}
+        hashed_at = time.time()
+        read = None
+        if entry.get("stamp") == stamp and entry.get("site") == str(site):
+            read = _inputs_read_again(site, entry["fingerprints"], stamps)
+        if read is not None:
+            fresh = _stamps(site, read, hashed_at)
+            if fresh:  # stamp what was read again and is no longer racily clean
+                entry["stamps"] = {**stamps, **fresh}
+                write_json(path, entry)
             return Facts.from_dict(entry["facts"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
 
     from patchops.lint import facts_extract
 
+    hashed_at = time.time()
     facts, inputs = facts_extract.extract(site, extra_paths)
     fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths])
-    entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints, "facts": facts.to_dict()}
+    entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints,
+             "stamps": _stamps(site, sorted(inputs), hashed_at), "facts": facts.to_dict()}
     write_json(path, entry)  # a read-only home: facts are still correct, only slower next time
     return facts
 

@@ -88,7 +88,7 @@ def read_command(cfg: ServeConfig, text: str, base_dir: str,
     def env_setting(word: Word, name: str, value: str) -> Setting:
         line, column = lines.position(word.start)
         return Setting(key=name, name=name, value=value, line=line, column=column,
-                       raw=word.raw, source="env")
+                       raw=word.raw, source="env", key_span=(word.start, word.end))
 
     launch: Optional[Tuple[List[Word], int, int, str]] = None
     for words in lexer.commands(variables):
@@ -153,7 +153,8 @@ def read_command(cfg: ServeConfig, text: str, base_dir: str,
     for word in words[first_arg:]:
         line, column = lines.position(word.start)
         tokens.append(Setting(key=word.text, name=word.text, value=word.text, line=line,
-                              column=column, raw=word.raw, source="cli"))
+                              column=column, raw=word.raw, source="cli",
+                              key_span=(word.start, word.end)))
     _read_argv(cfg, tokens, cwd, include)
 
 
@@ -194,7 +195,8 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
             target = tokens[index + 1]
             cfg.config_file = Setting(key="--config", name="config", value=target.value,
                                       line=target.line, column=target.column, raw=target.raw,
-                                      source="cli")
+                                      source="cli", key_span=token.key_span,
+                                      value_span=target.key_span)
             index += 2
             continue
         argv.append(token)
@@ -215,6 +217,7 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
                                     column=token.column, raw=token.raw, source="cli")
             continue
         value: Any
+        value_span = None
         if text.startswith("--") and "=" in text:
             key, value = text.split("=", 1)
         elif text.startswith("-O") and not text.startswith("--") and len(text) > 2:
@@ -222,13 +225,17 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
         else:
             key = text
             values = []
+            taken = index
             while index < len(argv) and not is_option(argv[index].value):
                 values.append(argv[index].value)
                 index += 1
             value = True if not values else values[0] if len(values) == 1 else values
+            if values:
+                value_span = (argv[taken].key_span[0], argv[index - 1].key_span[1])  # type: ignore[index]
         name = normalize_key(key)
         setting = Setting(key=key, name=name, value=value, line=token.line,
-                          column=token.column, raw=token.raw, source="cli")
+                          column=token.column, raw=token.raw, source="cli",
+                          key_span=token.key_span, value_span=value_span)
         if name == "model":
             cfg.model = setting
             continue

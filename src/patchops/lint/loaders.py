@@ -79,7 +79,7 @@ def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None
     if kind is None:
         keys = {e.key.value for e in root.entries if isinstance(e.key.value, str)}
         kind = "spec" if keys & set(SPEC_ONLY_KEYS) else "config"
-    cfg = ServeConfig(path=path, kind=kind, lines=text.splitlines(),
+    cfg = ServeConfig(path=path, kind=kind, lines=text.splitlines(), text=text,
                       suppressions=find_suppressions(text))
     if kind == "spec":
         read_spec(cfg, root)
@@ -91,7 +91,7 @@ def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None
 def load_command(cmd: str, *, path: str = "<command>", base_dir: Optional[str] = None) -> ServeConfig:
     """Read a launch command (one line or a shell script) that runs `vllm serve` or the api_server."""
     text = yamlread.check_text(cmd, path)
-    cfg = ServeConfig(path=path, kind="command", lines=text.splitlines(),
+    cfg = ServeConfig(path=path, kind="command", lines=text.splitlines(), text=text,
                       suppressions=find_suppressions(text))
     if base_dir is None:
         parent = os.path.dirname(path)

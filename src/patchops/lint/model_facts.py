@@ -22,6 +22,7 @@ HEAD_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
 KV_HEAD_KEYS = ("num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num")
 LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
 HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model")
+MULTIMODAL_KEYS = ("vision_config", "audio_config", "visual", "vision_tower")
 EXPERT_KEYS = ("moe_num_experts", "num_experts", "n_routed_experts", "num_local_experts")
 
 
@@ -32,6 +33,10 @@ class ModelFacts:
     path: str                                   # the config.json read
     text_config: Dict[str, Any] = field(default_factory=dict)  # hf_text_config: text_config of a multimodal model, else the whole file
     tokenizer_max_length: Optional[int] = None  # tokenizer_config.json model_max_length, beside config.json
+    multimodal: bool = False                    # a vision/audio tower or a nested text config (V0 will not chunk it)
+    # config.json carries quantization_config (also of its text_config) or compression_config,
+    # which get_quant_config reads before looking for a quantization file beside it.
+    quant_config_inline: bool = False
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -85,6 +90,11 @@ class ModelFacts:
         if isinstance(window, list):
             window = min((w for w in window if isinstance(w, int)), default=None)
         return window if isinstance(window, int) and not isinstance(window, bool) else None
+
+    @property
+    def uses_mla(self) -> bool:
+        """DeepSeek-style multi-head latent attention (`kv_lora_rank`): V0 will not chunk it."""
+        return self.text_config.get("kv_lora_rank") is not None
 
     @property
     def dtype(self) -> Optional[str]:
@@ -155,7 +165,13 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
             text = inner.get("text_config", inner) if nested == "thinker_config" else inner
             if isinstance(text, dict) and "model_type" not in text and "model_type" in data:
                 text = dict(text, model_type=data["model_type"])
-    return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length)
+    architectures = data.get("architectures") if isinstance(data.get("architectures"), list) else []
+    multimodal = text is not data or any(key in data for key in MULTIMODAL_KEYS) or any(
+        isinstance(a, str) and ("ConditionalGeneration" in a or "VL" in a) for a in architectures)
+    inline = any(isinstance(d, dict) and (d.get("quantization_config") is not None)
+                 for d in (data, data.get("text_config"))) or data.get("compression_config") is not None
+    return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length,
+                      multimodal=multimodal, quant_config_inline=inline)
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:

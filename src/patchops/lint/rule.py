@@ -15,6 +15,32 @@ if TYPE_CHECKING:
     from patchops.lint.facts import Facts
 
 SEVERITIES = ("error", "warning", "info")
+# How sure a fix is, as ruff names it: "safe" keeps what the user meant and `lint --fix`
+# applies it; "unsafe" changes what vLLM does and needs `--unsafe-fixes`.
+APPLICABILITIES = ("safe", "unsafe")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] of the linted input with `content` (offsets into ServeConfig.text).
+
+    `start_at` and `end_at` are the same places as 1-based (line, column), for JSON and SARIF.
+    """
+
+    start: int
+    end: int
+    content: str
+    start_at: Tuple[int, int]
+    end_at: Tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The edits that resolve one finding, applied together or not at all."""
+
+    applicability: str
+    edits: Tuple[Edit, ...]
+    title: str                         # what it does, e.g. "write `true`"
 
 
 @dataclass(frozen=True)
@@ -29,8 +55,9 @@ class Diagnostic:
     severity: str
     message: str
     fields: Tuple[str, ...] = ()
-    fix: Optional[str] = None
+    fix: Optional[str] = None          # the suggestion, in words
     vllm_message: Optional[str] = None
+    autofix: Optional[Fix] = None      # the edits `lint --fix` makes, when they are exact
 
     def named_by(self, selector: str) -> bool:
         """Return whether `selector` (a code, prefix or rule name, as in ignore[...]) names this rule."""
@@ -56,6 +83,7 @@ class Example:
     severity: Optional[str] = None
     facts: dict = field(default_factory=dict)  # overrides of Facts fields, e.g. {"has_flash_attn": False}
     model: Optional[dict] = None  # the model's config.json, for rules that read it (model_facts.py)
+    fixed: Optional[str] = None
 
 
 def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
@@ -78,6 +106,9 @@ class Rule:
     # "later" (worker start-up, KV-cache sizing, graph capture, a request).
     stage: ClassVar[str] = "config"
     reads_model: ClassVar[bool] = False   # needs the model's config.json (skipped, and said so, without it)
+    reads_hardware: ClassVar[Tuple[str, ...]] = ()  # `hardware.*` fields it needs (skipped, and said so, without them)
+    # The applicability of the fix some findings carry ("safe" / "unsafe"), None for none.
+    fixable: ClassVar[Optional[str]] = None
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
 
@@ -109,10 +140,21 @@ class Rule:
 
     def diagnostic(self, cfg: "ServeConfig", at, message: str, *, fields: Sequence[str] = (),
                    fix: Optional[str] = None, severity: Optional[str] = None,
-                   vllm_message: Optional[str] = None) -> Diagnostic:
-        """Build a Diagnostic for this rule positioned at `at` (a Setting, a (line, col) or None)."""
+                   vllm_message: Optional[str] = None,
+                   edits: Sequence[Optional[Edit]] = (), edit_title: str = "") -> Diagnostic:
+        """Build a Diagnostic for this rule positioned at `at` (a Setting, a (line, col) or None).
+
+        `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind; when
+        one of them is None (the text cannot be edited exactly there) there is no autofix.
+        """
         line, column = cfg.position_of(at)
+        autofix = None
+        if edits and all(e is not None for e in edits):
+            if self.fixable not in APPLICABILITIES:
+                raise TypeError(f"{self.code} returns edits but declares no `fixable`")
+            autofix = Fix(self.fixable, tuple(edits), edit_title or fix or "")  # type: ignore[arg-type]
         return Diagnostic(file=cfg.path, line=line, column=column, code=self.code, name=self.name,
                           severity=severity or self.severity, message=message,
                           fields=tuple(fields), fix=fix,
-                          vllm_message=vllm_message if vllm_message is not None else self.vllm_message)
+                          vllm_message=vllm_message if vllm_message is not None else self.vllm_message,
+                          autofix=autofix)

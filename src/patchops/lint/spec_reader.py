@@ -22,7 +22,7 @@ SPEC_ONLY_KEYS = ("args", "env", "vllm", "hardware", "workload", "entrypoint")
 CONTEXT_SCHEMA: Dict[str, Dict[str, str]] = {
     "vllm": {"version": "text", "python": "text"},
     "hardware": {"gpus": "pos_int", "memory_gib": "pos_number", "platform": "text",
-                 "compute_capability": "cc", "name": "text"},
+                 "compute_capability": "cc", "name": "text", "host_memory_gib": "pos_number"},
     "workload": {"concurrency": "int_list", "max_tokens": "pos_int", "prompt_tokens": "pos_int",
                  "tools": "bool"},
 }
@@ -52,7 +52,17 @@ def _setting(key: str, name: str, entry: YEntry, source: str = "yaml") -> Settin
     else:
         value, raw = yamlread.to_python(node), None
     return Setting(key=key, name=name, value=value, line=entry.key.line,
-                   column=entry.key.column, raw=raw, source=source)
+                   column=entry.key.column, raw=raw, source=source, **spans(entry))
+
+
+def spans(entry: YEntry) -> Dict[str, Any]:
+    """Return the key_span and value_span of an entry written where it stands (not merged in)."""
+    key, value = entry.key, entry.value
+    if entry.merged or key.start < 0:
+        return {}
+    written = value.start >= key.end     # an alias's node sits at its anchor, earlier
+    return {"key_span": (key.start, key.end),
+            "value_span": (value.start, value.end) if written else None}
 
 
 def _nested_duplicates(cfg: ServeConfig, node: YNode, prefix: str) -> None:
@@ -190,7 +200,7 @@ def read_spec(cfg: ServeConfig, root: YMap) -> None:
             raw = item.value.raw if isinstance(item.value, YScalar) else None
             cfg.context[f"{section}.{key}"] = Setting(
                 key=key, name=f"{section}.{key}", value=value, line=item.key.line,
-                column=item.key.column, raw=raw, source="yaml")
+                column=item.key.column, raw=raw, source="yaml", **spans(item))
 
 
 def _env_setting(path: str, entry: YEntry) -> Setting:
@@ -203,7 +213,7 @@ def _env_setting(path: str, entry: YEntry) -> Setting:
     # `true` means "true", not Python's True).
     value = "" if node.tag == yamlread.NULL_TAG and not node.quoted else node.text
     return Setting(key=name, name=name, value=value, line=entry.key.line,
-                   column=entry.key.column, raw=node.raw, source="env")
+                   column=entry.key.column, raw=node.raw, source="env", **spans(entry))
 
 
 _ABSENT = object()

@@ -44,6 +44,8 @@ class YScalar:
     line: int
     column: int
     quoted: bool = False
+    start: int = -1          # offsets of the node in the text, -1 when not written here (an alias)
+    end: int = -1
 
 
 @dataclass
@@ -51,6 +53,8 @@ class YSeq:
     items: List["YNode"]
     line: int
     column: int
+    start: int = -1
+    end: int = -1
 
 
 @dataclass
@@ -67,6 +71,8 @@ class YMap:
     entries: List[YEntry]
     line: int
     column: int
+    start: int = -1
+    end: int = -1
 
     def last(self) -> Dict[Any, YEntry]:
         """Return entries by key value, the last one winning (as safe_load does)."""
@@ -262,6 +268,7 @@ class _Builder:
         self.path = path
         self.count = 0
         self.active: set = set()
+        self.placed: set = set()     # nodes already given their offsets: an alias repeats them
         self.constructor = SafeConstructor()
 
     def fail(self, node: Node, message: str) -> LintInputError:
@@ -287,12 +294,13 @@ class _Builder:
                 if node.tag != SEQ_TAG:
                     raise self.fail(node, f"the tag `{_short_tag(node.tag)}` is not supported "
                                           "here; write a plain list")
-                return YSeq([self.build(child, depth + 1) for child in node.value], line, column)
+                return YSeq([self.build(child, depth + 1) for child in node.value], line, column,
+                            *self.offsets(node))
             if isinstance(node, MappingNode):
                 if node.tag != MAP_TAG:
                     raise self.fail(node, f"the tag `{_short_tag(node.tag)}` is not supported "
                                           "here; write a plain mapping")
-                return YMap(self.entries(node, depth), line, column)
+                return YMap(self.entries(node, depth), line, column, *self.offsets(node))
         finally:
             self.active.discard(id(node))
         raise self.fail(node, "unsupported YAML node")  # pragma: no cover
@@ -329,9 +337,21 @@ class _Builder:
         except (ValueError, TypeError, OverflowError) as exc:
             raise self.fail(node, f"cannot read this value: {exc}") from None
         raw = self.text[node.start_mark.index:node.end_mark.index]
+        start, end = self.offsets(node)
         return YScalar(value=value, text=node.value, raw=raw, tag=node.tag,
                        line=node.start_mark.line + 1, column=node.start_mark.column + 1,
-                       quoted=node.style in ("'", '"'))
+                       quoted=node.style in ("'", '"'), start=start, end=end)
+
+    def offsets(self, node: Node) -> Tuple[int, int]:
+        """Return (start, end) of `node` in the text the first time it is built, else (-1, -1).
+
+        A node built again is an alias (`*x`): its text is the anchor's, written elsewhere; a
+        node with an anchor or tag in front (`&x on`, `!!str 1`) has no span of its own value.
+        """
+        if id(node) in self.placed or self.text[node.start_mark.index:node.start_mark.index + 1] in ("&", "!"):
+            return (-1, -1)
+        self.placed.add(id(node))
+        return (node.start_mark.index, node.end_mark.index)
 
 
 def read_yaml(text: str, path: str) -> Optional[YNode]:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from patchops import faults
 from patchops.errors import DriftError
 from patchops.patching import rewriting
-from patchops.patching.states import APPLIED, REPLACED, outside_range
+from patchops.patching.states import (APPLIED, APPLIES, DRIFT, NOT_APPLICABLE, REPLACED, SATISFIED,
+                                      outside_range)
 from patchops.patching.targets import Target, recover_stores, unique_targets
-from patchops.rewrite import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
 from patchops.store import Store, now, sha256, short
 from patchops.store_state import FileEntry, SatisfiedRecord, State
 

@@ -24,14 +24,15 @@ def load_patchsets(copies: Sequence["VllmCopy"], names: Sequence[str],
 
 
 def named_or_recorded(name: str, dirs: Sequence[Path], stores: Sequence[Store]) -> "Patchset":
-    from patchops.patchset import UnknownPatchset, get_patchset, load_patchset_text
+    from patchops import patchset_index
+    from patchops.patchset import UnknownPatchset
 
     try:
-        return get_patchset(name, dirs=tuple(dirs))
+        return patchset_index.get(name, dirs=tuple(dirs))
     except UnknownPatchset:
         for store in stores:
             source = store.read_state().patchsets.get(name) if store.exists() else None
             if source is not None:
                 text = store.get_object(source.sha).decode("utf-8")
-                return load_patchset_text(text, Path(source.path))
+                return patchset_index.load_text(text, Path(source.path))
         raise

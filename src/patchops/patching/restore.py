@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from patchops.errors import DriftError, PatchopsError, PatchsetError
 from patchops.patching import rewriting
 from patchops.patching.recorded import named_or_recorded
+from patchops.patching.states import APPLIES, NOT_APPLICABLE, SATISFIED
 from patchops.patching.targets import Target, unique_targets
 from patchops.recovery import recover
-from patchops.rewrite import APPLIES, NOT_APPLICABLE, SATISFIED
 from patchops.store import Store, sha256, short
 from patchops.store_state import FileEntry, State
 from patchops.transaction import Change, transact

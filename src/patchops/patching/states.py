@@ -1,4 +1,4 @@
-"""The states a plan and a status report, and the phrases both use."""
+"""The states a rewrite, a plan and a status report, and the phrases plan and status share."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from patchops.patchset import Patchset
 
-# Per (copy, patchset) in a plan, and per file while planning: rewrite's states (applies,
-# satisfied, drift, not-applicable) plus this one.
-APPLIED = "applied"                # patchops already applied it; nothing to do
+# What a patchset finds in one file (patchops.rewrite), and per (copy, patchset) in a plan.
+APPLIES = "applies"                # some site pristine, none drifted: the file will change
+SATISFIED = "satisfied"            # every site already holds the wanted code
+DRIFT = "drift"                    # a site holds something else, or the site count is off
+NOT_APPLICABLE = "not-applicable"  # the vLLM version is outside the patchset's (or ops') range
+APPLIED = "applied"                # in a plan only: patchops already applied it; nothing to do
 
 # Status states.
 ST_APPLIED = "applied"

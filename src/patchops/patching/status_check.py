@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from patchops.errors import FileIOError, LockedError, PatchopsError
 from patchops.patching import rewriting
-from patchops.patching.states import (HAND_EDITED, REPLACED, ST_APPLIED, ST_DRIFTED, ST_NOT_APPLICABLE,
-                                      ST_NOT_APPLIED, ST_SATISFIED, outside_range)
+from patchops.patching.states import (APPLIES, DRIFT, HAND_EDITED, REPLACED, SATISFIED, ST_APPLIED,
+                                      ST_DRIFTED, ST_NOT_APPLICABLE, ST_NOT_APPLIED, ST_SATISFIED,
+                                      outside_range)
 from patchops.patching.targets import Target, unique_targets
 from patchops.recovery import pending, recover
-from patchops.rewrite import APPLIES, DRIFT, SATISFIED
 from patchops.safe_fs import io_error
 from patchops.store import Store, sha256, short
 from patchops.store_state import FileEntry

@@ -10,9 +10,9 @@ from patchops.lint.rules.flashinfer_not_installed import (MSG_IMPORT, MSG_MODEL_
 from lintkit import findings
 
 
-def lint(backend, vllm, has_flashinfer=False):
+def lint(backend, vllm, has_flashinfer=False, **facts):
     text = f"model: m\nenv:\n  VLLM_ATTENTION_BACKEND: {backend}\n"
-    return findings(FlashinferNotInstalled.code, text, vllm, has_flashinfer=has_flashinfer)
+    return findings(FlashinferNotInstalled.code, text, vllm, has_flashinfer=has_flashinfer, **facts)
 
 
 def test_message_by_version_and_name():
@@ -23,10 +23,20 @@ def test_message_by_version_and_name():
 
 
 def test_unknown_presence_is_an_info_note():
-    found = lint("FLASHINFER", "0.8.5", has_flashinfer=None)
+    found = lint("FLASHINFER", "0.8.5", has_flashinfer=None, required_dists=())
     assert [d.severity for d in found] == ["info"]
     assert "cannot tell" in found[0].message
     assert lint("FLASHINFER", "0.8.5", has_flashinfer=True) == []
+
+
+def test_shipped_facts_answer_with_the_wheels_dependencies():
+    [found] = lint("FLASHINFER", "0.10.1.1", has_flashinfer=None)
+    assert found.severity == "error"
+    assert "not among the dependencies of the vLLM 0.10.1.1 wheel" in found.message
+    assert "--vllm SITE_PACKAGES" in found.fix
+    # 0.12.0 requires flashinfer-python; an inspected copy wins over the wheel's list.
+    assert lint("FLASHINFER", "0.12.0", has_flashinfer=None) == []
+    assert [d.severity for d in lint("FLASHINFER", "0.12.0", has_flashinfer=False)] == ["error"]
 
 
 def test_names_this_version_does_not_know_are_left_to_po501():

@@ -56,4 +56,4 @@ def test_a_derived_max_model_len_names_its_config_json_key():
     from patchops.lint.runner import lint_example
 
     [hit] = [d for d in lint_example(Example(DERIVED % 31745, vllm="0.10.1.1", model=QWEN_7B)) if d.code == "PO209"]
-    assert "above max_model_len 32768 (derived from config.json max_position_embeddings 32768)" in hit.message
+    assert "above max_model_len 32768 (derived from the model's config.json, max_position_embeddings)" in hit.message

@@ -233,6 +233,7 @@ class ArgumentReader:
             default = {"store_true": False, "store_false": True}.get(action)
         choices = kw.get("choices")
         known = kw.get("known_values")
+        chance = kw.get("chance_choices")
         type_name = kw.get("type")
         if action in ("store", "append") and type_name is None:
             type_name = "str"  # argparse hands the raw string over
@@ -249,6 +250,7 @@ class ArgumentReader:
             optional=bool(kw.get("optional")),
             deprecated=bool(kw.get("deprecated")),
             known_values=tuple(jsonable(list(known))) if known is not None else None,
+            chance_choices=tuple(jsonable(list(chance))) if chance is not None else None,
         )
 
 

@@ -8,7 +8,8 @@ Two kinds of knowledge argparse does not hold, read from the config dataclasses 
   a pydantic dataclass ignores it unless its config says `extra="forbid"`);
 * ranges of plain flags that the config classes check after parsing: pydantic
   `Field(gt=0, le=1)` (0.12+) and the generic guards `if self.x > 1.0: raise ValueError(...)`
-  at the top of `__post_init__` / `_verify_args` (0.6.3 - 0.11).
+  at the top of `__post_init__` / `_verify_args` (0.6.3 - 0.11; config_guards reads them),
+  plus the choices of `field_validator`s and the enum names they look values up by.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import ast
 from typing import Any, Dict, List, Optional, Tuple
 
 from patchops.lint.facts_extract import ARG_UTILS
+from patchops.lint.facts_extract.config_guards import (constant_guards, literal_number, relation_guards,
+                                                       string_pieces)
 from patchops.lint.facts_extract.source_tree import Module, Source
 from patchops.lint.facts_extract.source_tree import last_name as _last_name
 from patchops.lint.facts_extract.static_eval import Classes, Hints
@@ -28,9 +31,6 @@ RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfi
 CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm.config.parallel",
                   "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation")
 BOUNDS = ("gt", "ge", "lt", "le")
-# `if self.x OP c: raise` rejects values on that side; the bound that stays allowed.
-_GUARD_BOUND = {ast.Gt: "le", ast.GtE: "lt", ast.Lt: "ge", ast.LtE: "gt"}
-GUARD_METHODS = ("__post_init__", "_verify_args", "verify_args")
 
 
 def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
@@ -39,20 +39,62 @@ def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, An
     hints = Hints(classes)
     for dest, class_name in NESTED_CONFIGS.items():
         found = _find_config_class(src, class_name)
-        if found is None:
-            continue
-        mod, cls = found
-        pydantic = _is_pydantic(src, mod, cls, classes)
-        fields: Dict[str, Dict[str, Any]] = {}
-        for name, info in classes.fields(mod, cls).items():
-            if name.startswith("_") or _init_false(info.value):
-                continue
-            fields[name] = _field_summary(hints.atoms(info.annotation, info.mod), info.value)
-            if "SkipValidation" in ast.dump(info.annotation):
-                fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
-        out[dest] = {"class": class_name, "extra": _extra_policy(src, mod, cls, pydantic),
-                     "validated": pydantic, "fields": fields}
+        if found is not None:
+            out[dest] = _class_spec(src, classes, hints, *found, depth=0)
     return out
+
+
+def _class_spec(src: Source, classes: Classes, hints: Hints, mod: Module, cls: ast.ClassDef,
+                depth: int) -> Dict[str, Any]:
+    """Return {"class", "extra", "validated", "fields"} of one config class.
+
+    A field whose type is itself a config dataclass carries that class's spec as "nested"
+    (one level: `pass_config` of the compilation config), and a field a validator parses as
+    an enum by name (`CUDAGraphMode[value.upper()]`) carries the member "names".
+    """
+    pydantic = _is_pydantic(src, mod, cls, classes)
+    enums = dict(_enum_validators(src, mod, cls, classes))
+    fields: Dict[str, Dict[str, Any]] = {}
+    for name, info in classes.fields(mod, cls).items():
+        if name.startswith("_") or _init_false(info.value):
+            continue
+        fields[name] = _field_summary(hints.atoms(info.annotation, info.mod), info.value)
+        if "SkipValidation" in ast.dump(info.annotation):
+            fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
+        if name in enums:
+            fields[name]["names"] = enums[name]
+        inner = src.entity(info.annotation, info.mod) if isinstance(
+            info.annotation, (ast.Name, ast.Attribute)) else None
+        if depth == 0 and pydantic and inner is not None and inner[0] == "class" and \
+                classes.is_dataclass(inner[1], inner[2]):
+            fields[name]["nested"] = _class_spec(src, classes, hints, inner[1], inner[2], depth + 1)
+    return {"class": cls.name, "extra": _extra_policy(src, mod, cls, pydantic),
+            "validated": pydantic, "fields": fields}
+
+
+def _enum_validators(src: Source, mod: Module, cls: ast.ClassDef, classes: Classes):
+    """Yield (field, enum member names) for validators that return `Enum[value.upper()]`.
+
+    A name outside the enum then fails with pydantic wrapping `KeyError: 'BOGUS'` (0.10.1+
+    `cudagraph_mode`); the lookup is by upper-cased name, so any case is accepted.
+    """
+    for stmt in cls.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        names = [a.value for deco in stmt.decorator_list if isinstance(deco, ast.Call)
+                 and _last_name(deco.func) == "field_validator"
+                 for a in deco.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not names:
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                    isinstance(node.slice, ast.Call) and isinstance(node.slice.func, ast.Attribute) \
+                    and node.slice.func.attr == "upper":
+                found = src.entity(node.value, mod)
+                if found is not None and found[0] == "class" and classes.is_enum(found[1], found[2]):
+                    members = [m for m, _ in classes.enum_members(found[1], found[2])]
+                    for name in names:
+                        yield name, members
 
 
 def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:
@@ -80,14 +122,30 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
             bounds = _field_bounds(info.value)
             if bounds and mapped[name]:
                 out.setdefault(mapped[name], {"class": class_name, "how": "pydantic Field"}).update(bounds)
-        for guard_field, bound, value, message in _guards(cls):
-            # Before 0.8 the configs are plain classes (no annotated fields): same-name dests.
+        for guard_field, bound, value, message, method in constant_guards(cls):
             dest = mapped.get(guard_field) or (guard_field if (None, guard_field) in dests else None)
+            if method == "after" and dest in out and out[dest]["how"] == "pydantic Field":
+                # A model_validator(mode="after") sees the value vLLM resolved (`-1` -> the
+                # derived length): kept apart from the Field bounds on what the user writes.
+                out[dest]["after"] = {bound: value, **({"message": message} if message else {})}
+                continue
+            if method != "named":
+                continue
+
+            # Before 0.8 the configs are plain classes (no annotated fields): same-name dests.
             if dest and dest not in out and dest in passed:
                 entry = {"class": class_name, "how": "guard", bound: value}
                 if message:
                     entry["message"] = message
                 out[dest] = entry
+        for guard_field, other, message in relation_guards(cls):
+            dest = mapped.get(guard_field)
+            other_dest = mapped.get(other) or (other if (None, other) in dests else None)
+            if dest and other_dest and dest in passed:
+                entry = out.setdefault(dest, {"class": class_name, "how": "guard"})
+                entry["le_field"] = other_dest
+                if message:
+                    entry["le_field_message"] = message
         for name, message in _choice_validators(cls):
             dest = mapped.get(name)
             if not dest or name not in fields:
@@ -157,7 +215,7 @@ def _message_prefix(raise_stmt: ast.Raise) -> Optional[str]:
     if not (isinstance(exc, ast.Call) and exc.args):
         return None
     text = ""
-    for piece in _string_pieces(exc.args[0]):
+    for piece in string_pieces(exc.args[0]):
         if not (isinstance(piece, ast.Constant) and isinstance(piece.value, str)):
             break
         text += piece.value
@@ -271,73 +329,7 @@ def _field_bounds(value: Optional[ast.AST]) -> Dict[str, Any]:
     out = {}
     for kw in value.keywords:
         if kw.arg in BOUNDS:
-            number = _number(kw.value)
+            number = literal_number(kw.value)
             if number is not None:
                 out[kw.arg] = number
     return out
-
-
-def _number(expr: ast.AST) -> Optional[float]:
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) \
-            and not isinstance(expr.value, bool):
-        return expr.value
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = _number(expr.operand)
-        return -inner if inner is not None else None
-    return None
-
-
-# -- guards ------------------------------------------------------------------------------------
-
-
-def _guards(cls: ast.ClassDef):
-    """Yield (field, bound, value, message) for `if self.f OP const: raise E(msg)` guards.
-
-    Only unconditional guards at the top of the method body count: a guard nested under
-    another condition depends on more than the value.
-    """
-    for stmt in cls.body:
-        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in GUARD_METHODS):
-            continue
-        for node in stmt.body:
-            if not (isinstance(node, ast.If) and not node.orelse and node.body
-                    and isinstance(node.body[0], ast.Raise)):
-                continue
-            test = node.test
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-                    and type(test.ops[0]) in _GUARD_BOUND):
-                continue
-            left, right = test.left, test.comparators[0]
-            if not (isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name)
-                    and left.value.id == "self"):
-                continue
-            value = _number(right)
-            if value is None:
-                continue
-            yield left.attr, _GUARD_BOUND[type(test.ops[0])], value, \
-                _message(node.body[0], left.attr)
-
-
-def _message(raise_stmt: ast.Raise, field: str) -> Optional[str]:
-    """Return the raised message with `{value}` where the field's value is interpolated."""
-    exc = raise_stmt.exc
-    if not (isinstance(exc, ast.Call) and exc.args):
-        return None
-    parts: List[str] = []
-    for piece in _string_pieces(exc.args[0]):
-        if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
-            parts.append(piece.value)
-        elif isinstance(piece, ast.FormattedValue) and isinstance(piece.value, ast.Attribute) \
-                and piece.value.attr == field:
-            parts.append("{value}")
-        else:
-            return None
-    return "".join(parts)
-
-
-def _string_pieces(expr: ast.AST) -> List[ast.AST]:
-    if isinstance(expr, ast.JoinedStr):
-        return list(expr.values)
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        return _string_pieces(expr.left) + _string_pieces(expr.right)
-    return [expr]

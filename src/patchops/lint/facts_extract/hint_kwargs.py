@@ -128,8 +128,8 @@ def _literal_values(atoms: Iterable[tuple]) -> Optional[Tuple[Any, ...]]:
     """Merge every Literal in a union into one sorted tuple, or None if there is none.
 
     vLLM picks *one* Literal out of a set (get_type), so for Union[LiteralA, LiteralB] its
-    choices depend on hash order (0.8.5 guided_decoding_backend); the union of both never
-    rejects a value vLLM might accept.
+    choices depend on hash order (0.8.5 guided_decoding_backend): a value in only some of the
+    Literals is accepted in some launches and refused in others (`chance_choices`).
     """
     values: List[Any] = []
     found = False
@@ -179,6 +179,10 @@ def kwargs_from_hints(atoms: Set[tuple], name: str, style: KwargsStyle) -> Dict[
             kw["known_values"] = sorted_values(values)
         else:
             kw["choices"] = sorted_values(values)
+            sets = [set(a[1]) for a in atoms if a[0] == "literal"]
+            chance = [v for v in values if not all(v in found for found in sets)]
+            if len(sets) > 1 and chance:
+                kw["chance_choices"] = sorted_values(chance)
     elif has("tuple"):
         tup = first_atom(atoms, "tuple")
         kw["type"] = _simple_type(tup[1])  # type: ignore[index]

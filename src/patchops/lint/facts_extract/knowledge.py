@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict
 from patchops.lint.facts import Flag
 
 from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, oracle, parallel,
-                                         registries)
+                                         registries, requirements)
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -23,14 +23,19 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
     """Return the Facts fields read here, by name (`has_ray`: ray beside the copy)."""
     return {
         "registries": guarded("parser registries", lambda: registries.registry_facts(src), {}),
+        "quantization_needs": guarded("quantization checkpoint needs",
+                                      lambda: registries.quantization_checkpoint_needs(src), {}),
         "nested_configs": guarded("nested config fields",
                                   lambda: config_fields.nested_config_facts(src, classes), {}),
-        "value_ranges": guarded("value ranges", lambda: config_fields.value_range_facts(src, classes), {}),
+        "value_ranges": guarded("value ranges", lambda: {
+            **guards.front_end_bounds(src), **config_fields.value_range_facts(src, classes)}, {}),
         "option_inverses": guarded("boolean flag spellings", lambda: bool_spellings.option_inverses(src), {}),
         "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
         "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
         "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
+        "swap_space": guarded("swap space limits", lambda: guards.swap_space_limits(src), {}),
+        "required_dists": guarded("required distributions", lambda: requirements.required_dists(src), ()),
         "has_ray": has_ray,
         "v1_oracle": guarded("V1 oracle", lambda: _pairs(oracle.oracle_facts(src)), None),
         "custom_allreduce": guarded("custom all-reduce", lambda: oracle.custom_allreduce_facts(src), {}),

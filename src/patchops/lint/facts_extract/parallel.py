@@ -5,6 +5,10 @@
 is missing; from 0.12 the same branch raises outright ("Tensor parallel size (8) cannot be
 larger than ...", 0.15+: "World size (8) is larger than ..."). Read from the copy: the action
 of that branch, and whether the wheel's metadata makes Ray a dependency (0.6.3-0.15 do).
+
+Also whether a `--distributed-executor-backend` name outside the built-in ones is taken for
+the import path of an Executor class (`resolve_obj_by_qualname` in `Executor.get_class`, 0.2x+:
+a bare `bogus` fails with "not enough values to unpack") rather than refused by argparse.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any, Dict, Optional
 from patchops.lint.facts_extract.source_tree import Source
 
 PARALLEL_FILES = ("vllm/config/parallel.py", "vllm/config.py", "vllm/config/__init__.py")
+EXECUTOR_FILES = ("vllm/v1/executor/abstract.py", "vllm/executor/executor_base.py")
 
 
 def parallel_facts(src: Source) -> Dict[str, Any]:
@@ -37,7 +42,23 @@ def parallel_facts(src: Source) -> Dict[str, Any]:
     required = _ray_required(src)
     if required is not None:
         out["ray_required"] = required
+    if _executor_by_qualname(src):
+        out["executor_by_qualname"] = True
     return out
+
+
+def _executor_by_qualname(src: Source) -> bool:
+    """Whether `Executor.get_class` imports a string backend it does not know by name."""
+    for rel in EXECUTOR_FILES:
+        mod = src.module_file(rel)
+        for node in ast.walk(mod.tree) if mod is not None else ():
+            if isinstance(node, ast.FunctionDef) and node.name == "get_class" and any(
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    and n.func.id == "resolve_obj_by_qualname"
+                    and any(isinstance(a, ast.Name) and "executor_backend" in a.id for a in n.args)
+                    for n in ast.walk(node)):
+                return True
+    return False
 
 
 def _over_gpus_branch(cls: ast.ClassDef) -> Optional[Dict[str, Any]]:

@@ -8,13 +8,17 @@ parser is built. Two registration styles exist across releases, both read here:
   of names, or `name=`/`module=` keywords), 0.6.3 - 0.2x;
 * a table of lazily imported parsers, `_TOOL_PARSERS_TO_REGISTER = {"hermes": (file, cls)}`
   with `register_lazy_module("name", ...)` calls beside it (0.3x).
+
+One more name list a config class checks after parsing is read here too: the quantization
+methods (`QUANTIZATION_METHODS`, a dict 0.6.3, `list(get_args(QuantizationMethods))` 0.8+)
+with the deprecated ones (`DEPRECATED_QUANTIZATION_METHODS`, 0.20+).
 """
 
 from __future__ import annotations
 
 import ast
 import os
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from patchops.lint.facts_extract.source_tree import Source
 
@@ -26,6 +30,7 @@ REGISTRY_PACKAGES: Dict[str, Tuple[str, ...]] = {
 # The manager class whose registrations belong to each registry.
 MANAGERS = {"tool_call_parser": "ToolParserManager", "reasoning_parser": "ReasoningParserManager"}
 REGISTER_CALLS = ("register_module", "register_lazy_module")
+QUANTIZATION_PACKAGE = "vllm/model_executor/layers/quantization/__init__.py"
 
 
 def registry_facts(src: Source) -> Dict[str, Tuple[str, ...]]:
@@ -48,7 +53,162 @@ def registry_facts(src: Source) -> Dict[str, Tuple[str, ...]]:
                     names.extend(_registered(mod.tree, MANAGERS[registry]))
         if found_package:
             out[registry] = tuple(sorted(set(names)))
+    out.update(quantization_methods(src))
     return out
+
+
+def quantization_methods(src: Source) -> Dict[str, Tuple[str, ...]]:
+    """Return {"quantization": names, "quantization_deprecated": names} the copy accepts.
+
+    ModelConfig._verify_quantization refuses a method outside QUANTIZATION_METHODS ("Unknown
+    quantization method: x"), and one in DEPRECATED_QUANTIZATION_METHODS unless
+    `--allow-deprecated-quantization`; a plugin's register_quantization_config adds names.
+    """
+    from patchops.lint.facts_extract.static_eval import Classes, Hints
+
+    mod = src.module_file(QUANTIZATION_PACKAGE)
+    if mod is None:
+        return {}
+    out: Dict[str, Tuple[str, ...]] = {}
+    methods = _symbol_value(mod, "QUANTIZATION_METHODS")
+    names: List[str] = []
+    if isinstance(methods, ast.Dict):
+        names = [k.value for k in methods.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    elif isinstance(methods, ast.Call) and methods.args and isinstance(methods.args[0], ast.Call) \
+            and methods.args[0].args:
+        # list(get_args(QuantizationMethods)): the Literal's values, in order
+        for atom in Hints(Classes(src)).atoms(methods.args[0].args[0], mod):
+            if atom[0] == "literal":
+                names = [v for v in atom[1] if isinstance(v, str)]
+    if names:
+        out["quantization"] = tuple(names)
+    deprecated = _symbol_value(mod, "DEPRECATED_QUANTIZATION_METHODS")
+    if isinstance(deprecated, (ast.List, ast.Tuple)):
+        out["quantization_deprecated"] = tuple(
+            e.value for e in deprecated.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return out
+
+
+WEIGHT_UTILS = "vllm/model_executor/model_loader/weight_utils.py"
+
+
+def quantization_checkpoint_needs(src: Source) -> Dict[str, Dict[str, Any]]:
+    """Return method -> what `get_quant_config` needs of an unquantized model folder to go on.
+
+    With `--quantization awq` and no `quantization_config` in config.json, vLLM globs the
+    model folder for `*.json` ending in the class's `get_config_filenames()` and raises
+    "Cannot find the config file for awq" when none is there ({"files": [...]}); a class
+    that names no file is built with no arguments, `quant_cls()`, which fails when its
+    `__init__` has required ones ({"class": name, "missing": [...]}: fbgemm_fp8). Online
+    methods (fp8: no files, no required arguments), methods get_quant_config treats by name
+    first (gguf, bitsandbytes, modelopt, online shorthands) and classes that do not resolve
+    are left out.
+    """
+    from patchops.lint.facts_extract.static_eval import Classes
+
+    mod = src.module_file(QUANTIZATION_PACKAGE)
+    fn = next((n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)
+               and n.name == "get_quantization_config"), None) if mod is not None else None
+    if fn is None:
+        return {}
+    imported: Dict[str, str] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            for alias in node.names:
+                imported[alias.asname or alias.name] = f"{mod.name}.{node.module}"
+    table = next((n.value for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  and isinstance(n.value, ast.Dict) and len(n.value.keys) > 3), None)
+    if table is None:
+        return {}
+    classes = Classes(src)
+    by_name = _methods_named_in(src)
+    out: Dict[str, Dict[str, Any]] = {}
+    for key, value in zip(table.keys, table.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Name)
+                and value.id in imported) or key.value in by_name:
+            continue
+        cmod = src.module(imported[value.id])
+        found = src.find_class(cmod, value.id) if cmod is not None else None
+        if not found:
+            continue
+        names = _inherited(classes, *found, lambda c: _literal_return(c, "get_config_filenames"))
+        if names is None or names == "?":
+            continue
+        if names:
+            out[key.value] = {"files": list(names)}
+        elif names == ():
+            missing = _inherited(classes, *found, _required_init_args)
+            if missing:
+                out[key.value] = {"class": found[1].name, "missing": list(missing)}
+    return out
+
+
+def _inherited(classes, mod, cls, read, depth: int = 0):
+    """Return `read(cls)` from the class or its nearest base that defines it; None if unknown."""
+    found = read(cls)
+    if found is not None:
+        return found
+    if depth < 6:
+        for bmod, bcls in classes.bases(mod, cls):
+            found = _inherited(classes, bmod, bcls, read, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _literal_return(cls, method: str):
+    """Return the literal string list `method` returns, () for `[]`; None if absent or dynamic.
+
+    A method defined but not literal yields "?" so bases are not consulted.
+    """
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == method:
+            body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.List) \
+                    and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in body[0].value.elts):
+                return tuple(e.value for e in body[0].value.elts)
+            return "?"
+    return None
+
+
+def _required_init_args(cls):
+    """Return the `__init__` parameters without defaults (self left out); None when not defined here."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return None
+    positional = init.args.posonlyargs + init.args.args
+    required = positional[1:len(positional) - len(init.args.defaults)]
+    return tuple(a.arg for a in required)
+
+
+def _methods_named_in(src: Source) -> set:
+    """Return the methods get_quant_config compares `model_config.quantization` with (own paths)."""
+    mod = src.module_file(WEIGHT_UTILS)
+    fn = next((n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)
+               and n.name == "get_quant_config"), None) if mod is not None else None
+    out = set()
+    for node in ast.walk(fn) if fn is not None else ():
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) \
+                and node.left.attr == "quantization":
+            for right in node.comparators:
+                for const in ast.walk(right):
+                    if isinstance(const, ast.Constant) and isinstance(const.value, str):
+                        out.add(const.value)
+                if isinstance(right, ast.Name):   # `in _ONLINE_SHORTHANDS`: not a file-backed method
+                    out.add("*" + right.id)
+    return out
+
+
+def _symbol_value(mod, name: str):
+    """Return the expression a module-level `name = ...` (or `name: T = ...`) assigns."""
+    for node in mod.tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                for t in node.targets):
+            return node.value
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id == name:
+            return node.value
+    return None
 
 
 def _registered(tree: ast.Module, manager: str) -> List[str]:

@@ -176,6 +176,11 @@ def _collect_symbols(tree: ast.Module, modname: str, is_package: bool) -> Dict[s
                     else:
                         head = alias.name.split(".")[0]
                         symbols.setdefault(head, ("module", head))
+            elif isinstance(node, ast.If) and last_name(node.test) == "TYPE_CHECKING":
+                # At run time the `else:` is what runs (0.10.x config: `QuantizationMethods = Any`
+                # rebinds the import above it, so argparse lists no choices).
+                visit(node.body)
+                visit(node.orelse)
             elif isinstance(node, ast.If):
                 visit(node.orelse)
                 visit(node.body)

@@ -31,7 +31,7 @@ from patchops.lint.launch_command import is_option
 from patchops.lint.reading.argparse_pass import ArgparsePass
 from patchops.lint.reading.command_line import Token, rewrite
 from patchops.lint.reading.config_file import yaml_tokens
-from patchops.lint.reading.option_table import OptionTable
+from patchops.lint.reading.option_table import option_table
 from patchops.lint.vllm.releases import (CONFIG_FIRST_OK, DICTS_AS_JSON, LISTS_EXPANDED,
                                          MODEL_IN_CONFIG, Version, release)
 
@@ -52,7 +52,7 @@ def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
         out.args = {name: dataclasses.replace(s, name=name) for name, s in cfg.args.items()}
         return out
 
-    table = OptionTable(facts)
+    table = option_table(facts)
     config_tokens = yaml_tokens(cfg, table, version, out.ignored)
     cli_tokens = [Token(s.value, s, "cli") for s in cfg.argv]
 
@@ -116,6 +116,10 @@ def _check_config_file(cfg: ServeConfig, out: ServeConfig, version: Version) -> 
     if not str(anchor.value).lower().endswith((".yaml", ".yml")):
         ext = str(anchor.value).split(".")[-1]
         out.rejected["config"] = (anchor, f"Config file must be of a yaml/yml type. {ext} supplied")
+        return
+    if not cfg.config_loaded:
+        # Neither from the input's folder nor from here: vLLM's open() raises before any flag.
+        out.rejected["config"] = (anchor, f"[Errno 2] No such file or directory: '{anchor.value}'")
         return
     if cfg.entrypoint == "serve":
         positional = bool(cfg.argv) and not is_option(cfg.argv[0].value)

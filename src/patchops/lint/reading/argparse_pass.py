@@ -116,6 +116,7 @@ class ArgparsePass:
             strings = [explicit]
         else:
             want_many = nargs in ("+", "*") or (nargs or "").isdigit()
+            first = index
             while index < len(tokens) and tokens[index].crash is None and \
                     (tokens[index].is_value or not is_option(tokens[index].text)):
                 strings.append(tokens[index].text)
@@ -124,6 +125,8 @@ class ArgparsePass:
                     break
                 if (nargs or "").isdigit() and len(strings) == int(nargs):
                     break
+            if tok.layer == "cli":
+                origin = _with_value_span(origin, tok.origin, tokens[first:index])
         if action == "store_boolean":                    # StoreBoolean, 0.6.3-0.7.3
             text = strings[0] if strings else "True"
             if text.lower() not in ("true", "false"):
@@ -165,3 +168,11 @@ class ArgparsePass:
             self.duplicates.append((previous, origin))
         self._last[(layer, dest)] = origin
         self.values[dest] = (origin, value, option)
+
+
+def _with_value_span(origin: Setting, token: Setting, values: List[Token]) -> Setting:
+    """Return `origin` with value_span over the command-line tokens its option `token` took."""
+    spans = [t.origin.key_span for t in values if t.origin is not token]
+    if not values or len(spans) != len(values) or None in spans:
+        return origin
+    return dataclasses.replace(origin, value_span=(spans[0][0], spans[-1][1]))

@@ -83,6 +83,15 @@ class OptionTable:
         return found.flag.dest if found is not None else normalize_key(key)
 
 
+def option_table(facts: Facts) -> OptionTable:
+    """Return the OptionTable of `facts`, built once per Facts (reading and rules share it)."""
+    table = facts.__dict__.get("_option_table")
+    if table is None:
+        table = OptionTable(facts)
+        object.__setattr__(facts, "_option_table", table)  # a cache on a frozen dataclass, as Facts._by_option
+    return table
+
+
 def action_of(flag: Flag) -> str:
     """Return a flag's argparse action in one spelling: `store`, `boolean_optional`, ..."""
     action = (flag.action or "store").lower()

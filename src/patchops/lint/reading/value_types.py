@@ -103,8 +103,18 @@ def check_choice(flag: Flag, value: Any) -> None:
     """Raise BadValue as argparse does for a converted value outside the flag's choices."""
     if not flag.choices or value is None:
         return
-    if value in flag.choices or str(value) in {str(c) for c in flag.choices}:
+
+    def among(values) -> bool:
+        return value in values or str(value) in {str(c) for c in values}
+
+    chance = flag.chance_choices or ()
+    listed = flag.choices
+    if among(chance):
+        # Only some of the field's Literals hold it: refused whenever hash order picks
+        # another one, and vLLM then lists what every Literal holds.
+        listed = tuple(c for c in flag.choices if c not in chance)
+    elif among(flag.choices):
         return
-    choices = ", ".join(repr(c) for c in flag.choices)
+    choices = ", ".join(repr(c) for c in listed)
     raise BadValue(f"invalid choice: {value!r} (choose from {choices})")
 

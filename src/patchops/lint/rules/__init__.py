@@ -7,7 +7,9 @@ from patchops.lint.rules.batched_tokens_below_max_seqs import BatchedTokensBelow
 from patchops.lint.rules.batched_tokens_below_model_len import BatchedTokensBelowModelLen
 from patchops.lint.rules.capture_settings_exclusive import CaptureSettingsExclusive
 from patchops.lint.rules.capture_settings_moot_with_eager import CaptureSettingsMootWithEager
+from patchops.lint.rules.chat_template_not_found import ChatTemplateNotFound
 from patchops.lint.rules.chunked_prefill_off_ignored import ChunkedPrefillOffIgnored
+from patchops.lint.rules.chunked_prefill_with_pooling_model import ChunkedPrefillWithPoolingModel
 from patchops.lint.rules.concurrency_above_max_seqs import ConcurrencyAboveMaxSeqs
 from patchops.lint.rules.concurrency_without_cuda_graphs import ConcurrencyWithoutCudaGraphs
 from patchops.lint.rules.cuda_graph_sizes_meaning_changed import CudaGraphSizesMeaningChanged
@@ -22,6 +24,7 @@ from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
+from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
@@ -30,10 +33,12 @@ from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlas
 from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
-from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
 from patchops.lint.rules.partial_prefills_need_chunked_prefill import PartialPrefillsNeedChunkedPrefill
+from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
 from patchops.lint.rules.parser_plugin_not_found import ParserPluginNotFound
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
+from patchops.lint.rules.prefix_hash_sha256_on_v0 import PrefixHashSha256OnV0
+from patchops.lint.rules.quantization_config_not_found import QuantizationConfigNotFound
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
@@ -41,9 +46,12 @@ from patchops.lint.rules.spec_decode_batch_above_capture import SpecDecodeBatchA
 from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCalls
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
+from patchops.lint.rules.swap_space_exceeds_host_memory import SwapSpaceExceedsHostMemory
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
+from patchops.lint.rules.unknown_executor_backend import UnknownExecutorBackend
 from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unknown_parser_name import UnknownParserName
+from patchops.lint.rules.unknown_quantization_method import UnknownQuantizationMethod
 from patchops.lint.rules.unused_suppression import UnusedSuppression
 from patchops.lint.rules.world_size_exceeds_gpus import WorldSizeExceedsGpus
 from patchops.lint.rules.value_out_of_range import ValueOutOfRange
@@ -69,6 +77,8 @@ ALL_RULES = (
     ChunkedPrefillOffIgnored,
     ConcurrencyAboveMaxSeqs,
     RequestLongerThanModelLen,
+    PartialPrefillsNeedChunkedPrefill,
+    ChunkedPrefillWithPoolingModel,
     MultistepRemoved,
     MultistepFallsBackToV0,
     MultistepNeedsFlashBackend,
@@ -76,7 +86,6 @@ ALL_RULES = (
     MultistepChunkedPrefillWithPp,
     FeatureFallsBackToV0,
     FeatureRefusedByV1,
-    PartialPrefillsNeedChunkedPrefill,
     ConcurrencyWithoutCudaGraphs,
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,
@@ -96,12 +105,19 @@ ALL_RULES = (
     ExpertParallelWithoutExperts,
     PrefixCachingWithSlidingWindow,
     KvCacheTooSmall,
+    SwapSpaceExceedsHostMemory,
+    PrefixHashSha256OnV0,
+    UnknownExecutorBackend,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,
+    UnknownQuantizationMethod,
+    QuantizationConfigNotFound,
+    KvCacheDtypeMismatch,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,
+    ChatTemplateNotFound,
     SpecDecodeWithToolCalls,
     ParserPluginNotFound,
 )

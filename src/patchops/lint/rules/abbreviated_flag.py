@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from patchops.lint.config import ServeConfig
+from patchops.lint.edits import rename_key
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import options
@@ -34,20 +35,25 @@ class AbbreviatedFlag(Rule):
     `--enable-chunked-mm-input`) and `--disable-log` stop vLLM with "ambiguous option".
 
     ## Fix
-    Write the full flag name.
+    Write the full flag name (`lint --fix` does, in the file's spelling).
     """
 
     code = "PO108"
     name = "abbreviated-flag"
     severity = "warning"
     versions = ">=0"
+    fixable = "safe"
     VALID = [
         Example("vllm serve m --enable-chunked-prefill\n", kind="command", vllm="0.10.1.1"),
         Example("vllm serve m -tp 2\n", kind="command", vllm="0.10.1.1"),
     ]
     INVALID = [
-        Example("vllm serve m --enable-chunked\n", kind="command", vllm="0.10.1.1", at=(1, 14)),
-        Example("model: m\nargs:\n  max-model: 4096\n", vllm="0.8.5", at=(3, 3)),
+        Example("vllm serve m --enable-chunked\n", kind="command", vllm="0.10.1.1", at=(1, 14),
+                fixed="vllm serve m --enable-chunked-prefill\n"),
+        Example("model: m\nargs:\n  max-model: 4096\n", vllm="0.8.5", at=(3, 3),
+                fixed="model: m\nargs:\n  max-model-len: 4096\n"),
+        Example("vllm serve m --max-model=4096 \\\n    --enable-chunked\n", kind="command", vllm="0.10.1.1",
+                at=(1, 14), fixed="vllm serve m --max-model-len=4096 \\\n    --enable-chunked-prefill\n"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -58,6 +64,15 @@ class AbbreviatedFlag(Rule):
                 continue
             elsewhere = options.meaning_elsewhere(option, dest)
             where = ("; " + "; ".join(elsewhere)) if elsewhere else ""
+            full = expanded[0] if found.source == "cli" else _in_file_style(expanded[0], found.key)
             yield self.diagnostic(
                 cfg, found, f"abbreviation {option} expands to {expanded[0]} in vLLM {facts.version}"
-                f"{where}", fields=(dest,), fix=f"write {expanded[0]}")
+                f"{where}", fields=(dest,), fix=f"write {expanded[0]}",
+                edits=[rename_key(cfg, found, full) if "." not in found.key else None],
+                edit_title=f"write {full}")
+
+
+def _in_file_style(option: str, key: str) -> str:
+    """Return `--max-model-len` as a YAML key spelled like `key`: `max-model-len` or `max_model_len`."""
+    name = option.lstrip("-")
+    return name.replace("-", "_") if "_" in key and "-" not in key else name

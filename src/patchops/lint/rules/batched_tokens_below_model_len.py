@@ -7,18 +7,24 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, routing, scheduler
+from patchops.lint.vllm import inputs, model_len, routing, scheduler
 
 VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) is smaller than max_model_len "
                 "({max_model_len}). This effectively limits the maximum sequence length to "
                 "max_num_batched_tokens and makes vLLM reject longer sequences. Please increase "
                 "max_num_batched_tokens or decrease max_model_len.")
 
+# Qwen/Qwen2.5-7B-Instruct config.json dimensions (its max_position_embeddings varies per example).
+QWEN_7B = {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+           "num_key_value_heads": 4, "num_hidden_layers": 28, "intermediate_size": 18944,
+           "vocab_size": 152064, "torch_dtype": "bfloat16"}
+
 
 class BatchedTokensBelowModelLen(Rule):
     """
     ## What it does
-    Flags chunked prefill off with max_num_batched_tokens below max_model_len. Chunked prefill
+    Flags chunked prefill off with max_num_batched_tokens below max_model_len (stated, or
+    derived from the model's config.json when unset, as vLLM does). Chunked prefill
     is off when the user turns it off and the engine honours that (V0, and 0.12+), or when V0
     leaves it off by default (max_model_len up to 32768, or a model V0 will not chunk). The
     V1 engine of 0.8.5-0.11 always chunks, so it cannot produce this, unless the config falls
@@ -39,6 +45,10 @@ class BatchedTokensBelowModelLen(Rule):
     versions = ">=0.6.3"
     vllm_message = VLLM_MESSAGE
     VALID = [
+        # Unset, max_model_len is what vLLM derives from config.json: 8192 fits the budget.
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "max-num-batched-tokens: 8192\n", vllm="0.6.3.post1", kind="config",
+                model=dict(QWEN_7B, max_position_embeddings=8192)),
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "max-model-len: 4096\n"
                 "max-num-batched-tokens: 8192\n", vllm="0.6.3.post1", kind="config"),
@@ -76,13 +86,17 @@ class BatchedTokensBelowModelLen(Rule):
                 "num-scheduler-steps: 8\n"
                 "max-model-len: 16384\n"
                 "max-num-batched-tokens: 8192\n", vllm="0.9.2", kind="config", at=(4, 1)),
+        # Unset, max_model_len is derived from config.json (16384); V0 leaves chunked prefill off.
+        Example("model: /models/Qwen2.5-7B-Instruct\n"
+                "max-num-batched-tokens: 8192\n", vllm="0.6.3.post1", kind="config",
+                model=dict(QWEN_7B, max_position_embeddings=16384), at=(2, 1)),
         # VLLM_USE_V1=0 runs V0, which honours an explicit off (0.8-0.10.x)
         Example("VLLM_USE_V1=0 vllm serve m --no-enable-chunked-prefill --max-model-len 16384 "
                 "--max-num-batched-tokens 8192\n", vllm="0.10.2", kind="command", at=(1, 78)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        mml = inputs.max_model_len(cfg)
+        mml = model_len.max_model_len(cfg, facts)
         if mml.value is None:
             return
         eng = routing.engine(cfg, facts)

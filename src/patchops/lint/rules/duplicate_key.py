@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.edits import remove_setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 
@@ -37,12 +38,15 @@ class DuplicateKey(Rule):
 
     ## Fix
     Delete the earlier line (or the later one, if the earlier value is the one you meant).
+    `lint --fix` deletes the earlier one where it is written in the same file and layer as
+    the later one and the key appears just twice, so what vLLM reads does not change.
     """
 
     code = "PO104"
     name = "duplicate-key"
     severity = "warning"
     versions = ">=0"
+    fixable = "safe"
     vllm_message = None  # silent: last wins
 
     VALID = [
@@ -53,11 +57,19 @@ class DuplicateKey(Rule):
     ]
     INVALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
-                "  max-num-seqs: 128\n  max-model-len: 8192\n", at=(3, 3)),
+                "  max-num-seqs: 128\n  max-model-len: 8192\n", at=(3, 3),
+                fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-num-seqs: 128\n  max-model-len: 8192\n"),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nmax_model_len: 4096\ngpu_memory_utilization: 0.9\n"
-                "max-model-len: 32768\n", kind="config", at=(2, 1)),
+                "max-model-len: 32768\n", kind="config", at=(2, 1),
+                fixed="model: Qwen/Qwen2.5-7B-Instruct\ngpu_memory_utilization: 0.9\nmax-model-len: 32768\n"),
         Example("vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096 --max-num-seqs 64 "
-                "--max-model-len 8192\n", kind="command", at=(1, 37)),
+                "--max-model-len 8192\n", kind="command", at=(1, 37),
+                fixed="vllm serve Qwen/Qwen2.5-7B-Instruct --max-num-seqs 64 --max-model-len 8192\n"),
+        # Two spellings of one option, the earlier with a comment of its own.
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max_num_seqs: 64   # old\n"
+                "  max-model-len: 4096\n  max-num-seqs: 128\n", at=(3, 3),
+                fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                      "  max-num-seqs: 128\n"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -79,7 +91,26 @@ class DuplicateKey(Rule):
                 severity = self.severity
             yield self.diagnostic(cfg, earlier, message, fields=(later.name,), severity=severity,
                                   fix=f"delete this one, or the later one at {where} if this value "
-                                      "is the one you meant")
+                                      "is the one you meant",
+                                  edits=[self._removal(cfg, earlier, later)],
+                                  edit_title="delete the earlier one")
+
+    @staticmethod
+    def _removal(cfg: ServeConfig, earlier: Setting, later: Setting):
+        """Return the edit deleting `earlier` when that leaves what vLLM reads as it is.
+
+        Both in this file's one layer (a `--config` file's key seen from its command has no
+        span; the command line overriding a file is another layer), written in that order, and
+        the option given only these two times: with a third spelling in between, PyYAML's
+        key order decides which one argparse sees last.
+        """
+        if earlier.source != later.source or (earlier.line, earlier.column) >= (later.line, later.column):
+            return None
+        names = {earlier.name, later.name}
+        pairs = [p for p in cfg.duplicates if p[0].name in names or p[1].name in names]
+        if len(pairs) != 1:
+            return None
+        return remove_setting(cfg, earlier)
 
     @staticmethod
     def _where(earlier: Setting, later: Setting) -> str:

@@ -40,9 +40,11 @@ class FlashinferNotInstalled(Rule):
       `FLASHINFER_MLA` skip that check and fail later on `No module named 'flashinfer'`.
 
     The rule is an error when the copy was inspected (`patchops lint --vllm PATH`, or the copy
-    that wins the import) and has no flashinfer. Shipped facts cannot tell what is installed
-    beside a copy, so with them it is an info note saying what would happen. From vLLM 0.12
-    `flashinfer-python` is a required dependency, so it is usually present.
+    that wins the import) and has no flashinfer. With only a release (shipped facts), the
+    wheel's own Requires-Dist answers what a plain `pip install vllm==X` brings: before 0.12
+    flashinfer is not among them, so the rule is an error saying so (lint the copy itself when
+    flashinfer was installed by hand); from 0.12 `flashinfer-python` is a dependency. Facts
+    that know neither give an info note.
 
     ## Fix
     Install FlashInfer for your torch/CUDA build (`pip install flashinfer-python`, 0.10+;
@@ -59,6 +61,9 @@ class FlashinferNotInstalled(Rule):
     VALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
                 "env:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n", facts={"has_flashinfer": True}),
+        # The 0.12.0 wheel requires flashinfer-python: a plain install has it.
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n",
+                vllm="0.12.0"),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASH_ATTN\n",
                 facts={"has_flashinfer": False}),
     ]
@@ -71,14 +76,19 @@ class FlashinferNotInstalled(Rule):
                 facts={"has_flashinfer": False}, at=(1, 1)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER_VLLM_V1\n",
                 vllm="0.10.2", facts={"has_flashinfer": False}, at=(3, 3)),
+        # Shipped facts: the 0.8.5 wheel does not require flashinfer, so a plain install lacks it.
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n",
-                vllm="0.6.3.post1", at=(3, 3), severity="info"),
+                vllm="0.8.5", at=(3, 3)),
+        # Facts that know neither the install nor the wheel's dependencies: a note.
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASHINFER\n",
+                vllm="0.6.3.post1", facts={"required_dists": ()}, at=(3, 3), severity="info"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         setting = cfg.env.get(ENV)
         name = inputs.env_text(cfg, ENV)
-        if setting is None or name is None or facts.has_flashinfer:
+        present = attention.flashinfer_present(facts)
+        if setting is None or name is None or present.value:
             return
         if not facts.attention_env_var or not name.startswith("FLASHINFER"):
             return
@@ -96,7 +106,7 @@ class FlashinferNotInstalled(Rule):
             vllm_message = MSG_IMPORT
         fix = ("install FlashInfer built for this torch/CUDA (pip install flashinfer-python), "
                f"or set {ENV}=FLASH_ATTN")
-        if facts.has_flashinfer is None:  # shipped facts: nothing was inspected
+        if present.value is None:  # shipped facts that know nothing of the install
             message = (f'the flashinfer package that {ENV}="{name}" needs may be missing: the shipped '
                        f"facts for vLLM {facts.version} cannot tell; if it is, {outcome}")
             fix = f"lint on the machine or with --vllm SITE_PACKAGES to check; else {fix}"
@@ -104,7 +114,11 @@ class FlashinferNotInstalled(Rule):
                                     severity=self.unsure_severity)
             yield with_vllm_message(found, vllm_message)
             return
-        message = (f'flashinfer is not installed beside this vLLM {facts.version}, but {ENV}='
-                   f'"{name}" needs it; {outcome}')
+        if present.certain:
+            message = (f'flashinfer is not installed beside this vLLM {facts.version}, but {ENV}='
+                       f'"{name}" needs it; {outcome}')
+        else:
+            message = f'the flashinfer package that {ENV}="{name}" needs is missing: {present.reason}; {outcome}'
+            fix += "; if flashinfer is installed by hand, lint with --vllm SITE_PACKAGES to check that copy"
         found = self.diagnostic(cfg, setting, message, fields=(ENV,), fix=fix)
         yield with_vllm_message(found, vllm_message)

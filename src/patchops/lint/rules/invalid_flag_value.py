@@ -15,7 +15,8 @@ class InvalidFlagValue(Rule):
     ## What it does
     Flags a value that vLLM's argument parser refuses: the wrong type (`--max-model-len 32k`
     before 0.8.5, `-tp two`), a choice the version does not offer (`--dtype float77`,
-    `--kv-cache-dtype fp9`), an ambiguous abbreviation.
+    `--kv-cache-dtype fp9`), an ambiguous abbreviation, a `--config FILE` that is no YAML file
+    or that does not exist (tried from the input's folder and from here).
 
     ## Why is this bad?
     `vllm serve` exits at once with `vllm serve: error: argument --max-model-len: invalid int
@@ -35,17 +36,28 @@ class InvalidFlagValue(Rule):
     VALID = [
         Example("model: m\nargs:\n  max-model-len: 32k\n", vllm="0.8.5"),
         Example("vllm serve m --dtype bfloat16 -tp 2\n", kind="command", vllm="0.6.3.post1"),
+        Example("model: m\nargs:\n  guided-decoding-backend: xgrammar\n", vllm="0.8.5"),
     ]
     INVALID = [
         Example("vllm serve m --max-model-len 32k\n", kind="command", vllm="0.6.3.post1", at=(1, 14)),
         Example("model: m\nargs:\n  kv-cache-dtype: fp9\n", vllm="0.8.5", at=(3, 3)),
         Example("tensor-parallel-size: two\n", kind="config", vllm="0.11.0", at=(1, 1)),
+        # 0.8.5 builds these choices from Literal V0 | Literal V1, one of them picked by hash order.
+        Example("model: m\nargs:\n  guided-decoding-backend: outlines\n", vllm="0.8.5", at=(3, 3)),
+        Example("vllm serve m --config missing-serve-config.yaml\n", kind="command", vllm="0.33.0",
+                at=(1, 23)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         prog = "vllm serve" if cfg.entrypoint == "serve" else "api_server.py"
         for name, (setting, why) in sorted(cfg.rejected.items()):
             message = f"vLLM {facts.version} refuses this value and exits at once: {why}"
+            flag = facts.flag(name)
+            if flag is not None and flag.chance_choices and any(
+                    f"invalid choice: {c!r} " in why for c in flag.chance_choices):
+                message = (f"vLLM {facts.version} refuses this value in about half of all launches: {why}; its parser "
+                           "takes the choices from one of the field's Literal types in hash order "
+                           "(PYTHONHASHSEED), and only some of them hold this value")
             yield self.diagnostic(cfg, setting, message, fields=(name,), fix=_fix(why),
                                   vllm_message=f"{prog}: error: {why}")
 

@@ -24,13 +24,17 @@ class NestedConfigInvalid(Rule):
     dataclass in 0.8.5 `SpeculativeConfig`, `extra="forbid"` from 0.15) and a warning where it
     is silently dropped (pydantic's default, 0.9-0.12); where pydantic validates the class, a
     `Literal` field takes only its choices (`method`), a `Field(gt=0)` its range, and a field
-    only values of its type as pydantic's lax mode reads them (`"1,2"` is no list).
+    only values of its type as pydantic's lax mode reads them (`"1,2"` is no list), a field
+    parsed as an enum by name only its members (`cudagraph_mode`, any case, 0.10.1+), and a
+    field that is itself a config class is checked the same way (`pass_config`).
 
     ## Why is this bad?
     vLLM stops at parse or config time: `Extra inputs are not permitted` for `level` in
     0.20+'s compilation config (the field became `mode`), `SpeculativeConfig.__init__() got an
     unexpected keyword argument`, `Input should be 'ngram', 'eagle', ...`, `Input should be an
-    object` for a bare `3`. Where the key is dropped, the setting silently does nothing.
+    object` for a bare `3`, `KeyError: 'BOGUS'` for an unknown `cudagraph_mode`,
+    `pass_config.enable_sequence_parallelism: Unexpected keyword argument` for a field 0.33
+    renamed. Where the key is dropped, the setting silently does nothing.
 
     ## Fix
     Use the field names and values of the vLLM that will run (`vllm serve --help=<flag>`).
@@ -46,6 +50,10 @@ class NestedConfigInvalid(Rule):
         Example("vllm serve m --compilation-config '{\"level\": 3}'\n", kind="command", vllm="0.10.1.1"),
         Example("vllm serve m --compilation-config '{\"mode\": 3}'\n", kind="command", vllm="0.33.0"),
         Example("vllm serve m -O3\n", kind="command", vllm="0.8.5"),
+        Example("vllm serve m --compilation-config '{\"cudagraph_mode\": \"full_decode_only\"}'\n",
+                kind="command", vllm="0.33.0"),
+        Example("vllm serve m --compilation-config '{\"pass_config\": {\"enable_sequence_parallelism\": true}}'\n",
+                kind="command", vllm="0.10.1.1"),
     ]
     INVALID = [
         Example("vllm serve m --compilation-config '{\"level\": 3}'\n", kind="command", vllm="0.33.0",
@@ -58,6 +66,10 @@ class NestedConfigInvalid(Rule):
         # Dropped without a word by 0.10.1.1's pydantic dataclass: a warning.
         Example("vllm serve m --compilation-config '{\"levle\": 3}'\n", kind="command", vllm="0.10.1.1",
                 at=(1, 14), severity="warning"),
+        Example("vllm serve m --compilation-config '{\"cudagraph_mode\": \"FULLY\"}'\n",
+                kind="command", vllm="0.10.1.1", at=(1, 14)),
+        Example("vllm serve m --compilation-config '{\"pass_config\": {\"enable_sequence_parallelism\": true}}'\n",
+                kind="command", vllm="0.33.0", at=(1, 14)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -94,19 +106,34 @@ def _example_key(spec: dict) -> str:
     return next(iter(spec["fields"]), "key")
 
 
-def _field_problem(spec: dict, key: str, item: Any) -> Optional[tuple]:
-    """Return (message, severity or None, vLLM's message) for one key, or None."""
+def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optional[tuple]:
+    """Return (message, severity or None, vLLM's message) for one key, or None.
+
+    `within` is the enclosing field of a nested class ("pass_config."), as vLLM names it.
+    """
     fields = spec["fields"]
     cls = spec["class"]
     if key not in fields:
         if spec["extra"] == "reject":
-            vllm_text = "Extra inputs are not permitted" if spec.get("validated") else \
+            vllm_text = (f"{within}{key}: Unexpected keyword argument" if within else
+                         "Extra inputs are not permitted") if spec.get("validated") else \
                 f"{cls}.__init__() got an unexpected keyword argument '{key}'"
-            return f"has no field {key!r} in {cls}", None, vllm_text
-        return (f"key {key!r} is not a {cls} field, and vLLM drops it without a word",
+            return f"has no field {within + key!r} in {cls}", None, vllm_text
+        return (f"key {within + key!r} is not a {cls} field, and vLLM drops it without a word",
                 "warning", None)
     field = fields[key]
     if not spec.get("validated") or field.get("unchecked"):
+        return None
+    names = field.get("names")
+    if names and isinstance(item, str) and item.upper() not in names:
+        return (f"{key} {item!r} is not one of {', '.join(names)} (any case)", None,
+                f"KeyError: {item.upper()!r}")
+    nested = field.get("nested")
+    if nested and isinstance(item, dict):
+        for inner_key, inner in item.items():
+            problem = _field_problem(nested, inner_key, inner, f"{within}{key}.")
+            if problem is not None:
+                return problem
         return None
     choices = field.get("choices")
     if choices is not None and item is not None and item not in choices:

@@ -1,4 +1,4 @@
-"""PO308 partial-prefills-need-chunked-prefill."""
+"""PO205 partial-prefills-need-chunked-prefill."""
 
 from __future__ import annotations
 
@@ -8,74 +8,66 @@ from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, routing, scheduler
-from patchops.lint.vllm.model_len import derived_max_len
 
-# SchedulerConfig.__post_init__ (vllm/config.py 0.8.5:2057, config/scheduler.py 0.10.1.1:287).
-MESSAGE = "Chunked prefill must be enabled to set max_num_partial_prefills > 1."
+VLLM_MESSAGE = "Chunked prefill must be enabled to set max_num_partial_prefills > 1."
 
 
 class PartialPrefillsNeedChunkedPrefill(Rule):
     """
     ## What it does
-    Flags `max_num_partial_prefills` above 1 where the V0 engine runs with chunked prefill off:
-    V0 chosen with `VLLM_USE_V1=0`, or reached by the V1 oracle's fallback (partial-prefill
-    concurrency is itself a V1 fallback trigger, PO306), on vLLM 0.8.5-0.10.
+    Flags `max_num_partial_prefills` above 1 where chunked prefill ends up off: turned off and
+    honoured (V0, 0.12+), or left off by V0 (max_model_len up to 32768). The V1 engine of
+    0.8-0.10 does not support concurrent partial prefills, so the setting itself sends the
+    launch to V0, where chunked prefill is off by default. Read from the copy's guard in
+    `SchedulerConfig` (0.7.3-0.25).
 
     ## Why is this bad?
-    V0 turns chunked prefill on by itself only above max_model_len 32768; below that,
-    SchedulerConfig refuses to start: "Chunked prefill must be enabled to set
-    max_num_partial_prefills > 1.". So the setting that sent the launch to V0 also stops it.
+    `SchedulerConfig` refuses to start: "Chunked prefill must be enabled to set
+    max_num_partial_prefills > 1."
 
     ## Fix
-    Remove `max_num_partial_prefills` (V1 schedules prefills its own way), or turn chunked
-    prefill on with `--enable-chunked-prefill`.
+    Set `enable-chunked-prefill: true`, or drop `max-num-partial-prefills`.
     """
 
-    code = "PO308"
+    code = "PO205"
     name = "partial-prefills-need-chunked-prefill"
     severity = "error"
-    versions = ">=0.8.5,<0.11"
-    vllm_message = MESSAGE
+    # SchedulerConfig._verify_args has the guard in 0.7.3-0.25; 0.11 has only V1, which always chunks.
+    versions = ">=0.7.3,!=0.11.*,<0.30"
+    vllm_message = VLLM_MESSAGE
     VALID = [
-        Example("model: /models/Qwen2.5-7B-Instruct\nenv:\n  VLLM_USE_V1: \"0\"\nargs:\n"
-                "  max-num-partial-prefills: 2\n  enable-chunked-prefill: true\n"),
-        Example("model: /models/Qwen2.5-7B-Instruct\nargs:\n  max-num-partial-prefills: 1\n  max-model-len: 4096\n"),
-        # V0 turns chunked prefill on by itself above 32768
-        Example("model: /models/Qwen2.5-7B-Instruct\nargs:\n  max-num-partial-prefills: 2\n",
-                model={"max_position_embeddings": 131072}),
+        Example("model: m\nargs:\n  max-num-partial-prefills: 2\n  enable-chunked-prefill: true\n"
+                "  max-model-len: 4096\n"),
+        Example("model: m\nargs:\n  max-num-partial-prefills: 1\n  max-model-len: 4096\n"),
+        # 0.30 dropped partial prefills with the guard (the flag is unknown there: PO101).
+        Example("model: m\nargs:\n  max-num-partial-prefills: 2\n  no-enable-chunked-prefill: true\n",
+                vllm="0.30.0"),
     ]
     INVALID = [
-        Example("model: /models/Qwen2.5-7B-Instruct\nargs:\n  max-num-partial-prefills: 2\n  max-model-len: 4096\n",
-                at=(3, 3)),
-        Example("model: /models/Qwen2.5-7B-Instruct\nenv:\n  VLLM_USE_V1: \"0\"\nargs:\n"
-                "  max-num-partial-prefills: 2\n  max-model-len: 8192\n", vllm="0.10.1.1", at=(5, 3)),
-        # max_model_len derived from config.json (32768 for Qwen2.5-7B), not above 32768
-        Example("model: /models/Qwen2.5-7B-Instruct\nargs:\n  max-num-partial-prefills: 2\n",
-                model={"max_position_embeddings": 32768}, at=(3, 3)),
+        # Partial prefills send 0.8.5 to V0, which leaves chunked prefill off at 4096.
+        Example("model: m\nargs:\n  max-num-partial-prefills: 2\n  max-model-len: 4096\n", at=(3, 3)),
+        Example("VLLM_USE_V1=0 vllm serve m --max-num-partial-prefills 2 --no-enable-chunked-prefill "
+                "--max-model-len 4096\n", kind="command", vllm="0.10.1.1", at=(1, 28)),
+        # Unknown max_model_len: V0 may turn chunked prefill on (above 32K), so a warning.
+        Example("model: m\nargs:\n  max-num-partial-prefills: 2\n", at=(3, 3), severity="warning"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        partial = inputs.int_value(cfg, "max_num_partial_prefills")
-        if partial is None or partial <= 1:
+        found = inputs.setting(cfg, "max_num_partial_prefills")
+        partial = inputs.to_int(found.value) if found is not None else None
+        if "partial_prefills_need_chunked" not in facts.guards or partial is None or partial <= 1:
             return
         eng = routing.engine(cfg, facts)
-        if eng.value != routing.V0 or eng.error:
+        if eng.error:
             return
         chunked = scheduler.chunked_prefill(cfg, facts, eng)
-        if chunked.value is not False:
+        if False not in chunked.candidates:
             return
-        reason = chunked.reason
-        if not chunked.certain and inputs.max_model_len(cfg).value is None and cfg.model_facts is not None:
-            derived = derived_max_len(cfg.model_facts, facts.max_len)
-            if derived is None or derived.value > scheduler.LONG_CONTEXT:
-                return
-            reason = (f"V0 leaves chunked prefill off for the max_model_len {int(derived.value)} derived from "
-                      "config.json, which is not above 32768")
-        elif not chunked.certain:
-            return
+        certain = chunked.value is False and chunked.certain
+        outcome = "will refuse to start" if certain else "refuses to start if it stays off"
         yield self.diagnostic(
-            cfg, inputs.setting(cfg, "max_num_partial_prefills"),
-            f"max_num_partial_prefills ({partial}) needs chunked prefill, but {eng.reason} and {reason}: "
-            f"vLLM {facts.version} will refuse to start",
-            fields=("max_num_partial_prefills",) + chunked.fields + eng.fields,
-            fix="remove max-num-partial-prefills, or add --enable-chunked-prefill")
+            cfg, found, f"max_num_partial_prefills ({partial}) needs chunked prefill, which is "
+            f"{'off' if certain else 'possibly off'} ({chunked.reason}); vLLM {facts.version} {outcome}",
+            severity=None if certain else "warning",
+            fields=("max_num_partial_prefills", "enable_chunked_prefill") + chunked.fields,
+            fix="set enable-chunked-prefill: true, or drop max-num-partial-prefills")

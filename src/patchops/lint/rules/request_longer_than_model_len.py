@@ -7,8 +7,7 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
-from patchops.lint.vllm.model_len import served_max_len
+from patchops.lint.vllm import inputs, model_len
 from patchops.lint.vllm.request_len import request_outcome
 
 # Qwen/Qwen2.5-7B-Instruct config.json: max_position_embeddings 32768, no rope scaling.
@@ -70,15 +69,16 @@ class RequestLongerThanModelLen(Rule):
         if prompt_at is None or output_at is None:
             return
         prompt, output = inputs.to_int(prompt_at.value), inputs.to_int(output_at.value)
-        length = served_max_len(cfg, facts)
-        if not prompt or not output or not isinstance(length.value, int):
+        length = model_len.max_model_len(cfg, facts)
+        if not prompt or not output or not isinstance(length.value, int) or length.value <= 0:
             return
+        origin = f"{length.reason} (set by you)" if length.fields else length.reason
         outcome = request_outcome(facts, prompt, output, length.value)
         if outcome is None:
             return
         total = prompt + output
         sum_text = (f"workload prompt_tokens {prompt} + max_tokens {output} = {total} tokens is above "
-                    f"{length.reason}")
+                    f"{origin}")
         if outcome.refused:
             message = f"{sum_text}: vLLM {facts.version} starts, then refuses every such request"
             severity = None

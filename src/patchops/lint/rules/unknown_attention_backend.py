@@ -21,13 +21,18 @@ MSG_FALLBACK = ("VLLM_ATTENTION_BACKEND={x} is not supported by the V1 Engine. F
                 "V0. We recommend to remove VLLM_ATTENTION_BACKEND={x} from your config in favor "
                 "of the V1 Engine.")                              # engine/arg_utils.py 0.8.5-0.11
 MSG_USE_V1 = "VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND={x}."
+# v1/attention/backends/registry.py _AttentionBackendEnumMeta.__getitem__ (0.15+)
+MSG_FLAG = "Unknown attention backend: '{name}'. Valid options are: {backends}"
+FLAG = "attention_backend"   # --attention-backend, which replaced the variable in 0.15
 
 
 class UnknownAttentionBackend(Rule):
     """
     ## What it does
     Flags `VLLM_ATTENTION_BACKEND` set to a name this vLLM version does not know (the names
-    are case-sensitive), and, on vLLM 0.8.5-0.11, to a name the V1 engine does not accept.
+    are case-sensitive), and, on vLLM 0.8.5-0.11, to a name the V1 engine does not accept;
+    from 0.15, `--attention-backend` set to a name outside the backend enum (any case, or
+    `auto`).
 
     ## Why is this bad?
     What vLLM does with an unknown name depends on the version:
@@ -38,6 +43,8 @@ class UnknownAttentionBackend(Rule):
     - 0.10.1-0.10.2: V0 fallback, then `Invalid attention backend: 'x'. Valid backends are: [...]`.
     - 0.11.0: the V0 fallback crashes the API server (`assert envs.VLLM_USE_V1`).
     - 0.12: `Invalid value 'x' for VLLM_ATTENTION_BACKEND. Valid options: [...]`.
+    - 0.15+ (`--attention-backend`): `Unknown attention backend: 'X'. Valid options are: ...`
+      while the engine config is built.
     A valid name outside the V1 allow-list (`XFORMERS` before 0.11) also falls back to V0
     in 0.8.5-0.10.x, and crashes 0.11.0. With `VLLM_USE_V1=1` the fallback becomes
     `NotImplementedError: VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND=x.`
@@ -51,7 +58,7 @@ class UnknownAttentionBackend(Rule):
     code = "PO501"
     name = "unknown-attention-backend"
     severity = "error"
-    versions = "<0.15"
+    versions = ">=0"
     vllm_message = MSG_012
 
     @classmethod
@@ -69,6 +76,10 @@ class UnknownAttentionBackend(Rule):
                 vllm="0.12.0"),
         Example("VLLM_ATTENTION_BACKEND=FLASH_ATTN vllm serve Qwen/Qwen2.5-7B-Instruct\n",
                 kind="command", vllm="0.11.0"),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --attention-backend flash_attn\n",
+                kind="command", vllm="0.33.0"),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --attention-backend auto\n",
+                kind="command", vllm="0.33.0"),
     ]
     INVALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
@@ -79,9 +90,14 @@ class UnknownAttentionBackend(Rule):
                 kind="command", vllm="0.11.0", at=(1, 1)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenv:\n  VLLM_ATTENTION_BACKEND: FLASH_ATTENTION\n",
                 vllm="0.6.3.post1", at=(3, 3)),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --attention-backend FLASH_ATTENTION\n",
+                kind="command", vllm="0.33.0", at=(1, 37)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        flagged = self._unknown_flag(cfg, facts)
+        if flagged is not None:
+            yield flagged
         setting = cfg.env.get(ENV)
         name = inputs.env_text(cfg, ENV)
         if setting is None or name is None or not facts.attention_env_var:
@@ -95,6 +111,23 @@ class UnknownAttentionBackend(Rule):
             found = self._not_v1(cfg, facts, setting, name, known)
             if found is not None:
                 yield found
+
+    def _unknown_flag(self, cfg: ServeConfig, facts: Facts) -> Optional[Diagnostic]:
+        """Check `--attention-backend`: AttentionConfig parses it as `AttentionBackendEnum[X.upper()]`."""
+        setting = cfg.args.get(FLAG)
+        known = tuple(facts.attention_backends)
+        if FLAG not in facts.flags or setting is None or not isinstance(setting.value, str) or not known:
+            return None
+        name = setting.value
+        if name.lower() == "auto" or name.upper() in known:
+            return None
+        guess = attention.suggest_backend(name.upper(), known)
+        listing = ", ".join(known)
+        return self.diagnostic(
+            cfg, setting, f'unknown attention backend "{name}" in --attention-backend: vLLM '
+            f"{facts.version} does not know it, and refuses to start while it builds its config",
+            fields=(FLAG,), fix=f"use --attention-backend {guess}" if guess else
+            f"use one of {listing}, or auto", vllm_message=MSG_FLAG.format(name=name.upper(), backends=listing))
 
     def _unknown(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
                  known: Tuple[str, ...]) -> Diagnostic:

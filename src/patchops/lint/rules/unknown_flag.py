@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.edits import rename_key
 from patchops.lint.facts import Facts, Flag, facts_for_version, shipped_versions
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import releases, wording
@@ -106,7 +107,9 @@ class UnknownFlag(Rule):
 
     ## Fix
     Use the long option name (`tensor_parallel_size`), fix the spelling, or remove the
-    key (or run a vLLM version that has the flag).
+    key (or run a vLLM version that has the flag). `lint --fix` writes the long name of a
+    short alias, and the one flag a typo is close to when no shipped release has the key
+    and the flag is not set already.
 
     ## Example
     ```yaml
@@ -121,6 +124,7 @@ class UnknownFlag(Rule):
     name = "unknown-flag"
     severity = "error"
     versions = ">=0"
+    fixable = "safe"
     # argparse (Lib/argparse.py, parse_args): msg = _('unrecognized arguments: %s'), printed by
     # the top-level `vllm` parser as "<prog>: error: <msg>".
     vllm_message = "vllm: error: unrecognized arguments: {args}"
@@ -137,13 +141,23 @@ class UnknownFlag(Rule):
     ]
     INVALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tp: 4\n  max-model-len: 4096\n",
-                at=(3, 3)),
+                at=(3, 3), fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tensor-parallel-size: 4\n"
+                                 "  max-model-len: 4096\n"),
         Example("model: meta-llama/Llama-3.1-8B-Instruct\nmax_model_length: 8192\n",
-                kind="config", at=(2, 1)),
+                kind="config", at=(2, 1),
+                fixed="model: meta-llama/Llama-3.1-8B-Instruct\nmax_model_len: 8192\n"),
         Example("vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096 --gpu-memory-utilisation 0.85\n",
-                kind="command", at=(1, 58)),
+                kind="command", at=(1, 58),
+                fixed="vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096 --gpu-memory-utilization 0.85\n"),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
                 "  cudagraph-capture-sizes: [1, 2, 4, 8]\n", vllm="0.8.5", at=(4, 3)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tp: 2   # two cards\n  max-model-lenght: 4096\n",
+                at=(3, 3), fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  tensor-parallel-size: 2   "
+                                 "# two cards\n  max-model-len: 4096\n"),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --tp 2 --gpu-memory-utilisation=0.85\n",
+                kind="command", at=(1, 37),
+                fixed="vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2 "
+                      "--gpu-memory-utilization=0.85\n"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -170,8 +184,11 @@ class UnknownFlag(Rule):
             else:
                 message = (f'short alias "{setting.key}" (-{short}) works only on the '
                            f"command line: as a key it becomes --{short}, and {rejected}, {outcome}")
+            long_key = "--" + alias.name if setting.source == "cli" else spelled(alias.dest, setting, cfg)
             return self.diagnostic(cfg, setting, message, fields=(alias.dest,), fix=fix,
-                                   vllm_message=vllm_message)
+                                   vllm_message=vllm_message,
+                                   edits=[self._rename(cfg, setting, alias, long_key)],
+                                   edit_title=f"write {long_key}")
 
         base = name.split(".", 1)[0]
         if "." in name and base in known:
@@ -183,7 +200,7 @@ class UnknownFlag(Rule):
                                    vllm_message=vllm_message)
 
         last, first = flag_history(name, version)
-        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+        close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.75)
         suggestion = close[0] if close else None
         if last and not first:
             history = f"was removed after vLLM {last}"
@@ -209,8 +226,22 @@ class UnknownFlag(Rule):
         fields = [name]
         if suggestion and known[suggestion].dest != name:
             fields.append(known[suggestion].dest)
+        # A typo with one clear match, of a key no shipped release knows: rename it.
+        clear = suggestion is not None and len(close) == 1 and not (last or first)
+        new_key = spelled(suggestion, setting, cfg) if clear else ""
         return self.diagnostic(cfg, setting, message, fields=fields, fix="; ".join(fixes),
-                               vllm_message=vllm_message)
+                               vllm_message=vllm_message,
+                               edits=[self._rename(cfg, setting, known[suggestion], new_key)] if clear else (),
+                               edit_title=f"write {new_key}")
+
+    @staticmethod
+    def _rename(cfg: ServeConfig, setting: Setting, flag: Flag, key: str):
+        """Return the edit writing `key` for the setting, unless the flag is set already."""
+        if flag.dest in cfg.args:
+            return None                     # renaming would make a duplicate
+        if setting.source != "cli" and "=" in setting.key:
+            return None
+        return rename_key(cfg, setting, key)
 
 
 def alias_short(flag: Flag, name: str) -> str:

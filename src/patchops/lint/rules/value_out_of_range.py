@@ -7,6 +7,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
 
 # pydantic's wording for each bound (pydantic_core error messages).
 PYDANTIC_TEXT = {"gt": "greater than", "ge": "greater than or equal to",
@@ -23,11 +24,19 @@ class ValueOutOfRange(Rule):
     `if self.gpu_memory_utilization > 1.0: raise` (0.6.3-0.11), or a string outside the
     choices a `field_validator` enforces (`--kv-cache-dtype` in 0.33, whose help lists the
     choices without argparse enforcing them). Bounds and choices are read from the copy.
+    Three more shapes of the same check, also read from the copy: a bound on the value vLLM
+    resolved, from a `model_validator(mode="after")` (`max_model_len: 0` in 0.33, where `-1`
+    still means "derive it"); a bound against another setting (`long_prefill_token_threshold`
+    above `max_model_len`, 0.33); a bound that holds only while a switch is on
+    (`--api-server-count 2` with `--headless`, 0.10+, which refuses even 1 from 0.2x).
 
     ## Why is this bad?
     vLLM refuses to build its config: "GPU memory utilization must be less than 1.0. Got 1.5."
     (0.8.5), or a pydantic ValidationError "Input should be greater than 0" for
-    `gpu_memory_utilization: 0` (0.12+; 0.11 and older accept 0 here and fail later).
+    `gpu_memory_utilization: 0` (0.12+; 0.11 and older accept 0 here and fail later);
+    "max_model_len must be a positive integer, got int: 0.", "long_prefill_token_threshold
+    (8192) cannot be greater than the max_model_len (4096).", "--api-server-count=2 cannot be
+    used with --headless (no API servers are started in headless mode)."
 
     ## Fix
     Use a value inside the range or one of the choices vLLM lists.
@@ -41,11 +50,24 @@ class ValueOutOfRange(Rule):
         Example("model: m\nargs:\n  gpu-memory-utilization: 1.0\n", vllm="0.8.5"),
         Example("model: m\nargs:\n  gpu-memory-utilization: 0\n", vllm="0.10.1.1"),  # not checked before 0.12
         Example("model: m\nargs:\n  kv-cache-dtype: fp8_e5m2\n", vllm="0.33.0"),
+        Example("model: m\nargs:\n  max-model-len: -1\n", vllm="0.33.0"),    # -1: derive it
+        Example("model: m\nargs:\n  max-model-len: 0\n", vllm="0.10.1.1"),
+        Example("model: m\nargs:\n  max-model-len: 8192\n  long-prefill-token-threshold: 8192\n",
+                vllm="0.33.0"),
+        Example("vllm serve m --headless --api-server-count 1\n", kind="command", vllm="0.10.1.1"),
+        Example("vllm serve m --api-server-count 2\n", kind="command", vllm="0.33.0"),
     ]
     INVALID = [
         Example("model: m\nargs:\n  gpu-memory-utilization: 1.01\n", vllm="0.8.5", at=(3, 3)),
         Example("vllm serve m --gpu-memory-utilization 0\n", kind="command", vllm="0.33.0", at=(1, 14)),
         Example("model: m\nargs:\n  kv-cache-dtype: fp9\n", vllm="0.33.0", at=(3, 3)),
+        Example("model: m\nargs:\n  max-model-len: 0\n", vllm="0.33.0", at=(3, 3)),
+        Example("model: m\nargs:\n  max-model-len: 8192\n  long-prefill-token-threshold: 8193\n",
+                vllm="0.33.0", at=(4, 3)),
+        Example("vllm serve m --headless --api-server-count 2\n", kind="command", vllm="0.10.1.1",
+                at=(1, 25)),
+        Example("vllm serve m --headless --api-server-count 1\n", kind="command", vllm="0.33.0",
+                at=(1, 25)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -53,13 +75,18 @@ class ValueOutOfRange(Rule):
             found = cfg.args.get(dest)
             if found is None or (dest in cfg.ignored and cfg.ignored[dest][0] == found):
                 continue
-            problem = _problem(found.value, check)
+            switch = check.get("when")
+            if switch and not inputs.bool_value(cfg, switch):
+                continue
+            problem = _problem(found.value, check) or _resolved_problem(found.value, check, facts.flags.get(dest)) \
+                or _relation_problem(cfg, facts, found.value, check)
             if problem is None:
                 continue
             text, vllm_text = problem
+            during = f" with --{switch.replace('_', '-')}" if switch else ""
             yield self.diagnostic(
-                cfg, found, f"{dest} {text}; vLLM {facts.version} refuses it while building "
-                f"{check.get('class', 'its config')}", fields=(dest,),
+                cfg, found, f"{dest} {text}{during}; vLLM {facts.version} refuses it while building "
+                f"{check.get('class', 'its config')}", fields=(dest,) + ((switch,) if switch else ()),
                 fix="use a value vLLM accepts", vllm_message=vllm_text)
 
 
@@ -81,3 +108,35 @@ def _problem(value: Any, check: dict) -> Optional[tuple]:
                 vllm_text = f"Input should be {PYDANTIC_TEXT[bound]} {limit}"
             return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text
     return None
+
+
+def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
+    """Check the bound a model_validator(mode="after") puts on the value vLLM resolved.
+
+    A type ending in `_or_auto` (0.33 `human_readable_int_or_auto`) maps `-1`/`auto` to
+    "derive it", which the validator never sees.
+    """
+    after = check.get("after")
+    if not after or isinstance(value, bool) or not isinstance(value, int):
+        return None
+    if value == -1 and flag is not None and str(flag.type or "").endswith("_or_auto"):
+        return None
+    for bound, limit in after.items():
+        if bound in _OK and not _OK[bound](value, limit):
+            vllm_text = (after.get("message") or "").replace("{type}", type(value).__name__) \
+                .replace("{value}", repr(value)) or None
+            return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text
+    return None
+
+
+def _relation_problem(cfg: ServeConfig, facts: Facts, value: Any, check: dict) -> Optional[tuple]:
+    """Check `value <= <other setting>` (stated, else its literal default)."""
+    other = check.get("le_field")
+    if not other or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    limit = inputs.value(cfg, other, inputs.literal_default(facts, other))
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or value <= limit:
+        return None
+    vllm_text = (check.get("le_field_message") or "").replace("{value}", str(value)) \
+        .replace("{other}", str(limit)) or None
+    return f"({value}) must not be greater than {other} ({limit})", vllm_text

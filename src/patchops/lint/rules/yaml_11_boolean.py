@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from patchops.lint.edits import replace_value
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
@@ -31,21 +32,26 @@ class Yaml11Boolean(Rule):
     stops the launch; vLLM 0.6.x passes the text `True`/`False` instead. (Environment
     variables in a serve spec's `env:` are kept as text, so they are not affected.)
 
+    On an on/off switch (`trust-remote-code: yes`) the boolean is what was meant and vLLM gets
+    it; that is reported as info, since YAML 1.2 readers and people take the word for text.
+
     ## Fix
-    Quote the word (`"off"`) if you meant the text, or write the number you meant (`0`).
+    Quote the word (`"off"`) if you meant the text, or write the number you meant (`0`). On a
+    switch write `true` or `false`: `lint --fix` does (the value vLLM reads stays the same).
     """
 
     code = "PO103"
     name = "yaml-11-boolean"
     severity = "warning"
     versions = ">=0"
+    fixable = "safe"
     # argparse, when true becomes a bare `--flag` that needs a value
     vllm_message = "vllm serve: error: argument {flag}: expected one argument"
 
     VALID = [
-        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  trust-remote-code: yes\n"
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  trust-remote-code: true\n"
                 "env:\n  VLLM_USE_V1: \"1\"\n"),
-        Example("model: Qwen/Qwen2.5-7B-Instruct\nswap_space: 0\nenforce_eager: on\n", kind="config"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nswap_space: 0\nenforce_eager: true\n", kind="config"),
         # dropped, but the default is what `off` means: nothing changes
         Example("model: Qwen/Qwen3-8B\nargs:\n  per-request-spec-decode-metrics: off\n",
                 vllm="0.33.0"),
@@ -55,6 +61,13 @@ class Yaml11Boolean(Rule):
                 vllm="0.12.0", at=(4, 3)),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nmax_model_len: 4096\nswap_space: off\n",
                 kind="config", at=(3, 1)),
+        # A switch: vLLM gets the boolean meant; the fix spells it as YAML 1.2 does.
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  trust-remote-code: yes  # for Qwen\n",
+                at=(3, 3), severity="info",
+                fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  trust-remote-code: true  # for Qwen\n"),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nswap_space: 0\nenforce_eager: On\n", kind="config",
+                vllm="0.10.1.1", at=(3, 1), severity="info",
+                fixed="model: Qwen/Qwen2.5-7B-Instruct\nswap_space: 0\nenforce_eager: true\n"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -63,14 +76,28 @@ class Yaml11Boolean(Rule):
             if word is None:
                 continue
             flag = facts.flags.get(setting.name) or facts.flag(setting.key)
-            if flag is None or inputs.is_boolean(flag):
-                continue  # a switch: the boolean is what was meant (unknown keys: unknown-flag)
+            if flag is None:
+                continue  # unknown keys: unknown-flag
+            if inputs.is_boolean(flag):
+                if inputs.fate(cfg, setting)[0] == "accepted":  # a dropped false: yaml-false-dropped
+                    yield self._switch(cfg, setting, word)
+                continue
             if flag.nargs == "?" and inputs.YAML11_WORDS[word]:
                 continue  # a bare --flag takes its const, which is what `yes` means (--hf-token)
             outcome = inputs.fate(cfg, setting)
             if outcome[0] == "ignored" and harmless(flag):
                 continue
             yield self._option(cfg, facts, setting, word, flag, outcome)
+
+    def _switch(self, cfg: ServeConfig, setting: Setting, word: str) -> Diagnostic:
+        """A switch written yes/no/on/off: vLLM reads the boolean that was meant."""
+        spelled = str(inputs.YAML11_WORDS[word]).lower()
+        message = (f'unquoted {word} in "{setting.key}: {word}" is the YAML 1.1 boolean {spelled}: '
+                   f'vLLM reads it as meant, but YAML 1.2 readers and people take it for the word "{word}"')
+        found = self.diagnostic(cfg, setting, message, fields=(setting.name,), severity="info",
+                                fix=f"write {setting.key}: {spelled}",
+                                edits=[replace_value(cfg, setting, spelled)])
+        return with_vllm_message(found, None)       # vLLM says nothing: it works
 
     def _option(self, cfg: ServeConfig, facts: Facts, setting: Setting, word: str, flag: Flag,
                 outcome) -> Diagnostic:

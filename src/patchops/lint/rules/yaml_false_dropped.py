@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Optional
 
 from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.edits import insert_after, rename_key, replace_value
 from patchops.lint.facts import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, releases, routing
@@ -59,13 +60,18 @@ class YamlFalseDropped(Rule):
 
     ## Fix
     Pass the off switch on the command line (`vllm serve MODEL --config serve.yaml
-    --no-enable-prefix-caching`) where the flag has one, or leave the key out.
+    --no-enable-prefix-caching`) where the flag has one, or leave the key out. In YAML the
+    switch is a key too: `no-enable-prefix-caching: true` becomes `--no-enable-prefix-caching`
+    (a StoreBoolean flag, 0.7.3, takes the quoted word `"false"`). `lint --fix` writes that
+    key, or adds the switch after a launch command's `--config FILE`; where the V1 engine
+    forces chunked prefill on anyway it leaves the key for you to remove.
     """
 
     code = "PO102"
     name = "yaml-false-dropped"
     severity = "warning"
     versions = ">=0.7.3"
+    fixable = "safe"
     vllm_message = None  # vLLM says nothing: the value never reaches argparse
 
     VALID = [
@@ -76,9 +82,14 @@ class YamlFalseDropped(Rule):
     ]
     INVALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
-                "  enable-prefix-caching: false\n", at=(4, 3)),
+                "  enable-prefix-caching: false\n", at=(4, 3),
+                fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
+                      "  no-enable-prefix-caching: true\n"),
         Example("model: Qwen/Qwen2.5-7B-Instruct\nenable_chunked_prefill: false\n"
                 "max_num_batched_tokens: 4096\n", kind="config", vllm="0.11.0", at=(2, 1)),
+        Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  enable_prefix_caching: no  # no reuse\n",
+                vllm="0.10.1.1", at=(3, 3),
+                fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  no_enable_prefix_caching: true  # no reuse\n"),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -88,6 +99,9 @@ class YamlFalseDropped(Rule):
             flag = facts.flags.get(name)
             if flag is not None and not inputs.is_boolean(flag) and inputs.yaml11_word(setting):
                 continue  # `swap_space: off`: yaml-11-boolean explains it
+            given = cfg.args.get(name)
+            if given is not None and given.source == "cli":
+                continue  # the command line sets it, whatever the file said
             default = default_of(name, facts)
             if default is False or default is None and name in NONE_MEANS_FALSE:
                 continue  # dropping it changes nothing
@@ -123,8 +137,29 @@ class YamlFalseDropped(Rule):
                    "V0, VLLM_USE_V1=0 before 0.11, and from vLLM 0.12)")
         elif switch:
             fix = f"pass {switch} on the vllm serve command line instead, and remove the key"
+            return self.diagnostic(cfg, setting, message, fields=(name,), fix=fix,
+                                   edits=self._switch_edits(cfg, setting, flag, switch),
+                                   edit_title=f"pass {switch}")
         elif not inputs.is_boolean(flag):
             fix = f"write the value you want for {name} (a number or a quoted string)"
         else:
             fix = f"remove the key: vLLM {facts.version} has no way to switch {name} off"
         return self.diagnostic(cfg, setting, message, fields=(name,), fix=fix)
+
+    @staticmethod
+    def _switch_edits(cfg: ServeConfig, setting: Setting, flag: Flag, switch: str):
+        """Return the edits that pass `switch` where vLLM reads it, or () when none is exact.
+
+        Written in this YAML: the `no-` key (`--no-x`), or the quoted word for a StoreBoolean
+        flag. A key of a command's `--config FILE`: the switch after that file on the command
+        line, which wins over the file (the file is left as it is: other launches may read it).
+        """
+        if setting.key_span is not None:
+            if flag.action == "store_boolean":
+                return [replace_value(cfg, setting, '"false"')]
+            dashed = "-" in setting.key or "_" not in setting.key
+            key = ("no-" + flag.name) if dashed else ("no_" + flag.name.replace("-", "_"))
+            return [rename_key(cfg, setting, key), replace_value(cfg, setting, "true")]
+        if cfg.kind == "command" and cfg.config_file is not None:
+            return [insert_after(cfg, cfg.config_file, " " + switch)]
+        return ()

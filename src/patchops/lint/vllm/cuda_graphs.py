@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-from patchops.lint.config import ServeConfig, parse_literal
+from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.vllm.inputs import (compilation_value, compute_capability, enforce_eager, int_list,
-                                       int_value, literal_default, to_bool, to_int, to_int_list, value)
+                                       int_value, literal_default, num_speculative_tokens, to_bool, to_int,
+                                       to_int_list, value)
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (CAPTURE_BLACKWELL_1024, CAPTURE_BUDGET_APPENDED, CAPTURE_LIST_FLAG,
-                                         CAPTURE_PATTERN_012, CAPTURE_SPEC_TOKENS, CUDA_GRAPH_SIZES_FLAG,
-                                         CUDA_GRAPH_SIZES_FROM_SEQS, V1_CAPTURE_BY_BUDGET, release)
+                                         CAPTURE_PATTERN_012, CAPTURE_SPEC_TOKENS, CAPTURE_UNIFORM_DECODE,
+                                         CUDA_GRAPH_SIZES_FLAG,
+                                         CUDA_GRAPH_SIZES_FROM_SEQS, DP_EAGER_ONLY_DEEPEP, DP_FORCES_EAGER,
+                                         O_IS_OPT_LEVEL, V1_CAPTURE_BY_BUDGET, V1_LEVEL_HONOURED, release)
 from patchops.lint.vllm.routing import V1, engine
 from patchops.lint.vllm.scheduler import max_num_batched_tokens, max_num_seqs
 
@@ -28,9 +31,13 @@ CAPTURE_CEILING = 1 << 16
 
 
 def _pattern(upto: int) -> List[int]:
-    """[1, 2, 4] + range(8, upto + 1, 8): the `--cuda-graph-sizes N` pattern (0.9.2-0.11)."""
+    """[1, 2, 4] + range(8, upto + 1, 8): the `--cuda-graph-sizes N` pattern (0.9.2-0.11).
+
+    1, 2 and 4 are there whatever N is (`max_num_seqs 1` gives [1, 2, 4]); the budget
+    filter comes after.
+    """
     upto = min(upto, CAPTURE_CEILING)
-    return [i for i in (1, 2, 4) if i <= upto] + list(range(8, upto + 1, 8))
+    return [1, 2, 4] + list(range(8, upto + 1, 8))
 
 
 def _pattern_012(top: int) -> List[int]:
@@ -43,8 +50,36 @@ def _pattern_012(top: int) -> List[int]:
     return sizes
 
 
+def _request_counts(max_reqs: int, ceiling: int) -> List[int]:
+    """The request counts whose uniform decode batches 0.30+ captures under speculative decoding.
+
+    `request_counts` in VllmConfig._set_cudagraph_sizes (config/vllm.py, 0.30.0-0.33.0).
+    """
+    max_reqs = min(max_reqs, ceiling)
+    counts = [n for n in (1, 2, 4) if n <= max_reqs]
+    counts += list(range(8, min(max_reqs + 1, 256), 8)) + list(range(256, max_reqs + 1, 16))
+    return sorted(set(counts + [max_reqs]))
+
+
 def _no_graphs(reason: str, fields: Sequence[str]) -> Prediction:
     return Prediction((), reason, fields=tuple(fields))
+
+
+def effective_eager(cfg: ServeConfig, facts: Facts) -> Prediction:
+    """Return whether the copy runs eagerly: enforce_eager (set or hardcoded), or forced by vLLM.
+
+    0.8.x's CUDA platform turns enforce_eager on for data parallelism on V1 (DP with CUDA
+    graphs was unsupported); from 0.9 only with DeepEP high-throughput kernels (not modelled).
+    """
+    eager = enforce_eager(cfg, facts)
+    if eager.value:
+        return eager
+    dp = int_value(cfg, "data_parallel_size")
+    if dp is not None and dp > 1 and DP_FORCES_EAGER <= release(facts) < DP_EAGER_ONLY_DEEPEP \
+            and engine(cfg, facts).value == V1:
+        return Prediction(True, f"data_parallel_size {dp} makes vLLM {facts.version} force enforce_eager "
+                          "(DP with CUDA graphs is unsupported)", fields=("data_parallel_size",))
+    return eager
 
 
 def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
@@ -57,7 +92,7 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
     """
     v = release(facts)
     ver = facts.version
-    eager = enforce_eager(cfg, facts)
+    eager = effective_eager(cfg, facts)
     if eager.value:
         return _no_graphs(f"{eager.reason}, so vLLM captures no CUDA graphs", eager.fields)
     eng = engine(cfg, facts)
@@ -66,7 +101,9 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
     v1 = eng.value == V1
 
     level, level_at = compilation_value(cfg, "level")
-    if v1 and v < CAPTURE_PATTERN_012 and level_at is not None and to_int(level) not in (None, 3):
+    # Until 0.10.0 V1 sets the level to PIECEWISE itself when not eager (config.py __post_init__).
+    if v1 and V1_LEVEL_HONOURED <= v < CAPTURE_PATTERN_012 and level_at is not None \
+            and to_int(level) not in (None, 3):
         return _no_graphs(f"compilation_config level {level} is not PIECEWISE (3), so V1 captures no "
                           "CUDA graphs", ("compilation_config.level",))
     use_graph, use_at = compilation_value(cfg, "use_cudagraph")
@@ -75,6 +112,9 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
     mode, mode_at = compilation_value(cfg, "cudagraph_mode")
     if mode_at is not None and str(mode).upper() in ("NONE", "0"):
         return _no_graphs("compilation_config cudagraph_mode is NONE", ("compilation_config.cudagraph_mode",))
+    if v >= O_IS_OPT_LEVEL and mode_at is None and to_int(value(cfg, "optimization_level")) == 0:
+        # OPTIMIZATION_LEVEL_00 defaults cudagraph_mode to NONE (config/vllm.py, 0.12.0-0.33.0)
+        return _no_graphs("optimization level 0 defaults cudagraph_mode to NONE", ("optimization_level",))
 
     explicit, explicit_at = compilation_value(cfg, "cudagraph_capture_sizes")
     explicit_list = to_int_list(explicit) if explicit_at is not None else None
@@ -106,12 +146,7 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
         top_set = to_int(compilation_value(cfg, "max_cudagraph_capture_size")[0])
         if top_set is None:
             top_set = int_value(cfg, "max_cudagraph_capture_size")
-        spec = 0
-        if v >= CAPTURE_SPEC_TOKENS:
-            raw = value(cfg, "speculative_config")
-            raw = parse_literal(raw) if isinstance(raw, str) else raw
-            if isinstance(raw, dict):
-                spec = to_int(raw.get("num_speculative_tokens")) or 0
+        spec = (num_speculative_tokens(cfg, facts) or 0) if v >= CAPTURE_SPEC_TOKENS else 0
         default_top = 512
         cc = compute_capability(cfg)
         if v >= CAPTURE_BLACKWELL_1024 and cc is not None and cc[0] == 10:
@@ -119,11 +154,16 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
 
         def for_values(seq_count: Optional[int], tokens: Optional[int]) -> Tuple[int, ...]:
             top = top_set if top_set is not None else min((seq_count or 256) * (1 + spec) * 2, default_top)
+            decode: List[int] = []
+            if v >= CAPTURE_UNIFORM_DECODE and top_set is None and spec:
+                decode = [n * (1 + spec) for n in _request_counts(seq_count or 256, default_top)
+                          if n * (1 + spec) <= top]
             if tokens is not None:
                 top = min(top, tokens)
             sizes = _pattern_012(top)
             if v >= CAPTURE_BUDGET_APPENDED and tokens is not None and tokens <= top and tokens not in sizes:
                 sizes.append(tokens)
+            sizes += [s for s in decode if tokens is None or s <= tokens]
             return tuple(sorted(set(sizes)))
 
         first = for_values(seqs.value, top_budget)
@@ -179,11 +219,18 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
     else:
         from_user = True
 
+    tp = int_value(cfg, "tensor_parallel_size") or 1
+    passes, _ = compilation_value(cfg, "pass_config")
+    sequence_parallel = tp > 1 and isinstance(passes, dict) and \
+        to_bool(passes.get("enable_sequence_parallelism")) is True
+
     def v1_list(seq_count: Optional[int], tokens: Any) -> Tuple[int, ...]:
         wanted = list(graph_sizes)
         if not wanted:
-            wanted = [min((seq_count or 256) * 2, 512)]
+            wanted = [min((seq_count if seq_count is not None else 256) * 2, 512)]
         sizes = _pattern(wanted[0]) if len(wanted) == 1 else sorted(wanted)
+        if sequence_parallel:   # update_sizes_for_sequence_parallelism: multiples of tp only
+            sizes = [s for s in sizes if s % tp == 0]
         return filtered(sizes, tokens)
 
     first = v1_list(seqs.value, top_budget)
@@ -210,6 +257,18 @@ def suggested_sizes(top: int) -> List[int]:
     while sizes[-1] < top:
         sizes.append(sizes[-1] * 2)
     return sizes
+
+
+def capture_list_setting(facts: Facts) -> Optional[str]:
+    """Return the setting that takes the capture list on this version.
+
+    "compilation_config" (its `cudagraph_capture_sizes`, 0.7-0.11), "cudagraph_capture_sizes"
+    (0.12+), None on 0.6.3, which has no flag for it.
+    """
+    v = release(facts)
+    if v < CAPTURE_LIST_FLAG:
+        return None
+    return "compilation_config" if v < CAPTURE_PATTERN_012 else "cudagraph_capture_sizes"
 
 
 def capture_fix(facts: Facts, top: int) -> str:

@@ -98,6 +98,24 @@ def dtype_bytes(model: ModelFacts, dtype: Optional[str]) -> Optional[int]:
     return DTYPE_BYTES.get(name)
 
 
+def served_dtype(dtype: Optional[str], model: Optional[ModelFacts],
+                 capability: Optional[Tuple[int, int]]) -> Optional[str]:
+    """Return the dtype vLLM serves the weights in ("float16", "bfloat16", "float32"), None if unsure.
+
+    `auto` takes config.json's; bfloat16 becomes float16 on GPUs below compute capability 8.0.
+    A float32 checkpoint under `auto` depends on the platform's preference: left unsure.
+    """
+    name = (dtype or "auto").lower()
+    named = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16",
+             "float": "float32", "float32": "float32"}
+    if name != "auto":
+        return named.get(name)
+    config = named.get((model.dtype or "").lower()) if model is not None else None
+    if config == "bfloat16" and capability is not None and capability < (8, 0):
+        return "float16"
+    return config if config in ("float16", "bfloat16") else None
+
+
 def quant_method(model: ModelFacts, quantization: Optional[str]) -> Tuple[Optional[str], Optional[int]]:
     """Return (method, bits): `--quantization`, else config.json's quantization_config."""
     qcfg = model.text_config.get("quantization_config")

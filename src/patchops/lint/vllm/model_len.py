@@ -87,29 +87,23 @@ def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
     return DerivedLen(value=derived, key=key, model_max_length=cfg.get("model_max_length"))
 
 
+def max_model_len(cfg: ServeConfig, facts: Facts) -> Prediction:
+    """Return the max_model_len vLLM runs with: the stated one, else what it derives from config.json.
+
+    Unset, `_get_and_verify_max_len` takes `int(derived)`; None when neither is known (no
+    config.json, or no length key in it).
+    """
+    stated = inputs.max_model_len(cfg)
+    if stated.value is not None or cfg.model_facts is None:
+        return stated
+    derived = derived_max_len(cfg.model_facts, facts.max_len,
+                              disable_sliding_window=bool(inputs.bool_value(cfg, "disable_sliding_window")))
+    if derived is None or derived.value == float("inf"):
+        return stated
+    return Prediction(int(derived.value), f"max_model_len {int(derived.value)} (derived from the "
+                      f"model's config.json, {derived.key or 'its length keys'})")
+
+
 def env_flag(value: Optional[str]) -> bool:
     """Read a vLLM boolean env var (VLLM_ALLOW_LONG_MAX_MODEL_LEN): "1" or "true"."""
     return (value or "0").strip().lower() in ("1", "true")
-
-
-def served_max_len(cfg: ServeConfig, facts: Facts) -> Prediction:
-    """Return the max_model_len the server runs with: the one set, else the one derived from config.json.
-
-    The value is None when neither is known (no setting and no model config.json); `reason`
-    says where the number came from, for messages.
-    """
-    stated = inputs.max_model_len(cfg)
-    if stated.value is not None:
-        return Prediction(stated.value, f"max_model_len {stated.value} (set by you)",
-                          fields=stated.fields)
-    model = cfg.model_facts
-    if model is None:
-        return Prediction(None, "max_model_len comes from the model's config.json, which was not found",
-                          certain=False)
-    derived = derived_max_len(model, facts.max_len,
-                              disable_sliding_window=bool(inputs.bool_value(cfg, "disable_sliding_window")))
-    if derived is None or derived.value == float("inf"):
-        return Prediction(None, "the model's config.json gives no maximum length", certain=False)
-    length = int(derived.value)
-    source = f"config.json {derived.key} {derived.shown}" if derived.key else "config.json"
-    return Prediction(length, f"max_model_len {length} (derived from {source})")

@@ -11,17 +11,17 @@ from functools import lru_cache
 from typing import List, Optional, Tuple
 
 from patchops.lint.facts import Facts, facts_for_version, shipped_versions
-from patchops.lint.reading.option_table import OptionTable
+from patchops.lint.reading.option_table import OptionTable, option_table
 
 
 @lru_cache(maxsize=None)
 def _shipped_table(version: str) -> OptionTable:
-    return OptionTable(facts_for_version(version))
+    return option_table(facts_for_version(version))
 
 
 def expansion(facts: Facts, option: str) -> Optional[Tuple[str, str]]:
     """Return (full option, dest) when `option` is an abbreviation `facts`' parser expands."""
-    table = OptionTable(facts)
+    table = option_table(facts)
     if option in table.options:
         return None
     resolved, match, _, error = table.resolve(option)

@@ -12,11 +12,14 @@ reads the release part, and an unreadable version is taken as the newest.
 
 from __future__ import annotations
 
+import operator
 import re
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:  # packaging.specifiers costs a lint more than every rule's range check
+    from packaging.specifiers import SpecifierSet
 
 __all__ = ["Version", "Boundary", "NEWEST", "parse_release", "parse_version", "release", "in_range"]
 
@@ -72,9 +75,26 @@ def micro(version: Version) -> Version:
     return Version(".".join(str(p) for p in parts[:3]))
 
 
-def in_range(version: Optional[str], spec: Union[str, SpecifierSet]) -> bool:
-    """Say whether `version`'s release is inside a PEP 440 range (an unreadable one is the newest)."""
-    return SpecifierSet(str(spec)).contains(release(version), prereleases=True)
+_CLAUSE_RE = re.compile(r"^\s*(>=|<=|==|!=|<|>)\s*(\d+(?:\.\d+)*)\s*$")
+_COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            "<": operator.lt, ">": operator.gt}
+
+
+def in_range(version: Optional[str], spec: Union[str, "SpecifierSet"]) -> bool:
+    """Say whether `version`'s release is inside a PEP 440 range (an unreadable one is the newest).
+
+    The release part has no pre, post or local segment, so against plain release clauses
+    (`>=0.7.3,<0.10.1`, every rule's range) PEP 440's ordered comparisons are Version's own;
+    any other spelling goes to packaging's SpecifierSet.
+    """
+    text = str(spec)
+    clauses = [_CLAUSE_RE.match(clause) for clause in text.split(",") if clause.strip()]
+    candidate = release(version)
+    if all(clauses):
+        return all(_COMPARE[m.group(1)](candidate, Version(m.group(2))) for m in clauses)  # type: ignore[union-attr]
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(text).contains(candidate, prereleases=True)
 
 
 # --------------------------------------------------------------------------- engine
@@ -213,10 +233,20 @@ CUDA_GRAPH_SIZES_FROM_SEQS = Boundary("0.10", "an unset --cuda-graph-sizes follo
 CAPTURE_PATTERN_012 = Boundary("0.12", "capture sizes step by 16 above 256; the size lists are verbatim; "
                                "compilation level no longer decides graphs",
                                "vllm/config/vllm.py:994-998 (0.12.0)")
+V1_LEVEL_HONOURED = Boundary("0.10.1", "V1 keeps a compilation level the user sets (before: PIECEWISE "
+                             "whenever not eager)", "vllm/config/__init__.py:3530 (0.10.1.1); "
+                             "vllm/config.py:4590 sets it unconditionally (0.10.0)")
+DP_FORCES_EAGER = Boundary("0.8", "data parallelism on CUDA forces enforce_eager (DP with CUDA graphs "
+                           "unsupported)", "vllm/platforms/cuda.py:160 (0.8.5); not in 0.7.3")
+DP_EAGER_ONLY_DEEPEP = Boundary("0.9", "data parallelism forces eager only with DeepEP high-throughput "
+                                "kernels", "vllm/platforms/cuda.py:168 (0.9.2)")
 CAPTURE_SPEC_TOKENS = Boundary("0.15", "the default top capture size grows with num_speculative_tokens",
                                "vllm/config/vllm.py:1129 (0.15.0)")
 CAPTURE_BUDGET_APPENDED = Boundary("0.25", "max_num_batched_tokens itself is captured when below the top size",
                                    "vllm/config/vllm.py (0.25.0; wheel not in the local cache, read from shipped facts)")
+CAPTURE_UNIFORM_DECODE = Boundary("0.30", "with speculative decoding the capture list adds the uniform decode "
+                                  "sizes n x (1 + num_speculative_tokens)",
+                                  "vllm/config/vllm.py:2295 (0.30.0); not in 0.25.0")
 CAPTURE_BLACKWELL_1024 = Boundary("0.30", "Blackwell (compute capability 10.x) defaults to a top size of 1024",
                                   "vllm/config/vllm.py (0.30.0; wheel not in the local cache, read from shipped facts)")
 

@@ -13,9 +13,9 @@ from typing import Optional, Tuple
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name, is_cuda_like,
-                                       is_pooling, literal_default, max_model_len, memory_gib,
-                                       num_scheduler_steps, platform, setting, speculative_method, to_int,
-                                       value)
+                                       is_pooling, literal_default, memory_gib,
+                                       num_scheduler_steps, platform, setting, speculative_method, to_int, value)
+from patchops.lint.vllm.model_len import max_model_len
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_LEN, CHUNKED_PREFILL_HONOURED,
                                          CPU_BATCH_DEFAULTS, CPU_DEFAULTS_BY_WORLD_SIZE, HUGE_TIER,
@@ -101,6 +101,16 @@ def platform_defaults(cfg: ServeConfig, facts: Facts) -> Tuple[Optional[int], Op
     return None, None, ""
 
 
+def _throughput_factor(cfg: ServeConfig, facts: Facts) -> int:
+    """Return 2 under `--performance-mode throughput`, which doubles both unset batch defaults.
+
+    EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (0.20.0-0.33.0), wherever the
+    flag exists.
+    """
+    mode = value(cfg, "performance_mode")
+    return 2 if "performance_mode" in facts.flags and str(mode).lower() == "throughput" else 1
+
+
 def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None) -> Prediction:
     """Return whether chunked prefill ends up on, by version, engine and max_model_len."""
     v = release(facts)
@@ -129,7 +139,7 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
     if isinstance(literal, bool):
         return Prediction(literal, f"this vLLM build defaults enable_chunked_prefill to {literal}",
                           fields=("enable_chunked_prefill",))
-    mml = max_model_len(cfg)
+    mml = max_model_len(cfg, facts)
     if mml.value is None:
         return Prediction(False, "V0 turns chunked prefill on only when max_model_len > 32768, and "
                           "max_model_len is not stated", certain=False, alternatives=(True,))
@@ -154,6 +164,17 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
     if blockers:
         return Prediction(False, f"V0 would turn chunked prefill on for max_model_len {mml.value} > 32768, "
                           f"but not when {blockers[0]}", fields=mml.fields)
+    model = cfg.model_facts
+    if model is not None:  # config.json says what V0's remaining conditions read
+        if model.multimodal or model.uses_mla:
+            what = "multimodal" if model.multimodal else "an MLA model"
+            return Prediction(False, f"V0 leaves chunked prefill off for {what}", certain=False,
+                              alternatives=(True,), fields=mml.fields)
+        if model.sliding_window is not None and not bool_value(cfg, "disable_sliding_window"):
+            return Prediction(False, f"V0 would turn chunked prefill on for max_model_len {mml.value} > "
+                              "32768, but not with the model's sliding window", fields=mml.fields)
+        return Prediction(True, f"V0 turns chunked prefill on automatically for max_model_len {mml.value} > "
+                          "32768", fields=mml.fields)
     return Prediction(True, f"V0 turns chunked prefill on automatically for max_model_len {mml.value} > "
                       "32768, unless the model is multimodal, uses a sliding window or MLA",
                       certain=False, alternatives=(False,), fields=mml.fields)
@@ -193,7 +214,7 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
                           fields=("max_num_batched_tokens",))
     eng = eng or engine(cfg, facts)
     chunked = chunked or chunked_prefill(cfg, facts, eng)
-    mml = max_model_len(cfg).value
+    mml = max_model_len(cfg, facts).value
     if eng.value == V0:
         steps = num_scheduler_steps(cfg) or 1
         values = []
@@ -207,7 +228,7 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
     plat_tokens, _, plat_why = platform_defaults(cfg, facts)
 
     def for_tier(name: str) -> Optional[int]:
-        budget = plat_tokens or _TIER_TOKENS[name]
+        budget = (plat_tokens or _TIER_TOKENS[name]) * _throughput_factor(cfg, facts)
         if v >= BUDGET_FOLLOWS_MODEL_LEN:
             if chunked.value is False:
                 budget = max(mml, budget) if mml is not None else None
@@ -248,13 +269,14 @@ def max_num_seqs(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = Non
     plat_tokens, plat_seqs, plat_why = platform_defaults(cfg, facts)
 
     def for_tier(name: str) -> int:
-        seqs = plat_seqs or _TIER_SEQS[name]
+        factor = _throughput_factor(cfg, facts)
+        seqs = (plat_seqs or _TIER_SEQS[name]) * factor
         if v >= SEQS_CAPPED_BY_BUDGET:  # min(default, max_num_batched_tokens) for an unset max_num_seqs
             budget = _budget
             if budget is None:
                 found_budget = setting(cfg, "max_num_batched_tokens")
                 budget = to_int(found_budget.value) if found_budget is not None else \
-                    plat_tokens or _TIER_TOKENS[name]
+                    (plat_tokens or _TIER_TOKENS[name]) * factor
             if budget:
                 seqs = min(seqs, budget)
         return seqs

@@ -1,0 +1,68 @@
+"""PO810 kv-cache-dtype-mismatch."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, memory
+
+DEST = "kv_cache_dtype"
+FLOAT_KV = ("float16", "bfloat16")
+# config/vllm.py VllmConfig._reject_mismatched_float_kv_cache (0.33)
+VLLM_MESSAGE = ('kv_cache_dtype="{kv}" is incompatible with dtype="{dtype}". Please set '
+                "`--kv-cache-dtype` to {allowed}.")
+QWEN_7B = {"model_type": "qwen2", "torch_dtype": "bfloat16", "num_attention_heads": 28}
+
+
+class KvCacheDtypeMismatch(Rule):
+    """
+    ## What it does
+    Flags `--kv-cache-dtype float16` or `bfloat16` that differs from the dtype the model is
+    served in (`--dtype`, or with `auto` the checkpoint's `torch_dtype` from config.json).
+    Read from the copy: the check exists where VllmConfig has the guard (0.33); older releases
+    do not accept these KV dtypes at all (`invalid-flag-value`).
+
+    ## Why is this bad?
+    vLLM refuses to build its config: 'kv_cache_dtype="float16" is incompatible with
+    dtype="bfloat16". Please set `--kv-cache-dtype` to `auto` or `bfloat16`.'
+
+    ## Fix
+    Use `--kv-cache-dtype auto` (the model's dtype), the model's dtype itself, or change
+    `--dtype` to match.
+    """
+
+    code = "PO810"
+    name = "kv-cache-dtype-mismatch"
+    severity = "error"
+    versions = ">=0.33"
+    vllm_message = VLLM_MESSAGE
+    VALID = [
+        Example("model: m\nargs:\n  kv-cache-dtype: bfloat16\n", vllm="0.33.0", model=QWEN_7B),
+        Example("model: m\nargs:\n  kv-cache-dtype: float16\n  dtype: half\n", vllm="0.33.0"),
+        Example("model: m\nargs:\n  kv-cache-dtype: float16\n", vllm="0.33.0"),   # model unknown
+    ]
+    INVALID = [
+        Example("model: m\nargs:\n  kv-cache-dtype: float16\n", vllm="0.33.0", model=QWEN_7B, at=(3, 3)),
+        Example("vllm serve m --dtype float16 --kv-cache-dtype bfloat16\n", kind="command",
+                vllm="0.33.0", at=(1, 30)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        found = inputs.setting(cfg, DEST)
+        if found is None or found.value not in FLOAT_KV or "float_kv_cache_matches_dtype" not in facts.guards:
+            return
+        dtype = memory.served_dtype(inputs.value(cfg, "dtype"), cfg.model_facts,
+                                    inputs.compute_capability(cfg))
+        if dtype is None or dtype == found.value:
+            return
+        allowed = f"`auto` or `{dtype}`" if dtype in FLOAT_KV else "`auto`"
+        origin = "--dtype" if inputs.setting(cfg, "dtype") is not None and \
+            str(inputs.value(cfg, "dtype")).lower() != "auto" else "the model's config.json"
+        yield self.diagnostic(
+            cfg, found, f"kv_cache_dtype {found.value!r} differs from the dtype the model is served in "
+            f"({dtype}, from {origin}); vLLM {facts.version} refuses it while building its config",
+            fields=(DEST, "dtype"), fix=f"use --kv-cache-dtype auto or {dtype}",
+            vllm_message=VLLM_MESSAGE.format(kv=found.value, dtype=dtype, allowed=allowed))

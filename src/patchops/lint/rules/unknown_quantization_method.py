@@ -1,0 +1,81 @@
+"""PO808 unknown-quantization-method."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs
+
+DEST = "quantization"
+ALLOW = "allow_deprecated_quantization"
+# ModelConfig._verify_quantization (vllm/config.py 0.9-0.10, vllm/config/model.py 0.11+)
+MSG_UNKNOWN = "Unknown quantization method: {name}. Must be one of {names}."
+MSG_DEPRECATED = ("The quantization method %s is deprecated and will be removed in future "
+                  "versions of vLLM. To bypass, set `--allow-deprecated-quantization`.")
+
+
+class UnknownQuantizationMethod(Rule):
+    """
+    ## What it does
+    Flags a `--quantization` method the copy does not have, where argparse no longer lists
+    the choices (0.9+: the type hint is `Any` at run time, so the flag takes any string), and
+    a deprecated method
+    (`DEPRECATED_QUANTIZATION_METHODS`, 0.20+) without `--allow-deprecated-quantization`.
+    The methods are read from the copy (`QuantizationMethods`); methods come and go between
+    releases (0.33 drops `gguf` and `bitsandbytes`). Where argparse still lists them (0.8.5),
+    `invalid-flag-value` reports an unknown name at parse time.
+
+    ## Why is this bad?
+    vLLM refuses to build its model config: "Unknown quantization method: gguf. Must be one
+    of ['awq', 'auto_awq', 'fp8', ...]", or "The quantization method %s is deprecated and
+    will be removed in future versions of vLLM. To bypass, set
+    `--allow-deprecated-quantization`."
+
+    ## Fix
+    Use a method this vLLM lists (or none for an unquantized model: the checkpoint's
+    `quantization_config` is read by itself), add `--allow-deprecated-quantization` for a
+    deprecated one, or load a plugin that registers the method.
+    """
+
+    code = "PO808"
+    name = "unknown-quantization-method"
+    severity = "error"
+    versions = ">=0.9"
+    vllm_message = MSG_UNKNOWN
+    VALID = [
+        Example("model: m\nargs:\n  quantization: fp8\n", vllm="0.33.0"),
+        Example("model: m\nargs:\n  quantization: gguf\n", vllm="0.10.1.1"),
+        Example("model: m\nargs:\n  quantization: fbgemm_fp8\n  allow-deprecated-quantization: true\n",
+                vllm="0.33.0"),
+    ]
+    INVALID = [
+        Example("model: m\nargs:\n  quantization: gguf\n", vllm="0.33.0", at=(3, 3)),
+        Example("vllm serve m -q fbgemm_fp8\n", kind="command", vllm="0.33.0", at=(1, 14)),
+        Example("model: m\nargs:\n  quantization: awq4\n", vllm="0.10.1.1", at=(3, 3)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        found = inputs.setting(cfg, DEST)
+        flag = facts.flags.get(DEST)
+        names = facts.registries.get("quantization")
+        if found is None or flag is None or flag.choices or not names or \
+                not isinstance(found.value, str) or not found.value:
+            return
+        method = found.value if found.value in names else found.value.lower()  # lower-cased first (0.33)
+        if method not in names:
+            shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+            yield self.diagnostic(
+                cfg, found, f"quantization method {found.value!r} is not one this vLLM has ({shown}); "
+                f"vLLM {facts.version} refuses it while building ModelConfig", fields=(DEST,),
+                fix=f"use one of {', '.join(names)}",
+                vllm_message=MSG_UNKNOWN.format(name=method, names=list(names)))
+        elif method in facts.registries.get("quantization_deprecated", ()) and ALLOW in facts.flags \
+                and not inputs.bool_value(cfg, ALLOW):
+            yield self.diagnostic(
+                cfg, found, f"quantization method {method!r} is deprecated in this vLLM; vLLM "
+                f"{facts.version} refuses it without --allow-deprecated-quantization",
+                fields=(DEST, ALLOW), fix="add --allow-deprecated-quantization, or use another method",
+                vllm_message=MSG_DEPRECATED)

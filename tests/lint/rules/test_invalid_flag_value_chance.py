@@ -1,0 +1,22 @@
+"""PO107 on a choice only some of a field's Literal types hold (0.8.5 guided decoding)."""
+
+from __future__ import annotations
+
+from lintkit import linter
+
+lint = linter("PO107")
+
+
+def test_a_value_of_one_literal_only_is_refused_with_the_reason():
+    [found] = lint("model: m\nargs:\n  guided-decoding-backend: outlines\n")
+    assert found.severity == "error"
+    assert "invalid choice: 'outlines' (choose from 'auto', 'guidance', 'xgrammar')" in found.message
+    assert "hash order (PYTHONHASHSEED)" in found.message
+    assert found.vllm_message.endswith("(choose from 'auto', 'guidance', 'xgrammar')")
+
+
+def test_values_every_literal_holds_pass_and_unknown_ones_list_all_choices():
+    assert lint("model: m\nargs:\n  guided-decoding-backend: guidance\n") == []
+    [found] = lint("model: m\nargs:\n  guided-decoding-backend: bogus\n")
+    assert "'lm-format-enforcer', 'outlines'" in found.message and "PYTHONHASHSEED" not in found.message
+    assert lint("model: m\nargs:\n  guided-decoding-backend: outlines\n", vllm="0.10.1.1") == []
