@@ -1,5 +1,8 @@
 """What a vLLM copy says about itself, read with stdlib `ast` (never importing vLLM or libcst).
 
+Over 400 lines because each Facts field, its JSON form and the two caches that store it must
+change together; the readers themselves live in `facts_extract`.
+
 Facts come from two places: a copy on disk (`facts_for_copy`, extracted once and cached by
 the files it read) or the facts shipped for released versions (`facts_for_version`), so a
 serve spec can be linted against a version that is not installed here. This module stays
