@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -323,7 +324,8 @@ def test_concise_and_full_output(run, tmp_path):
     spec = _files(tmp_path, serve=GOOD)["serve"]
     concise = run("lint", spec, "--format", "concise").stdout.splitlines()
     assert concise[0].startswith(f"{spec}:6:3: error: max_num_batched_tokens (8192)")
-    assert concise[0].endswith("[PO201]") and len(concise) == 2
+    assert concise[0].endswith("[PO201]") and len(concise) == 4
+    assert concise[2].endswith("checks did not run (pass --model-config FILE)")
     assert concise[1].startswith("1 error, 0 warnings, 0 info in 1 input; linted against vLLM "
                                  "0.6.3.post1 from shipped facts")
     full = run("lint", spec).stdout.splitlines()
@@ -622,3 +624,35 @@ def test_plain_output_prints_markup_as_written(capsys):
 
     Output().print(Line.assemble(("[bold]x[/bold]", "red"), " y"))
     assert capsys.readouterr().out == "[bold]x[/bold] y\n"
+
+
+class _Terminal:
+    """A terminal 80 columns wide that keeps what is printed."""
+
+    is_terminal, width = True, 80
+
+    def __init__(self):
+        self.lines = []
+
+    def print(self, item="", style=""):
+        self.lines.append(item.plain if hasattr(item, "plain") else str(item))
+
+
+def test_concise_lint_of_the_seed_examples_fits_one_80_column_screen(monkeypatch):
+    from patchops import api
+    from patchops.render_lint import lint_text
+
+    monkeypatch.chdir(Path(__file__).parent.parent)   # `patchops lint examples/*.yaml`, as the README runs it
+    examples = sorted(Path("examples").glob("*.yaml"))
+    results = api.lint_inputs(examples)
+    findings = sum(len(r.diagnostics) for r in results)
+    terminal = _Terminal()
+    lint_text(terminal, results, concise=True)
+    assert findings >= 5 and len(terminal.lines) == findings + 3  # summary + the two skipped notes
+    assert max(len(line) for line in terminal.lines[:findings]) <= 80
+    assert all(line.endswith("]") for line in terminal.lines[:findings])
+    assert sum(-(-len(line) // 80) for line in terminal.lines) <= 24
+    piped = _Terminal()
+    piped.is_terminal = False
+    lint_text(piped, results, concise=True)
+    assert max(len(line) for line in piped.lines[:findings]) > 80   # a pipe gets messages whole

@@ -45,23 +45,6 @@ class LintResult:
     hardware_skipped: Dict[str, List[str]] = field(default_factory=dict)  # unknown hardware.* field -> rules not run
 
     @property
-    def model_note(self) -> Optional[str]:
-        """Say which checks were skipped because the model's config.json is unknown."""
-        if not self.skipped:
-            return None
-        return (f"{self.path}: the model's config.json is not on this machine, so "
-                f"{', '.join(self.skipped)} did not run (pass --model-config FILE)")
-
-    @property
-    def hardware_note(self) -> Optional[str]:
-        """Say which checks were skipped because a hardware field is unknown."""
-        if not self.hardware_skipped:
-            return None
-        return "; ".join(f"{self.path}: {key} is not known, so {', '.join(rules)} did not run "
-                         "(state it under hardware: or with --hardware)"
-                         for key, rules in self.hardware_skipped.items())
-
-    @property
     def errors(self) -> int:
         return sum(d.severity == "error" for d in self.diagnostics)
 

@@ -6,7 +6,7 @@ static findings. The machine formats (JSON, SARIF, GitHub) are in render_formats
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 from patchops.output import Line, Output
 from patchops.render_snippet import snippet
@@ -27,16 +27,21 @@ def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool =
 
     The full form adds the source line with a caret under the column, the fix (marked
     `(--fix)` when `lint --fix` makes it) and the vLLM message; `concise` prints one line per
-    finding (`[CODE]` only), as `ruff --output-format concise` does. `fixed` is how many
+    finding (`[CODE]` only), as `ruff --output-format concise` does, cut to the terminal's
+    width on a terminal. `fixed` is how many
     fixes `lint --fix` made; `unsafe` whether unsafe fixes count as fixable.
     """
     for result in results:
         lines = result.source_lines
         for d in result.diagnostics:
-            line = Line(f"{d.file}:{d.line}:{d.column}:", style="bold")
+            where, tag = f"{d.file}:{d.line}:{d.column}:", f"[{d.code}]" if concise else f"[{d.code} {d.name}]"
+            message = d.message
+            if concise and console.is_terminal:  # one screen line per finding; pipes get it whole
+                message = _cut(message, console.width - len(f"{where} {d.severity}:  {tag}"))
+            line = Line(where, style="bold")
             line.append(f" {d.severity}:", style=SEVERITY_STYLE[d.severity])
-            line.append(f" {d.message} ")
-            line.append(f"[{d.code}]" if concise else f"[{d.code} {d.name}]", style="dim")
+            line.append(f" {message} ")
+            line.append(tag, style="dim")
             console.print(line)
             if concise:
                 continue
@@ -53,6 +58,14 @@ def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool =
         remaining = sum(len(r.diagnostics) for r in results)
         console.print(Line(f"fixed {_plural(fixed, 'finding')}, {remaining} remaining", style="bold"))
     console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
+    for note in skipped_notes(results, concise=concise):
+        console.print(Line(note, style="dim"))
+
+
+def _cut(text: str, room: int) -> str:
+    """Return `text` cut to `room` characters, ending in an ellipsis when cut (at least 12)."""
+    room = max(room, 12)
+    return text if len(text) <= room else text[:room - 1].rstrip() + "\u2026"
 
 
 def _fix_mark(d, unsafe: bool) -> str:
@@ -97,9 +110,41 @@ def lint_summary_line(results, unsafe: bool = False) -> str:
     if failed:
         text += f"; {failed} not linted"
     text += fixable_note([d for result in results for d in result.diagnostics], unsafe)
-    text += "".join(f"; {r.model_note}" for r in results if r.model_note)
-    text += "".join(f"; {r.hardware_note}" for r in results if r.hardware_note)
     return text
+
+
+MODEL_UNKNOWN = ("the model's config.json is not on this machine", "pass --model-config FILE")
+HARDWARE_HINT = "state it under hardware: or with --hardware"
+
+
+def skipped_notes(results, concise: bool = False) -> List[str]:
+    """Return one line per reason checks did not run, naming the inputs it holds for.
+
+    A batch of specs without their model's config.json would otherwise repeat the same note
+    for every file. The full form names the checks; `concise` only counts them.
+    """
+    groups: Dict[Tuple[str, str], Dict[Tuple[str, ...], List[str]]] = {}
+    for result in results:
+        reasons = [(MODEL_UNKNOWN, tuple(result.skipped))] if result.skipped else []
+        reasons += [((f"{key} is not known", HARDWARE_HINT), tuple(rules))
+                    for key, rules in result.hardware_skipped.items()]
+        for reason, rules in reasons:
+            groups.setdefault(reason, {}).setdefault(rules, []).append(result.path)
+    notes = []
+    for (what, hint), by_rules in groups.items():
+        if concise:
+            paths = sorted({path for paths in by_rules.values() for path in paths})
+            checks = {rule for rules in by_rules for rule in rules}
+            notes.append(f"{_where(paths)}: {what}, so {_plural(len(checks), 'check')} did not run ({hint})")
+            continue
+        for rules, paths in by_rules.items():
+            notes.append(f"{_where(paths)}: {what}, so {', '.join(rules)} did not run ({hint})")
+    return notes
+
+
+def _where(paths: List[str]) -> str:
+    """Return the inputs a note holds for: their names up to two, else how many."""
+    return ", ".join(paths) if len(paths) <= 2 else f"{len(paths)} inputs"
 
 
 def _origin(origin: str) -> str:

@@ -200,17 +200,19 @@ SWAP_085 = "model: m\nvllm: {version: 0.8.5}\nargs:\n  swap-space: 64\n  tensor-
 
 def test_host_memory_unknown_says_which_check_did_not_run(tmp_path):
     from patchops import api
+    from patchops.render_lint import skipped_notes
 
     path = tmp_path / "serve.yaml"
     path.write_text(SWAP_085)
     unknown = api.lint(path)
     assert unknown.diagnostics == []
     assert unknown.hardware_skipped == {"hardware.host_memory_gib": ["swap-space-exceeds-host-memory"]}
-    assert "hardware.host_memory_gib is not known, so swap-space-exceeds-host-memory did not run" \
-        in unknown.hardware_note
+    assert skipped_notes([unknown]) == [
+        f"{path}: hardware.host_memory_gib is not known, so swap-space-exceeds-host-memory did not run "
+        "(state it under hardware: or with --hardware)"]
     known = api.lint(path, hardware=parse_hardware("{host_memory_gib: 512}"))
     assert [(d.code, d.severity, d.line) for d in known.diagnostics] == [("PO708", "error", 4)]
-    assert known.hardware_skipped == {} and known.hardware_note is None
+    assert known.hardware_skipped == {} and skipped_notes([known]) == []
     ignored = api.lint(path, ignore=["PO708"])
     assert ignored.hardware_skipped == {}
 

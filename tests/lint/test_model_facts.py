@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from patchops import api
+from patchops.render_lint import skipped_notes
 from patchops.cli import app
 from patchops.errors import LintInputError
 from patchops.lint.facts import facts_for_version
@@ -149,7 +150,13 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
                               "kv-cache-too-small", "quantization-config-not-found"]
-    assert "did not run (pass --model-config FILE)" in result.model_note
+    assert skipped_notes([result]) == [
+        f"{spec}: the model's config.json is not on this machine, so {', '.join(result.skipped)} "
+        "did not run (pass --model-config FILE)"]
+    assert skipped_notes([result, result], concise=True) == [
+        f"{spec}, {spec}: the model's config.json is not on this machine, so 6 checks did not run "
+        "(pass --model-config FILE)"]
+    assert skipped_notes([result] * 3, concise=True)[0].startswith("3 inputs: the model's config.json")
     assert api.lint(spec, vllm_version="0.8.5", ignore=["PO70", "PO809"]).skipped == []
 
 
