@@ -172,3 +172,12 @@ def test_cli_model_config_option(tmp_path):
     document = json.loads(given.stdout)
     assert [d["code"] for d in document["diagnostics"] if d["code"] != "PO507"] == ["PO701"]
     assert document["inputs"][0]["skipped"] == []
+
+
+def test_a_model_name_too_long_for_a_path_is_not_a_local_folder(tmp_path):
+    from patchops.lint.model_facts import find_model_config
+
+    assert find_model_config("org/" + "x" * 300, {"HF_HOME": str(tmp_path)}) is None
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(f"model: {'m' * 300}\nargs:\n  tensor-parallel-size: 1\n")
+    assert api.lint(spec, vllm_version="0.8.5").error is None

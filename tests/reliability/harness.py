@@ -319,7 +319,7 @@ def status_problems(world: World) -> List[str]:
     is wrong: an error, a drifted row, a patchset in a different state in the two copies.
 
     The patchsets are loaded once per process, so identical files are parsed once (see
-    patching._REWRITES) and a matrix of hundreds of runs stays fast.
+    patching/rewriting.py) and a matrix of hundreds of runs stays fast.
     """
     from patchops import patching
     from patchops.errors import PatchopsError

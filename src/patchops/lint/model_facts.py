@@ -119,8 +119,11 @@ def find_model_config(model: str, env: Mapping[str, str], base_dirs: Sequence[Pa
     """
     candidates = [Path(model).expanduser()] + [Path(b) / model for b in base_dirs]
     for folder in candidates:
-        if (folder / "config.json").is_file():
-            return folder / "config.json"
+        try:
+            if (folder / "config.json").is_file():
+                return folder / "config.json"
+        except OSError:  # a name no folder can have (too long): not a local model
+            continue
     if "/" not in model or model.startswith(("/", ".", "~")):
         return None
     hub = env.get("HF_HUB_CACHE") or os.path.join(
