@@ -325,8 +325,8 @@ def test_concise_and_full_output(run, tmp_path):
     concise = run("lint", spec, "--format", "concise").stdout.splitlines()
     assert concise[0].startswith(f"{spec}:6:3: error: max_num_batched_tokens (8192)")
     assert concise[0].endswith("[PO201]") and len(concise) == 4
-    assert concise[2].endswith("checks did not run (pass --model-config FILE)")
-    assert concise[1].startswith("1 error, 0 warnings, 0 info in 1 input; linted against vLLM "
+    assert concise[1].endswith("checks did not run (pass --model-config FILE)")
+    assert concise[3].startswith("1 error, 0 warnings, 0 info in 1 input; linted against vLLM "
                                  "0.6.3.post1 from shipped facts")
     full = run("lint", spec).stdout.splitlines()
     assert full[0].endswith("[PO201 batched-tokens-below-model-len]")
@@ -648,7 +648,7 @@ def test_concise_lint_of_the_seed_examples_fits_one_80_column_screen(monkeypatch
     findings = sum(len(r.diagnostics) for r in results)
     terminal = _Terminal()
     lint_text(terminal, results, concise=True)
-    assert findings >= 5 and len(terminal.lines) == findings + 3  # summary + the two skipped notes
+    assert findings >= 5 and len(terminal.lines) == findings + 3  # the two skipped notes + summary
     assert max(len(line) for line in terminal.lines[:findings]) <= 80
     assert all(line.endswith("]") for line in terminal.lines[:findings])
     assert sum(-(-len(line) // 80) for line in terminal.lines) <= 24

@@ -57,9 +57,9 @@ def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool =
     if fixed is not None:
         remaining = sum(len(r.diagnostics) for r in results)
         console.print(Line(f"fixed {_plural(fixed, 'finding')}, {remaining} remaining", style="bold"))
-    console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
     for note in skipped_notes(results, concise=concise):
         console.print(Line(note, style="dim"))
+    console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
 
 
 def _cut(text: str, room: int) -> str:

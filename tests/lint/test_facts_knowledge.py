@@ -309,3 +309,11 @@ def test_a_union_of_literals_makes_some_choices_a_coin_toss():
     assert flag.chance_choices == ("lm-format-enforcer", "outlines")
     assert set(flag.choices) == {"auto", "guidance", "lm-format-enforcer", "outlines", "xgrammar"}
     assert facts_for_version("0.10.1.1").flags["guided_decoding_backend"].chance_choices is None
+
+
+@pytest.mark.parametrize("version, refused", [("0.7.3", "any"), ("0.8.5", "token"),
+                                              ("0.10.1.1", "token"), ("0.33.0", None)])
+def test_model_option_guard_read_from_the_copy(source_of, version, refused):
+    from patchops.lint.facts_extract.guards import model_option_guard
+
+    assert model_option_guard(source_of(version)) == refused

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -150,13 +151,14 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
                               "kv-cache-too-small", "quantization-config-not-found"]
-    assert skipped_notes([result]) == [
+    assert skipped_notes([result])[:1] == [
         f"{spec}: the model's config.json is not on this machine, so {', '.join(result.skipped)} "
         "did not run (pass --model-config FILE)"]
-    assert skipped_notes([result, result], concise=True) == [
-        f"{spec}, {spec}: the model's config.json is not on this machine, so 6 checks did not run "
+    other, third = (dataclasses.replace(result, path=f"{name}.yaml") for name in ("b", "c"))
+    assert skipped_notes([result, other], concise=True)[:1] == [
+        f"{spec}, b.yaml: the model's config.json is not on this machine, so 6 checks did not run "
         "(pass --model-config FILE)"]
-    assert skipped_notes([result] * 3, concise=True)[0].startswith("3 inputs: the model's config.json")
+    assert skipped_notes([result, other, third], concise=True)[0].startswith("3 inputs: the model's config.json")
     assert api.lint(spec, vllm_version="0.8.5", ignore=["PO70", "PO809"]).skipped == []
 
 

@@ -19,6 +19,10 @@ of the raised message, so moved code is still found:
 
 A guard is "v0" when its condition tests VLLM_USE_V1 or it sits in a `..._v0` function.
 
+`model_option_guard` reads how `vllm serve` treats a `--model` option: refused whenever it
+sets the model (0.6.3-0.7.3: "any"), refused as the exact token `--model` (0.8.5-0.11:
+"token"), or only warned about (0.20+: no guard).
+
 `front_end_bounds` reads the bounds the serve command puts on a value when a switch is on
 (`--headless` with `--api-server-count`); `swap_space_limits` reads the fractions of host
 RAM the swap-space guard refuses and warns at.
@@ -151,6 +155,28 @@ def _text(expr: Optional[ast.AST]) -> str:
         expr = expr.args[0]
     return "".join(n.value for n in ast.walk(expr) if isinstance(n, ast.Constant)
                    and isinstance(n.value, str)) if expr is not None else ""
+
+
+MODEL_OPTION_FILES = ("vllm/scripts.py", "vllm/entrypoints/cli/serve.py", "vllm/utils.py",
+                      "vllm/utils/__init__.py")
+MODEL_OPTION_MESSAGE = "you should provide the model as a"
+
+
+def model_option_guard(src: Source) -> Optional[str]:
+    """Return "token" | "any" for the copy's refusal of `vllm serve --model X`, None if none."""
+    for rel in MODEL_OPTION_FILES:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for fn in ast.walk(mod.tree):
+            if not isinstance(fn, ast.FunctionDef) or not any(
+                    isinstance(n, ast.If) and _raises(n, MODEL_OPTION_MESSAGE) for n in ast.walk(fn)):
+                continue
+            exact = any(isinstance(n, ast.Compare) and any(
+                isinstance(c, ast.Constant) and c.value == "--model" for c in n.comparators)
+                for n in ast.walk(fn))
+            return "token" if exact else "any"
+    return None
 
 
 def companion_flags(src: Source) -> Dict[str, list]:

@@ -27,6 +27,7 @@ from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
+from patchops.lint.rules.model_option_on_serve import ModelOptionOnServe
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
 from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
 from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlashBackend
@@ -72,6 +73,7 @@ ALL_RULES = (
     YamlTrueBreaksStoreTrue,
     InvalidFlagValue,
     AbbreviatedFlag,
+    ModelOptionOnServe,
     BatchedTokensBelowModelLen,
     BatchedTokensBelowMaxSeqs,
     ChunkedPrefillOffIgnored,
