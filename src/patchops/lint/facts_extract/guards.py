@@ -14,6 +14,7 @@ of the raised message, so moved code is still found:
 * `prefix_hash_sha256_v0`, `pooling_without_chunked_prefill` (EngineArgs._set_default_args_v0,
   0.8.5-0.10.x: "v0"; the pooling one sits in create_engine_config in 0.7.3: "always").
 * `float_kv_cache_matches_dtype` (VllmConfig._reject_mismatched_float_kv_cache, 0.33);
+* `otlp_needs_opentelemetry` (ObservabilityConfig.__post_init__, 0.8.5+);
 * `chat_template_must_exist` (validate_chat_template): "always", or "builtin" where a bare
   name may also be one of the templates shipped in `CHAT_TEMPLATES_DIR` (0.2x+).
 
@@ -38,7 +39,7 @@ from patchops.lint.facts_extract.source_tree import Source
 GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
                "vllm/config/model.py", "vllm/config/scheduler.py", "vllm/config/vllm.py",
                "vllm/engine/arg_utils.py", "vllm/platforms/cuda.py", "vllm/entrypoints/chat_utils.py",
-               "vllm/renderers/chat_utils/chat_template.py")
+               "vllm/renderers/chat_utils/chat_template.py", "vllm/config/observability.py")
 # The serve subcommand (0.7.3+), where `--headless` decides what runs.
 SERVE_COMMAND = "vllm/entrypoints/cli/serve.py"
 # Where validate_parsed_serve_args lives besides CLI_ARGS_FILES (0.30: entrypoints/launchers/).
@@ -53,6 +54,7 @@ MESSAGES = {
     "pooling_without_chunked_prefill": "Chunked prefill is not supported for pooling models",
     "float_kv_cache_matches_dtype": "is incompatible with dtype=",
     "chat_template_must_exist": "appears path-like, but doesn't exist",
+    "otlp_needs_opentelemetry": "OpenTelemetry is not available. Unable to configure",
 }
 
 

@@ -50,6 +50,7 @@ from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInva
 from patchops.lint.rules.swap_space_exceeds_host_memory import SwapSpaceExceedsHostMemory
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_executor_backend import UnknownExecutorBackend
+from patchops.lint.rules.tracing_without_opentelemetry import TracingWithoutOpentelemetry
 from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unknown_parser_name import UnknownParserName
 from patchops.lint.rules.unknown_quantization_method import UnknownQuantizationMethod
@@ -74,6 +75,7 @@ ALL_RULES = (
     InvalidFlagValue,
     AbbreviatedFlag,
     ModelOptionOnServe,
+    TracingWithoutOpentelemetry,
     BatchedTokensBelowModelLen,
     BatchedTokensBelowMaxSeqs,
     ChunkedPrefillOffIgnored,
