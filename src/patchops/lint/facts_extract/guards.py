@@ -202,7 +202,29 @@ def companion_flags(src: Source) -> Dict[str, list]:
                 pair = _companion(node)
                 if pair is not None:
                     out[pair[0]] = [pair[1], pair[2]]
+    adapter = _prompt_adapter_token_guard(src)
+    if adapter:
+        out["enable_prompt_adapter"] = ["max_prompt_adapter_token", adapter]
     return out
+
+
+def _prompt_adapter_token_guard(src: Source) -> Optional[str]:
+    """Return the message of PromptAdapterConfig's refusal of max_prompt_adapter_token 0.
+
+    The config exists only with `--enable-prompt-adapter` (0.6.3-0.9), and 0 is the flag's
+    default, so the switch needs the companion as surely as the front end's pairs do.
+    """
+    for rel in GUARD_FILES:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for cls in ast.walk(mod.tree):
+            if not (isinstance(cls, ast.ClassDef) and cls.name == "PromptAdapterConfig"):
+                continue
+            for node in ast.walk(cls):
+                if isinstance(node, ast.If) and _raises(node, "max_prompt_adapter_token must be set"):
+                    return _text(node.body[0].exc)
+    return None
 
 
 def _companion(node: ast.AST) -> Optional[tuple]:

@@ -16,7 +16,9 @@ class FlagNeedsCompanion(Rule):
     `--enable-auto-tool-choice` without `--tool-call-parser`, `--enable-reasoning` without
     `--reasoning-parser` (0.7.3-0.9.2) and `--enable-log-outputs` without
     `--enable-log-requests` (0.11+). The pairs are read from the copy's
-    `validate_parsed_serve_args` (`if args.x and not args.y: raise TypeError(...)`).
+    `validate_parsed_serve_args` (`if args.x and not args.y: raise TypeError(...)`), plus
+    `--enable-prompt-adapter` without `--max-prompt-adapter-token` (its default 0 is refused by
+    `PromptAdapterConfig`: "max_prompt_adapter_token must be set.", 0.6.3-0.9).
 
     ## Why is this bad?
     `validate_parsed_serve_args` raises before the model loads: `TypeError: Error:
@@ -35,11 +37,13 @@ class FlagNeedsCompanion(Rule):
     VALID = [
         Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: hermes\n"),
         Example("model: m\nargs:\n  enable-reasoning: true\n  reasoning-parser: deepseek_r1\n"),
+        Example("model: m\nargs:\n  enable-prompt-adapter: true\n  max-prompt-adapter-token: 64\n"),
     ]
     INVALID = [
         Example("vllm serve m --enable-auto-tool-choice\n", kind="command", vllm="0.33.0", at=(1, 14)),
         Example("model: m\nargs:\n  enable-reasoning: true\n", vllm="0.8.5", at=(3, 3)),
         Example("vllm serve m --enable-log-outputs\n", kind="command", vllm="0.33.0", at=(1, 14)),
+        Example("model: m\nargs:\n  enable-prompt-adapter: true\n", vllm="0.8.5", at=(3, 3)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
