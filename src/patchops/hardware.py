@@ -30,6 +30,8 @@ PLATFORMS = ("cuda", "corex", "rocm", "ascend", "cpu")
 _NVIDIA_QUERY = ("--query-gpu=name,memory.total,compute_cap", "--format=csv,noheader,nounits")
 # Older drivers (before 510) and vendor clones refuse `compute_cap` as a field.
 _NVIDIA_QUERY_NO_CC = ("--query-gpu=name,memory.total", "--format=csv,noheader,nounits")
+# Asked apart, so a tool that refuses the field still answers the others.
+_NVIDIA_FREE = ("--query-gpu=memory.free", "--format=csv,noheader,nounits")
 
 
 class HardwareError(UsageError):
@@ -46,6 +48,7 @@ class Hardware:
     platform: Optional[str] = None
     name: Optional[str] = None
     host_memory_gib: Optional[float] = None    # the node's RAM: 0.8-0.15 weigh swap space against it
+    free_memory_gib: Optional[float] = None    # the least free GPU now (detected): another process may hold it
     source: str = "unknown"                    # "--hardware", "nvidia-smi", "ixsmi", ...
     host_memory_source: Optional[str] = None   # where host_memory_gib came from, when not `source`
 
@@ -71,6 +74,8 @@ class Hardware:
             parts.append(f"cc {self.compute_capability}")
         if self.platform:
             parts.append(self.platform)
+        if self.free_memory_gib is not None:
+            parts.append(f"{self.free_memory_gib:g} GiB free now")
         gpus = f"{', '.join(parts)} ({self.source})" if parts else ""
         if self.host_memory_gib is None:
             return gpus or f"nothing known ({self.source})"
@@ -137,9 +142,11 @@ def _from_mapping(text: str, source: str) -> Hardware:
             platform=None if data.get("platform") is None else str(data["platform"]).lower(),
             name=None if data.get("name") is None else str(data["name"]),
             host_memory_gib=None if data.get("host_memory_gib") is None else float(data["host_memory_gib"]),
+            free_memory_gib=None if data.get("free_memory_gib") is None else float(data["free_memory_gib"]),
             source=source)
     except (TypeError, ValueError):
-        raise HardwareError(f"{source}: gpus, memory_gib, host_memory_gib and compute_capability must be numbers; "
+        raise HardwareError(f"{source}: gpus, memory_gib, host_memory_gib, free_memory_gib and compute_capability must be "
+                            "numbers; "
                             f"got {text!r}") from None
 
 
@@ -217,9 +224,12 @@ def _nvidia_like(tool: str, platform: str) -> Callable[[ToolRunner], Optional[Ha
             return None
         name, memory = rows[0][0], _number(rows[0][1]) if len(rows[0]) > 1 else None
         cc = rows[0][2] if len(rows[0]) > 2 and _number(rows[0][2]) is not None else None
+        free = [_number(line) for line in (run((tool, *_NVIDIA_FREE)) or "").splitlines() if line.strip()]
+        least_free = min(free) if free and None not in free else None
         return Hardware(gpus=len(rows), name=name, platform=platform, source=tool,
                         memory_gib=None if memory is None else round(memory / MIB_PER_GIB, 2),
-                        compute_capability=None if cc is None else _cc_text(*cc.split(".")))
+                        compute_capability=None if cc is None else _cc_text(*cc.split(".")),
+                        free_memory_gib=None if least_free is None else round(least_free / MIB_PER_GIB, 2))
 
     return probe
 

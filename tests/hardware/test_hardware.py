@@ -247,3 +247,30 @@ def test_cli_hardware_option_and_its_error(spec):
     assert json.loads(stated.output)["inputs"][0]["assumed_hardware"].endswith("(--hardware)")
     bad = _cli(["lint", "--hardware", "T4:lots", spec], {})
     assert bad.exit_code == 2 and "--hardware: 'lots'" in bad.output
+
+
+def test_free_memory_of_the_least_free_gpu_is_detected_and_judged():
+    recorded = tools(nvidia_smi="nvidia-smi.csv")
+
+    def run(argv):
+        if "--query-gpu=memory.free" in argv:
+            return "81000\n512\n"            # GPU 1: another process holds all but 0.5 GiB
+        return recorded(argv)
+
+    found = detect(run, proc=Path("/nonexistent"))
+    assert (found.memory_gib, found.free_memory_gib) == (80.0, 0.5)
+    assert "0.5 GiB free now" in found.describe()
+    assert detect(recorded, proc=Path("/nonexistent")).free_memory_gib is None  # a tool without the field
+    assert parse_hardware("{memory_gib: 80, free_memory_gib: 72}").free_memory_gib == 72.0
+
+
+def test_a_detected_busy_gpu_is_reported_with_where_the_figure_came_from(tmp_path):
+    from patchops import api
+
+    spec = tmp_path / "serve.yaml"
+    spec.write_text("model: m\nvllm: {version: 0.10.1.1}\nargs:\n  max-model-len: 4096\n")
+    busy = Hardware(gpus=2, memory_gib=80.0, free_memory_gib=0.5, source="nvidia-smi")
+    [found] = [d for d in api.lint(spec, hardware=busy).diagnostics if d.code == "PO712"]
+    assert found.severity == "error" and "measured with nvidia-smi on this box" in found.message
+    idle = Hardware(gpus=2, memory_gib=80.0, free_memory_gib=79.0, source="nvidia-smi")
+    assert "PO712" not in {d.code for d in api.lint(spec, hardware=idle).diagnostics}

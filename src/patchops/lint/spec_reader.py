@@ -22,7 +22,8 @@ SPEC_ONLY_KEYS = ("args", "env", "vllm", "hardware", "workload", "entrypoint")
 CONTEXT_SCHEMA: Dict[str, Dict[str, str]] = {
     "vllm": {"version": "text", "python": "text"},
     "hardware": {"gpus": "pos_int", "memory_gib": "pos_number", "platform": "text",
-                 "compute_capability": "cc", "name": "text", "host_memory_gib": "pos_number"},
+                 "compute_capability": "cc", "name": "text", "host_memory_gib": "pos_number",
+                 "free_memory_gib": "pos_number"},
     "workload": {"concurrency": "int_list", "max_tokens": "pos_int", "prompt_tokens": "pos_int",
                  "tools": "bool"},
 }

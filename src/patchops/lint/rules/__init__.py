@@ -21,6 +21,7 @@ from patchops.lint.rules.feature_falls_back_to_v0 import FeatureFallsBackToV0
 from patchops.lint.rules.feature_refused_by_v1 import FeatureRefusedByV1
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
+from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
@@ -112,6 +113,7 @@ ALL_RULES = (
     SwapSpaceExceedsHostMemory,
     PrefixHashSha256OnV0,
     UnknownExecutorBackend,
+    GpuMemoryHeldByOthers,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,
