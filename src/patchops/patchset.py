@@ -83,15 +83,19 @@ class Patchset:
         return tuple(dict.fromkeys(op.file for _, op in self.ops_for(version)))
 
 
-def load_patchset(path: Union[str, Path]) -> Patchset:
-    """Read and check one patchset file."""
-    path = Path(path)
+def read_patchset_file(path: Path) -> str:
+    """Return a patchset file's text; PatchsetError naming the file when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         raise PatchsetError(f"{path}: cannot read patchset: {reason}") from None
-    return load_patchset_text(text, path)
+
+
+def load_patchset(path: Union[str, Path]) -> Patchset:
+    """Read and check one patchset file."""
+    path = Path(path)
+    return load_patchset_text(read_patchset_file(path), path)
 
 
 def load_patchset_text(text: str, path: Path) -> Patchset:

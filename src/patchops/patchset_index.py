@@ -17,8 +17,7 @@ from typing import Iterable, Optional, Tuple, Union
 
 from patchops import __version__
 from patchops.cache import cache_root, write_json
-from patchops.errors import PatchsetError
-from patchops.patchset import Patchset, load_patchset_text, patchset_file
+from patchops.patchset import Patchset, load_patchset_text, patchset_file, read_patchset_file
 
 
 class IndexedPatchset:
@@ -81,12 +80,7 @@ class IndexedPatchset:
 def load(path: Union[str, Path]) -> Union[Patchset, IndexedPatchset]:
     """Read one patchset file, answering from the index when its YAML was loaded before."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        raise PatchsetError(f"{path}: cannot read patchset: {reason}") from None
-    return load_text(text, path)
+    return load_text(read_patchset_file(path), path)
 
 
 def load_text(text: str, path: Path) -> Union[Patchset, IndexedPatchset]:
