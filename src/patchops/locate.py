@@ -73,6 +73,18 @@ def locate(
     )
 
 
+def distinct_copies(copies: Sequence[VllmCopy]) -> List[VllmCopy]:
+    """Return the copies that reach different files: a lib64 -> lib symlink is one copy twice."""
+    seen = set()
+    distinct = []
+    for copy in copies:
+        key = os.path.realpath(copy.package_dir)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(copy)
+    return distinct
+
+
 def locate_site(site_dir: PathLike) -> VllmCopy:
     """Describe the vLLM copy in one given folder: a site dir holding vllm/, or vllm/ itself."""
     given = os.path.abspath(os.fspath(site_dir))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchopsError
+from patchops.locate import distinct_copies
 from patchops.site_files import atomic_write
 from patchops.store import Store
 
@@ -198,15 +199,8 @@ def verify_copy(site_dir: Path, version: Optional[str], package: str = "vllm",
 
 def verify(copies: Sequence, workers: Optional[int] = None) -> List[CopyVerification]:
     """Check each copy (a patchops.locate.VllmCopy), once per set of files reached."""
-    seen = set()
-    results = []
-    for copy in copies:
-        key = os.path.realpath(copy.package_dir)
-        if key in seen:
-            continue
-        seen.add(key)
-        results.append(verify_copy(copy.site_dir, copy.version, copy.package_dir.name, workers))
-    return results
+    return [verify_copy(copy.site_dir, copy.version, copy.package_dir.name, workers)
+            for copy in distinct_copies(copies)]
 
 
 class _DigestCache:

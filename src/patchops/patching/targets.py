@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
+from patchops.locate import distinct_copies
 from patchops.recovery import recover
 from patchops.store import Store
 
@@ -35,13 +35,8 @@ class Target:
 def unique_targets(copies: Sequence["VllmCopy"], stores: Optional[Dict[Path, Store]] = None) -> List[Target]:
     """Return a Target per copy, dropping copies that reach the same files (lib64 -> lib
     symlinks): each is patched once. `stores` collects the stores by resolved site dir."""
-    seen = set()
     result = []
-    for copy in copies:
-        key = os.path.realpath(copy.package_dir)
-        if key in seen:
-            continue
-        seen.add(key)
+    for copy in distinct_copies(copies):
         store = Store(copy.site_dir, copy.package_dir.name)
         if stores is not None:
             store = stores.setdefault(store.site_dir, store)
