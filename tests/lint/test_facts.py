@@ -453,11 +453,8 @@ def test_cached_lookup_stays_light(cache_dir):
     assert out.stdout.strip() == ""  # a hit never loads the extractor
 
 
-def test_cache_keys_on_content_not_mtime(cache_dir, tmp_path):
-    # Vendor images often stamp every file with one mtime: an edit that keeps size and mtime
-    # must still be noticed.
-    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
-    assert facts_for_copy(site).hardcoded == {}
+def _hardcode_eager_keeping_size_and_mtime(site):
+    """Edit arg_utils.py as a fork would, keeping its size and mtime (only ctime moves)."""
     path = site / "vllm" / "engine" / "arg_utils.py"
     before = path.stat()
     text = path.read_text()
@@ -465,6 +462,14 @@ def test_cache_keys_on_content_not_mtime(cache_dir, tmp_path):
     assert len(edited) == len(text) and edited != text
     path.write_text(edited)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_cache_keys_on_content_not_mtime(cache_dir, tmp_path):
+    # Vendor images often stamp every file with one mtime: an edit that keeps size and mtime
+    # must still be noticed.
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    assert facts_for_copy(site).hardcoded == {}
+    _hardcode_eager_keeping_size_and_mtime(site)
     assert facts_for_copy(site).hardcoded == {"enforce_eager": "True"}
 
 
@@ -500,13 +505,7 @@ def test_a_stamped_input_edited_behind_a_kept_size_and_mtime_is_noticed(cache_di
     site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
     monkeypatch.setattr(facts_mod, "RACY_SECONDS", -3600.0)
     assert facts_for_copy(site).hardcoded == {}
-    path = site / "vllm" / "engine" / "arg_utils.py"
-    before = path.stat()
-    text = path.read_text()
-    edited = text.replace("enforce_eager=self.enforce_eager,", "enforce_eager=True              ,")
-    assert len(edited) == len(text) and edited != text
-    path.write_text(edited)
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # only ctime moves
+    _hardcode_eager_keeping_size_and_mtime(site)  # only ctime moves
     assert facts_for_copy(site).hardcoded == {"enforce_eager": "True"}
 
 
