@@ -59,7 +59,8 @@ MESSAGES = {
 
 
 def guard_facts(src: Source) -> Dict[str, str]:
-    """Return guard name -> "always" | "v0" for the guards the copy has."""
+    """Return guard name -> "always" | "v0" for the guards the copy has (and "token" | "any"
+    for `model_option_refused`)."""
     out: Dict[str, str] = {}
     for rel in GUARD_FILES:
         mod = src.module_file(rel)
@@ -83,6 +84,9 @@ def guard_facts(src: Source) -> Dict[str, str]:
         if "chat_template_must_exist" in set(out) - before and out["chat_template_must_exist"] == "always" and \
                 any(isinstance(n, ast.Name) and n.id == "CHAT_TEMPLATES_DIR" for n in ast.walk(mod.tree)):
             out["chat_template_must_exist"] = "builtin"
+    model_option = model_option_guard(src)
+    if model_option:
+        out["model_option_refused"] = model_option
     return out
 
 

@@ -32,7 +32,7 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "option_inverses": guarded("boolean flag spellings", lambda: bool_spellings.option_inverses(src), {}),
         "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
-        "guards": guarded("config guards", lambda: _with_model_option(src), {}),
+        "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
         "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
         "swap_space": guarded("swap space limits", lambda: guards.swap_space_limits(src), {}),
         "required_dists": guarded("required distributions", lambda: requirements.required_dists(src), ()),
@@ -58,12 +58,3 @@ def with_registry_choices(src: Source, flags: Dict[str, Flag], knowledge: Dict[s
         if names and flag.choices is None:
             out[dest] = replace(flag, choices=tuple(names))
     return out
-
-
-def _with_model_option(src: Source) -> Dict[str, str]:
-    """Return the config guards plus `model_option_refused` ("token" | "any") where the copy has it."""
-    found = guards.guard_facts(src)
-    model_option = guards.model_option_guard(src)
-    if model_option:
-        found["model_option_refused"] = model_option
-    return found
