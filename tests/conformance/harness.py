@@ -30,7 +30,7 @@ PROBE = stand_in.PROBE_SCRIPT
 # The versions `record` re-records by default: one V0-capable release and the newest.
 DEFAULT_VERSIONS = ("0.8.5", "0.33.0")
 # Every version with recorded verdicts (the normal test run compares patchops against each).
-VERSIONS = ("0.8.5", "0.10.1.1", "0.33.0")
+VERSIONS = ("0.8.5", "0.10.1.1", "0.32.0", "0.33.0")
 CASE_TIMEOUT = 180
 
 
