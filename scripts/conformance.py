@@ -34,7 +34,7 @@ def _select(cases, only):
 
 def cmd_record(args) -> int:
     cases = _select(all_cases(), args.only)
-    for version in args.version or (harness.VERSIONS if args.all_versions else harness.DEFAULT_VERSIONS):
+    for version in harness.versions_to_record(args.version, args.all_versions):
         todo = cases if args.all or args.only else harness.stale(cases, version)
         gone = harness.prune(version, all_cases())
         if gone:

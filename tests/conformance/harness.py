@@ -41,6 +41,11 @@ CASE_TIMEOUT = 180
 HASH_SEED = "2"
 
 
+def versions_to_record(asked: Optional[List[str]], every: bool = False) -> tuple:
+    """The versions `record` runs: those asked for, else all of VERSIONS or the default two."""
+    return tuple(asked) if asked else VERSIONS if every else DEFAULT_VERSIONS
+
+
 def verdict_path(version: str) -> Path:
     return VERDICTS / f"{version}.json"
 
