@@ -63,6 +63,13 @@ def test_detected_drafts_pass(tmp_path, method, name, config):
     assert run(spec(method, draft(tmp_path, name, **config)), "0.10.1.1", "PO803") == []
 
 
+def test_without_a_method_the_draft_config_decides_not_its_name(tmp_path):
+    # the name guess (no "medusa" in "my-head") gives way to the model_type vLLM reads
+    assert run(spec(None, draft(tmp_path, "my-head", model_type="medusa")), "0.10.1.1", "PO803") == []
+    assert run(spec(None, draft(tmp_path, "my-draft", **QWEN2)), "0.10.1.1", "PO803") == [("PO803", "error", 1, 14)]
+    assert run(spec(None, "org/my-head"), "0.10.1.1", "PO803") == [("PO803", "error", 1, 14)]   # a guess by name
+
+
 def test_draft_not_on_this_machine_is_not_judged():
     assert run(spec("medusa", "org/not-downloaded-medusa"), "0.10.1.1", "PO803") == []
 

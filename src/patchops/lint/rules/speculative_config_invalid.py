@@ -112,8 +112,9 @@ class SpeculativeConfigInvalid(Rule):
         value = found.value
         fields = spec["fields"]
         model_type = cfg.model_facts.model_type if cfg.model_facts is not None else ""
-        problem = _problem(value, fields, model_type) or _unsupported(cfg, facts, value) \
-            or _undetected_draft(cfg, spec.get("draft_detection"), value)
+        detected = _detected_method(cfg, spec.get("draft_detection"), value)
+        problem = _problem(value, fields, model_type) or _unsupported(cfg, facts, value, guess=detected is None) \
+            or (detected if detected and detected[1] == DRAFT_UNSUPPORTED else None)
         if problem is not None:
             text, vllm_text = problem
             yield self.diagnostic(cfg, found, f"speculative_config {text}; vLLM {facts.version} refuses it",
@@ -128,38 +129,47 @@ class SpeculativeConfigInvalid(Rule):
                                   fix="raise max-num-batched-tokens or lower num_speculative_tokens")
 
 
-def _unsupported(cfg: ServeConfig, facts: Facts, value: dict) -> Optional[tuple]:
-    """The copy's refusals of a whole kind of speculation: on V0 (0.10-0.11), by draft model (0.10)."""
+def _unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Optional[tuple]:
+    """The copy's refusals of a whole kind of speculation: on V0 (0.10-0.11), by draft model (0.10).
+
+    Without a method, a draft is guessed to be a plain one by its name only when `guess`: the
+    copy's detection cannot be run on the draft's config.json.
+    """
     engine = routing.engine(cfg, facts)
     if facts.guards.get("spec_decode_needs_v1") and engine.value == routing.V0 and not engine.error:
         return "is set, and this vLLM runs speculative decoding on V1 only", SPEC_NEEDS_V1
     method, model = value.get("method"), value.get("model")
-    draft = method == "draft_model" or (method is None and isinstance(model, str) and model not in NGRAM
+    draft = method == "draft_model" or (guess and method is None and isinstance(model, str) and model not in NGRAM
                                         and not any(k in model.lower() for k in DETECTED))
     if facts.guards.get("draft_model_unsupported") and draft:
         return "uses a draft model, which this vLLM does not support yet", DRAFT_UNSUPPORTED
     return None
 
 
-def _undetected_draft(cfg: ServeConfig, detection: Optional[dict], value: dict) -> Optional[tuple]:
-    """Run the copy's method detection (facts_extract/draft_detection.py) on the draft's config.json."""
+def _detected_method(cfg: ServeConfig, detection: Optional[dict], value: dict) -> Optional[tuple]:
+    """Run the copy's method detection (facts_extract/draft_detection.py) on the draft's config.json.
+
+    Returns (what the chain found, DRAFT_UNSUPPORTED when it refuses, else None); None when the
+    copy has no chain, the method skips it, or the draft's config.json is not on this machine.
+    """
     method, model = value.get("method"), value.get("model")
     if not detection or not isinstance(model, str) or method in SELF_DRAFTING or model in NGRAM:
         return None
     draft = None
-    for kind, names, _detected in detection["branches"]:
+    for kind, names, found in detection["branches"]:
         if kind == "keep" and method in names:
-            return None
+            return f"keeps method {method!r}", None
         if kind == "name" and any(name in model.lower() for name in names):
-            return None
+            return f"names the method {found!r} by the draft's name", None
         if kind == "model_type":
             draft = draft or inputs.model_facts_of(cfg, model)
             if draft is None:
                 return None   # the draft's config.json is not here: vLLM decides by its model_type
             architectures = draft.text_config.get("architectures") or [None]
-            if draft.model_type in detection["rewritten"] or architectures[0] in detection["rewritten"] \
-                    or draft.model_type in names:
-                return None
+            if draft.model_type in detection["rewritten"] or architectures[0] in detection["rewritten"]:
+                return None   # hf_config_override gives it another model_type first
+            if draft.model_type in names:
+                return f"names the method {found!r} by the draft's model_type", None
     if draft is None:
         return None
     kinds = [n for kind, names, _ in detection["branches"] if kind == "model_type" for n in names]
