@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict
 
 from patchops.lint.facts import Flag
 
-from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, oracle, parallel,
-                                         registries, requirements)
+from patchops.lint.facts_extract import (bool_spellings, config_fields, guard_programs, guards, max_len,
+                                         oracle, parallel, registries, requirements)
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -35,6 +35,8 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
         "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
         "swap_space": guarded("swap space limits", lambda: guards.swap_space_limits(src), {}),
+        "config_checks": guarded("config class checks",
+                                 lambda: guard_programs.checked_classes(src, classes), {}),
         "required_dists": guarded("required distributions", lambda: requirements.required_dists(src), ()),
         "has_ray": has_ray,
         "v1_oracle": guarded("V1 oracle", lambda: _pairs(oracle.oracle_facts(src)), None),

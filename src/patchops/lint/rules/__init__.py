@@ -25,6 +25,7 @@ from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
+from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
 from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
@@ -120,6 +121,7 @@ ALL_RULES = (
     UnknownQuantizationMethod,
     QuantizationConfigNotFound,
     KvCacheDtypeMismatch,
+    ConfigCheckRefuses,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,

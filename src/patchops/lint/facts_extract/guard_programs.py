@@ -1,0 +1,431 @@
+"""The checks vLLM's config classes run when they are built, read with `ast` as small programs.
+
+config_guards reads one shape (`if self.x > 1.0: raise` at the top of a method). Most
+config-time refusals have other shapes: a guard under a switch (`if self.enable_eplb:` ...
+`if not self.enable_expert_parallel: raise`), membership in a local tuple (`max_lora_rank
+not in possible_max_ranks`), a chained range (`not (1 <= self.max_long_partial_prefills <=
+self.max_num_partial_prefills)`), a field set earlier in the same method (`max_cpu_loras`
+defaults to `max_loras`), an `assert`, or a check of another config passed in
+(`verify_with_parallel_config(self, parallel_config)`). This module turns each config
+class's checking methods into a flat program that lint can run on a config's values:
+
+* ["assign", cond, target, expr]: `self.f = expr` (or a local) runs when `cond` holds;
+* ["guard", cond, test, message, exception]: vLLM raises `message` when `cond` and `test`
+  hold; an `assert t, msg` is a guard on `not t`.
+
+Expressions are JSON lists (`["field", "max_loras"]`, `["cmp", "<", a, b]`, ...); whatever
+the reader cannot express is `["unknown"]`, and lint reports a guard only when its condition
+is certainly true, so an unknown (a platform call, an environment read, a loop) can hide a
+check but never invent one. `checked_classes` also reads where `EngineArgs` builds each class
+(its keywords and the switch that builds it, e.g. `LoRAConfig(...) if self.enable_lora`), and
+which EngineArgs fields `EngineArgs` rewrites itself (those are unknown to lint).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from patchops.lint.facts_extract import ARG_UTILS
+from patchops.lint.facts_extract.config_fields import CONFIG_MODULES
+from patchops.lint.facts_extract.source_tree import Module, Source
+from patchops.lint.facts_extract.source_tree import last_name
+from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
+
+UNKNOWN = ["unknown"]
+# The config classes whose checks are read (ModelConfig and the speculative config depend on
+# the checkpoint and are left to the rules that read config.json).
+CHECKED_CLASSES = ("CacheConfig", "ParallelConfig", "SchedulerConfig", "LoRAConfig",
+                   "DecodingConfig", "StructuredOutputsConfig", "CompilationConfig",
+                   "KVTransferConfig", "ObservabilityConfig", "PromptAdapterConfig")
+ENTRY_METHODS = ("__init__", "__post_init__", "model_post_init")
+MAX_INLINE = 3
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+        ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
+# Refusals other rules predict with more context (their code in a comment); not repeated here.
+OWNED_ELSEWHERE = (
+    "GPU memory utilization must be",          # PO801
+    "CPU offload space must be non-negative",  # PO801
+    "num_lookahead_slots",                     # PO801
+    "max_num_batched_tokens",                  # PO201, PO202
+    "Chunked prefill must be enabled",         # PO205
+    "Too large swap space",                    # PO708
+    "Unrecognized distributed executor",       # PO710
+    "Unable to load Ray",                      # PO704
+    "long_prefill_token_threshold",            # PO801
+    "OpenTelemetry is not available",          # PO110
+    "is not supported by the V1 Engine",       # PO306
+    "VLLM_USE_V1=1 is not supported",          # PO307
+    "num_scheduler_steps",                     # PO801
+    "api_server_count",                        # PO801
+    "Unknown kv cache dtype",                  # PO107
+    "Unknown prefix caching hash",             # PO107
+)
+
+
+def checked_classes(src: Source, classes: Classes) -> Dict[str, Any]:
+    """Return {"classes": {name: {"program", "defaults", "built"}}, "rewritten": [dests]}."""
+    engine = _engine_args(src)
+    if engine is None:
+        return {}
+    emod, ecls = engine
+    builds = _constructions(ecls)
+    nested = _nested_flags(src, classes, emod, ecls)
+    out: Dict[str, Any] = {}
+    for name in CHECKED_CLASSES:
+        found = _find_class(src, name)
+        if found is None:
+            continue
+        mod, cls = found
+        program = _class_program(src, classes, mod, cls)
+        if not any(item[0] == "guard" for item in program):
+            continue
+        built = builds.get(name)
+        flag = nested.get(name)
+        if flag is not None:
+            built = {"flag": flag}
+        elif built is None:
+            continue
+        out[name] = {"program": program, "defaults": _literal_defaults(classes, mod, cls),
+                     "built": built}
+    return {"classes": out, "rewritten": sorted(_rewritten(ecls))} if out else {}
+
+
+# -- where EngineArgs builds each class --------------------------------------------------------
+
+
+def _engine_args(src: Source) -> Optional[Tuple[Module, ast.ClassDef]]:
+    mod = src.module_file(ARG_UTILS)
+    return src.find_class(mod, "EngineArgs") if mod is not None else None
+
+
+def _find_class(src: Source, name: str) -> Optional[Tuple[Module, ast.ClassDef]]:
+    for dotted in CONFIG_MODULES + ("vllm.config.lora", "vllm.config.structured_outputs",
+                                    "vllm.config.kv_transfer", "vllm.config.observability"):
+        mod = src.module(dotted)
+        found = src.find_class(mod, name) if mod is not None else None
+        if found is not None:
+            return found
+    return None
+
+
+def _constructions(ecls: ast.ClassDef) -> Dict[str, Dict[str, Any]]:
+    """Return class -> {"when": expr, "args": {keyword: expr}} for classes built once."""
+    seen: Dict[str, List[Dict[str, Any]]] = {}
+    for method in ecls.body:
+        if not isinstance(method, ast.FunctionDef):
+            continue
+        for call, conds in _calls_with_conditions(method.body, []):
+            name = last_name(call.func)
+            if name not in CHECKED_CLASSES or not isinstance(call.func, ast.Name):
+                continue
+            args = {kw.arg: _expr(kw.value, engine=True) for kw in call.keywords if kw.arg}
+            when = ["and", [_expr(c, engine=True) if positive else ["not", _expr(c, engine=True)]
+                            for c, positive in conds]]
+            seen.setdefault(name, []).append({"when": when, "args": args})
+    return {name: found[0] for name, found in seen.items() if len(found) == 1}
+
+
+def _calls_with_conditions(body, conds):
+    """Yield (Call, [(test, positive)]) for calls in `body`, with the `if`s around them."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from _calls_in_expr(stmt.test, conds)
+            yield from _calls_with_conditions(stmt.body, conds + [(stmt.test, True)])
+            yield from _calls_with_conditions(stmt.orelse, conds + [(stmt.test, False)])
+        elif isinstance(stmt, (ast.For, ast.While, ast.Try, ast.With)):
+            unknown = conds + [(ast.Name(id="__unknown__"), True)]
+            for field_name in ("body", "orelse", "finalbody"):
+                yield from _calls_with_conditions(getattr(stmt, field_name, []), unknown)
+            for handler in getattr(stmt, "handlers", []):
+                yield from _calls_with_conditions(handler.body, unknown)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+            yield from _calls_in_expr(stmt, conds)
+
+
+def _calls_in_expr(node, conds):
+    if isinstance(node, ast.IfExp):
+        yield from _calls_in_expr(node.test, conds)
+        yield from _calls_in_expr(node.body, conds + [(node.test, True)])
+        yield from _calls_in_expr(node.orelse, conds + [(node.test, False)])
+        return
+    if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return
+    if isinstance(node, ast.Call):
+        yield node, conds
+    for child in ast.iter_child_nodes(node):
+        yield from _calls_in_expr(child, conds)
+
+
+def _rewritten(ecls: ast.ClassDef) -> Set[str]:
+    """Return the EngineArgs fields its own methods assign: their value is not the user's."""
+    out = set()
+    for node in ast.walk(ecls):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            for t in ast.walk(target):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    out.add(t.attr)
+    return out
+
+
+def _nested_flags(src: Source, classes: Classes, emod: Module, ecls: ast.ClassDef) -> Dict[str, str]:
+    """Return class -> EngineArgs field whose JSON value builds it at parse time.
+
+    A field annotated with the config class itself (`kv_transfer_config:
+    Optional[KVTransferConfig]`, `compilation_config: CompilationConfig`).
+    """
+    out: Dict[str, str] = {}
+    for name, info in classes.fields(emod, ecls).items():
+        for node in ast.walk(info.annotation):
+            if isinstance(node, (ast.Name, ast.Attribute)) and last_name(node) in CHECKED_CLASSES:
+                out.setdefault(last_name(node), name)
+    return out
+
+
+def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for name in classes.fields(mod, cls):
+        value = classes.field_default(mod, cls, name)
+        if value is not UNRESOLVED and _jsonable(value):
+            out[name] = _const(value)
+    return out
+
+
+def _jsonable(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_jsonable(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _const(value: Any) -> list:
+    if isinstance(value, tuple):
+        return ["tuple", [_const(v) for v in value]]
+    if isinstance(value, list):
+        return ["list", [_const(v) for v in value]]
+    return ["const", value]
+
+
+# -- a class's checking methods as a program ---------------------------------------------------
+
+
+def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef) -> List[list]:
+    methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+    program: List[list] = []
+    entries = [methods[n] for n in ENTRY_METHODS if n in methods]
+    entries += [m for m in methods.values() if m.name not in ENTRY_METHODS and _after_validator(m)]
+    entries += [m for name, m in sorted(methods.items()) if name.startswith("verify_with_")]
+    for method in entries:
+        reader = _Reader(methods, _param_classes(method), method)
+        reader.block(method.body, [], 0)
+        program += reader.items
+    return program
+
+
+def _after_validator(method: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Call) and last_name(d.func) == "model_validator"
+               and any(k.arg == "mode" and isinstance(k.value, ast.Constant) and k.value.value == "after"
+                       for k in d.keywords) for d in method.decorator_list)
+
+
+def _param_classes(method: ast.FunctionDef) -> Dict[str, str]:
+    """Return parameter -> config class for `verify_with_x(self, x_config: XConfig)`."""
+    out = {}
+    for arg in method.args.args[1:]:
+        if arg.annotation is not None:
+            for node in ast.walk(arg.annotation):
+                if isinstance(node, (ast.Name, ast.Attribute)) and (last_name(node) or "").endswith("Config"):
+                    out[arg.arg] = last_name(node)
+                    break
+    return out
+
+
+class _Reader:
+    """Flatten one method (and the `self.m()` calls it makes) into assign/guard items."""
+
+    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef):
+        self.methods = methods
+        self.params = params
+        self.init_params = {a.arg for a in method.args.args[1:]} if method.name == "__init__" else set()
+        self.items: List[list] = []
+
+    def cond(self, conds: List[list]) -> list:
+        return ["and", list(conds)]
+
+    def block(self, body, conds: List[list], depth: int) -> None:
+        conds = list(conds)
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                # After `if c: raise`, what follows may assume `not c`: had c held, vLLM would
+                # have refused already, so a later guard that fires means a refusal either way
+                # (and an unknown `c` does not hide the checks after it).
+                test = self.expr(stmt.test)
+                raises = _raises(stmt.body)
+                self.block(stmt.body, conds + [test], depth)
+                self.block(stmt.orelse, conds if raises else conds + [["not", test]], depth)
+                if _leaves(stmt.body) and not raises and not stmt.orelse:
+                    conds.append(["not", test])      # `if c: return` guards what follows
+                elif _leaves(stmt.body) and _leaves(stmt.orelse):
+                    return
+            elif isinstance(stmt, ast.Raise):
+                if stmt.exc is not None:
+                    self.guard(conds, ["const", True], stmt.exc)
+                return
+            elif isinstance(stmt, ast.Assert):
+                self.items.append(["guard", self.cond(conds), ["not", self.expr(stmt.test)],
+                                   self.message(stmt.msg), "AssertionError"])
+            elif isinstance(stmt, ast.Return):
+                return
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                self.assign(stmt, conds)
+            elif isinstance(stmt, ast.With):
+                self.block(stmt.body, conds, depth)
+            elif isinstance(stmt, (ast.For, ast.While, ast.Try)):
+                self.forget(stmt, conds)      # a loop's or try's effect is not followed
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                callee = _self_method(stmt.value)
+                if callee in self.methods and depth < MAX_INLINE and not self.methods[callee].args.args[1:]:
+                    self.block(self.methods[callee].body, conds, depth + 1)
+                elif callee is not None:
+                    self.forget(stmt, conds)
+
+    def guard(self, conds, test, exc: ast.AST) -> None:
+        if isinstance(exc, ast.Call):
+            kind, message = last_name(exc.func), self.message(exc.args[0] if exc.args else None)
+        else:
+            kind, message = last_name(exc), []
+        text = "".join(piece[1] for piece in message if piece[0] == "text")
+        if kind and kind[0].isupper() and not any(owned in text for owned in OWNED_ELSEWHERE):
+            self.items.append(["guard", self.cond(conds), test, message, kind])
+
+    def assign(self, stmt, conds) -> None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = self.expr(stmt.value) if not isinstance(stmt, ast.AugAssign) and stmt.value is not None \
+            else UNKNOWN
+        for target in targets:
+            ref = self.ref(target)
+            if ref is not None:
+                self.items.append(["assign", self.cond(conds), ref, value])
+            else:
+                for node in ast.walk(target):
+                    ref = self.ref(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+                    if ref is not None:
+                        self.items.append(["assign", self.cond(conds), ref, UNKNOWN])
+
+    def forget(self, stmt, conds) -> None:
+        """Mark every field and local `stmt` may set as unknown."""
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    for t in ast.walk(target):
+                        ref = self.ref(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
+                        if ref is not None:
+                            self.items.append(["assign", ["const", True], ref, UNKNOWN])
+            elif isinstance(node, ast.Call) and _self_method(node) is not None:
+                self.items.append(["assign", ["const", True], ["all"], UNKNOWN])
+                return
+
+    def ref(self, node) -> Optional[list]:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return ["field", node.attr]
+        if isinstance(node, ast.Name):
+            return ["local", node.id]
+        return None
+
+    def message(self, node) -> List[list]:
+        if node is None:
+            return []
+        pieces = []
+        for piece in _string_pieces(node):
+            if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+                pieces.append(["text", piece.value])
+            elif isinstance(piece, ast.FormattedValue):
+                conversion = chr(piece.conversion) if piece.conversion and piece.conversion > 0 else ""
+                if piece.format_spec is not None:
+                    pieces.append(["expr", UNKNOWN, ""])
+                else:
+                    pieces.append(["expr", self.expr(piece.value), conversion])
+            else:
+                pieces.append(["expr", self.expr(piece), ""])
+        return pieces
+
+    def expr(self, node) -> list:
+        return _expr(node, params=self.params, init_params=self.init_params)
+
+
+def _leaves(body) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _raises(body) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Raise)
+
+
+def _self_method(call: ast.Call) -> Optional[str]:
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return func.attr
+    return None
+
+
+def _string_pieces(expr: ast.AST) -> List[ast.AST]:
+    if isinstance(expr, ast.JoinedStr):
+        return list(expr.values)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _string_pieces(expr.left) + _string_pieces(expr.right)
+    return [expr]
+
+
+def _expr(node, *, engine: bool = False, params: Optional[Dict[str, str]] = None,
+          init_params: Set[str] = frozenset()) -> list:
+    """Translate one expression; `engine`: `self` is EngineArgs (its fields are flags)."""
+    rec = lambda n: _expr(n, engine=engine, params=params, init_params=init_params)  # noqa: E731
+    params = params or {}
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return ["const", value] if _jsonable(value) else UNKNOWN
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return UNKNOWN
+        return ["tuple" if isinstance(node, ast.Tuple) else "list", [rec(e) for e in node.elts]]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        owner = node.value.id
+        if owner == "self":
+            return ["dest" if engine else "field", node.attr]
+        if owner in params:
+            return ["other", params[owner], node.attr]
+        if owner == "envs":
+            return ["env", node.attr]
+        return UNKNOWN
+    if isinstance(node, ast.Name):
+        if node.id in init_params:
+            return ["param", node.id]
+        if node.id in ("True", "False", "None"):
+            return ["const", {"True": True, "False": False, "None": None}[node.id]]
+        return UNKNOWN if engine else ["local", node.id]
+    if isinstance(node, ast.BoolOp):
+        return ["and" if isinstance(node.op, ast.And) else "or", [rec(v) for v in node.values]]
+    if isinstance(node, ast.UnaryOp):
+        if isinstance(node.op, ast.Not):
+            return ["not", rec(node.operand)]
+        if isinstance(node.op, ast.USub):
+            return ["neg", rec(node.operand)]
+        return UNKNOWN
+    if isinstance(node, ast.Compare):
+        parts, left = [], node.left
+        for op, right in zip(node.ops, node.comparators):
+            if type(op) not in _CMP:
+                return UNKNOWN
+            parts.append(["cmp", _CMP[type(op)], rec(left), rec(right)])
+            left = right
+        return parts[0] if len(parts) == 1 else ["and", parts]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+        return ["bin", _BIN[type(node.op)], rec(node.left), rec(node.right)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
+            and len(node.args) == 1:
+        return ["len", rec(node.args[0])]
+    if isinstance(node, ast.IfExp):
+        return ["ifexp", rec(node.test), rec(node.body), rec(node.orelse)]
+    return UNKNOWN
