@@ -28,11 +28,12 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from patchops.lint.facts_extract import ARG_UTILS
 from patchops.lint.facts_extract.config_fields import CONFIG_MODULES
+from patchops.lint.facts_extract.config_guards import string_pieces as _string_pieces
+from patchops.lint.facts_extract.guard_expressions import UNKNOWN, const, expression as _expr, jsonable
 from patchops.lint.facts_extract.source_tree import Module, Source
 from patchops.lint.facts_extract.source_tree import last_name
 from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
 
-UNKNOWN = ["unknown"]
 # The config classes whose checks are read (ModelConfig and the speculative config depend on
 # the checkpoint and are left to the rules that read config.json).
 CHECKED_CLASSES = ("CacheConfig", "ParallelConfig", "SchedulerConfig", "LoRAConfig",
@@ -40,9 +41,6 @@ CHECKED_CLASSES = ("CacheConfig", "ParallelConfig", "SchedulerConfig", "LoRAConf
                    "KVTransferConfig", "ObservabilityConfig", "PromptAdapterConfig")
 ENTRY_METHODS = ("__init__", "__post_init__", "model_post_init")
 MAX_INLINE = 3
-_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-        ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
-_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
 # Refusals other rules predict with more context (their code in a comment); not repeated here.
 OWNED_ELSEWHERE = (
     "GPU memory utilization must be",          # PO801
@@ -64,8 +62,15 @@ OWNED_ELSEWHERE = (
 )
 
 
-def checked_classes(src: Source, classes: Classes) -> Dict[str, Any]:
-    """Return {"classes": {name: {"program", "defaults", "built"}}, "rewritten": [dests]}."""
+def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Return {"classes": {name: {"program", "defaults", "built"}}, "rewritten": [dests]}.
+
+    `ranges` are the value ranges value-out-of-range checks: guards whose message starts like
+    one of theirs are left to it, as are the messages in OWNED_ELSEWHERE.
+    """
+    owned = (OWNED_ELSEWHERE, tuple(
+        entry["message"].split("{")[0] for entry in (ranges or {}).values()
+        if entry.get("how") == "guard" and entry.get("message") and len(entry["message"].split("{")[0]) > 8))
     engine = _engine_args(src)
     if engine is None:
         return {}
@@ -78,7 +83,7 @@ def checked_classes(src: Source, classes: Classes) -> Dict[str, Any]:
         if found is None:
             continue
         mod, cls = found
-        program = _class_program(src, classes, mod, cls)
+        program = _class_program(src, classes, mod, cls, owned)
         if not any(item[0] == "guard" for item in program):
             continue
         built = builds.get(name)
@@ -108,6 +113,12 @@ def _find_class(src: Source, name: str) -> Optional[Tuple[Module, ast.ClassDef]]
         if found is not None:
             return found
     return None
+
+
+def constructions(src: Source) -> Dict[str, Dict[str, Any]]:
+    """Return class -> {"when", "args"}: where EngineArgs builds each checked class once."""
+    engine = _engine_args(src)
+    return _constructions(engine[1]) if engine is not None else {}
 
 
 def _constructions(ecls: ast.ClassDef) -> Dict[str, Dict[str, Any]]:
@@ -189,36 +200,23 @@ def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[
     out: Dict[str, Any] = {}
     for name in classes.fields(mod, cls):
         value = classes.field_default(mod, cls, name)
-        if value is not UNRESOLVED and _jsonable(value):
-            out[name] = _const(value)
+        if value is not UNRESOLVED and jsonable(value):
+            out[name] = const(value)
     return out
-
-
-def _jsonable(value: Any) -> bool:
-    if isinstance(value, (list, tuple)):
-        return all(_jsonable(v) for v in value)
-    return value is None or isinstance(value, (bool, int, float, str))
-
-
-def _const(value: Any) -> list:
-    if isinstance(value, tuple):
-        return ["tuple", [_const(v) for v in value]]
-    if isinstance(value, list):
-        return ["list", [_const(v) for v in value]]
-    return ["const", value]
 
 
 # -- a class's checking methods as a program ---------------------------------------------------
 
 
-def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef) -> List[list]:
+def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef,
+                   owned: Tuple[Tuple[str, ...], Tuple[str, ...]]) -> List[list]:
     methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
     program: List[list] = []
     entries = [methods[n] for n in ENTRY_METHODS if n in methods]
     entries += [m for m in methods.values() if m.name not in ENTRY_METHODS and _after_validator(m)]
     entries += [m for name, m in sorted(methods.items()) if name.startswith("verify_with_")]
     for method in entries:
-        reader = _Reader(methods, _param_classes(method), method)
+        reader = _Reader(methods, _param_classes(method), method, owned)
         reader.block(method.body, [], 0)
         program += reader.items
     return program
@@ -245,8 +243,9 @@ def _param_classes(method: ast.FunctionDef) -> Dict[str, str]:
 class _Reader:
     """Flatten one method (and the `self.m()` calls it makes) into assign/guard items."""
 
-    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef):
+    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef, owned):
         self.methods = methods
+        self.owned = owned
         self.params = params
         self.init_params = {a.arg for a in method.args.args[1:]} if method.name == "__init__" else set()
         self.items: List[list] = []
@@ -297,7 +296,8 @@ class _Reader:
         else:
             kind, message = last_name(exc), []
         text = "".join(piece[1] for piece in message if piece[0] == "text")
-        if kind and kind[0].isupper() and not any(owned in text for owned in OWNED_ELSEWHERE):
+        if kind and kind[0].isupper() and not any(owned in text for owned in self.owned[0]) \
+                and not text.startswith(self.owned[1]):
             self.items.append(["guard", self.cond(conds), test, message, kind])
 
     def assign(self, stmt, conds) -> None:
@@ -368,64 +368,3 @@ def _self_method(call: ast.Call) -> Optional[str]:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         return func.attr
     return None
-
-
-def _string_pieces(expr: ast.AST) -> List[ast.AST]:
-    if isinstance(expr, ast.JoinedStr):
-        return list(expr.values)
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        return _string_pieces(expr.left) + _string_pieces(expr.right)
-    return [expr]
-
-
-def _expr(node, *, engine: bool = False, params: Optional[Dict[str, str]] = None,
-          init_params: Set[str] = frozenset()) -> list:
-    """Translate one expression; `engine`: `self` is EngineArgs (its fields are flags)."""
-    rec = lambda n: _expr(n, engine=engine, params=params, init_params=init_params)  # noqa: E731
-    params = params or {}
-    if isinstance(node, ast.Constant):
-        value = node.value
-        return ["const", value] if _jsonable(value) else UNKNOWN
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        if any(isinstance(e, ast.Starred) for e in node.elts):
-            return UNKNOWN
-        return ["tuple" if isinstance(node, ast.Tuple) else "list", [rec(e) for e in node.elts]]
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        owner = node.value.id
-        if owner == "self":
-            return ["dest" if engine else "field", node.attr]
-        if owner in params:
-            return ["other", params[owner], node.attr]
-        if owner == "envs":
-            return ["env", node.attr]
-        return UNKNOWN
-    if isinstance(node, ast.Name):
-        if node.id in init_params:
-            return ["param", node.id]
-        if node.id in ("True", "False", "None"):
-            return ["const", {"True": True, "False": False, "None": None}[node.id]]
-        return UNKNOWN if engine else ["local", node.id]
-    if isinstance(node, ast.BoolOp):
-        return ["and" if isinstance(node.op, ast.And) else "or", [rec(v) for v in node.values]]
-    if isinstance(node, ast.UnaryOp):
-        if isinstance(node.op, ast.Not):
-            return ["not", rec(node.operand)]
-        if isinstance(node.op, ast.USub):
-            return ["neg", rec(node.operand)]
-        return UNKNOWN
-    if isinstance(node, ast.Compare):
-        parts, left = [], node.left
-        for op, right in zip(node.ops, node.comparators):
-            if type(op) not in _CMP:
-                return UNKNOWN
-            parts.append(["cmp", _CMP[type(op)], rec(left), rec(right)])
-            left = right
-        return parts[0] if len(parts) == 1 else ["and", parts]
-    if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
-        return ["bin", _BIN[type(node.op)], rec(node.left), rec(node.right)]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
-            and len(node.args) == 1:
-        return ["len", rec(node.args[0])]
-    if isinstance(node, ast.IfExp):
-        return ["ifexp", rec(node.test), rec(node.body), rec(node.orelse)]
-    return UNKNOWN

@@ -21,14 +21,15 @@ from patchops.lint.facts_extract.static_eval import Classes
 def read_knowledge(src: Source, classes: Classes, has_ray: bool,
                    guarded: Callable[[str, Callable[[], Any], Any], Any]) -> Dict[str, Any]:
     """Return the Facts fields read here, by name (`has_ray`: ray beside the copy)."""
+    ranges = guarded("value ranges", lambda: {
+        **guards.front_end_bounds(src), **config_fields.value_range_facts(src, classes)}, {})
     return {
         "registries": guarded("parser registries", lambda: registries.registry_facts(src), {}),
         "quantization_needs": guarded("quantization checkpoint needs",
                                       lambda: registries.quantization_checkpoint_needs(src), {}),
         "nested_configs": guarded("nested config fields",
                                   lambda: config_fields.nested_config_facts(src, classes), {}),
-        "value_ranges": guarded("value ranges", lambda: {
-            **guards.front_end_bounds(src), **config_fields.value_range_facts(src, classes)}, {}),
+        "value_ranges": ranges,
         "option_inverses": guarded("boolean flag spellings", lambda: bool_spellings.option_inverses(src), {}),
         "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
@@ -36,7 +37,7 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
         "swap_space": guarded("swap space limits", lambda: guards.swap_space_limits(src), {}),
         "config_checks": guarded("config class checks",
-                                 lambda: guard_programs.checked_classes(src, classes), {}),
+                                 lambda: guard_programs.checked_classes(src, classes, ranges), {}),
         "required_dists": guarded("required distributions", lambda: requirements.required_dists(src), ()),
         "has_ray": has_ray,
         "v1_oracle": guarded("V1 oracle", lambda: _pairs(oracle.oracle_facts(src)), None),

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, model_len, scheduler
 
 # pydantic's wording for each bound (pydantic_core error messages).
 PYDANTIC_TEXT = {"gt": "greater than", "ge": "greater than or equal to",
@@ -129,12 +129,29 @@ def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
     return None
 
 
+# Settings whose unset value lint can still predict: the length vLLM derives from config.json,
+# the hardware tier's max_num_seqs.
+RESOLVED = {"max_model_len": model_len.max_model_len, "max_num_seqs": scheduler.max_num_seqs}
+
+
+def _limit(cfg: ServeConfig, facts: Facts, other: str) -> Any:
+    """Return the value of `other` vLLM compares against: stated, predicted, else its literal default."""
+    stated = inputs.value(cfg, other)
+    if stated is not None:
+        return stated
+    if other in RESOLVED:
+        predicted = RESOLVED[other](cfg, facts)
+        if predicted.certain and predicted.value is not None:
+            return predicted.value
+    return inputs.literal_default(facts, other)
+
+
 def _relation_problem(cfg: ServeConfig, facts: Facts, value: Any, check: dict) -> Optional[tuple]:
     """Check `value <= <other setting>` (stated, else its literal default)."""
     other = check.get("le_field")
     if not other or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    limit = inputs.value(cfg, other, inputs.literal_default(facts, other))
+    limit = _limit(cfg, facts, other)
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or value <= limit:
         return None
     vllm_text = (check.get("le_field_message") or "").replace("{value}", str(value)) \
