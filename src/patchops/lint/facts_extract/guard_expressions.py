@@ -34,9 +34,10 @@ def const(value: Any) -> list:
 
 
 def expression(node, *, engine: bool = False, params: Optional[Dict[str, str]] = None,
-          init_params: Set[str] = frozenset()) -> list:
+               init_params: Set[str] = frozenset(), self_name: str = "self") -> list:
     """Translate one expression; `engine`: `self` is EngineArgs (its fields are flags)."""
-    rec = lambda n: expression(n, engine=engine, params=params, init_params=init_params)  # noqa: E731
+    rec = lambda n: expression(n, engine=engine, params=params, init_params=init_params,  # noqa: E731
+                               self_name=self_name)
     params = params or {}
     if isinstance(node, ast.Constant):
         value = node.value
@@ -47,7 +48,7 @@ def expression(node, *, engine: bool = False, params: Optional[Dict[str, str]] =
         return ["tuple" if isinstance(node, ast.Tuple) else "list", [rec(e) for e in node.elts]]
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         owner = node.value.id
-        if owner == "self":
+        if owner == self_name:
             return ["dest" if engine else "field", node.attr]
         if owner in params:
             return ["other", params[owner], node.attr]

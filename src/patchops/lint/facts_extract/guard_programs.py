@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from patchops.lint.facts_extract import ARG_UTILS
+from patchops.lint.facts_extract import ARG_UTILS, CLI_ARGS_FILES
 from patchops.lint.facts_extract.config_fields import CONFIG_MODULES
 from patchops.lint.facts_extract.config_guards import string_pieces as _string_pieces
 from patchops.lint.facts_extract.guard_expressions import UNKNOWN, const, expression as _expr, jsonable
@@ -59,7 +59,18 @@ OWNED_ELSEWHERE = (
     "api_server_count",                        # PO801
     "Unknown kv cache dtype",                  # PO107
     "Unknown prefix caching hash",             # PO107
+    "requires --tool-call-parser",             # PO902
+    "requires --reasoning-parser",             # PO902
+    "requires --enable-log-requests",          # PO902
+    "max_prompt_adapter_token must be set",    # PO902
+    "cannot be enabled at the same time",      # PO902
+    "invalid tool call parser",                # PO901
+    "invalid reasoning parser",                # PO901
+    "cannot be used with --headless",          # PO801
+    "With `vllm serve`, you should provide",   # PO109
 )
+# Where the serve command checks its parsed flags (validate_parsed_serve_args).
+SERVE_CHECK_FILES = CLI_ARGS_FILES + ("vllm/entrypoints/launchers/cli_args.py",)
 
 
 def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
@@ -94,7 +105,49 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
             continue
         out[name] = {"program": program, "defaults": _literal_defaults(classes, mod, cls),
                      "built": built}
-    return {"classes": out, "rewritten": sorted(_rewritten(ecls))} if out else {}
+    # EngineArgs' own checks (`__post_init__`, `create_engine_config`) and the serve command's
+    # see the flags themselves: their `self.x` / `args.x` is the flag's value.
+    engine_program = _class_program(src, classes, emod, ecls, owned, entries=("__post_init__",
+                                                                             "create_engine_config"))
+    if any(item[0] == "guard" for item in engine_program):
+        out["EngineArgs"] = {"program": engine_program, "defaults": {}, "built": {"flags": True}}
+    serve = _serve_check(src, owned)
+    if serve:
+        out["the serve command"] = {"program": serve, "defaults": {}, "built": {"flags": True}}
+    return {"classes": out, "rewritten": sorted(_rewritten(ecls)), "envs": _env_kinds(src)} if out else {}
+
+
+def _serve_check(src: Source, owned) -> List[list]:
+    for rel in SERVE_CHECK_FILES:
+        mod = src.module_file(rel)
+        for fn in (mod.tree.body if mod is not None else ()):
+            if isinstance(fn, ast.FunctionDef) and fn.name == "validate_parsed_serve_args" and fn.args.args:
+                reader = _Reader({}, {}, fn, owned, self_name=fn.args.args[0].arg)
+                reader.block(fn.body, [], 0)
+                return reader.items
+    return []
+
+
+def _env_kinds(src: Source) -> Dict[str, str]:
+    """Return env var -> how envs.py reads it: "bool_int" (`bool(int(getenv(...)))`), "int", "str"."""
+    mod = src.module_file("vllm/envs.py")
+    out: Dict[str, str] = {}
+    for node in ast.walk(mod.tree) if mod is not None else ():
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Lambda)):
+                continue
+            body = value.body
+            chain = []
+            while isinstance(body, ast.Call) and isinstance(body.func, ast.Name) and body.args:
+                chain.append(body.func.id)
+                body = body.args[0]
+            if isinstance(body, ast.Call) and last_name(body.func) == "getenv":
+                kind = {("bool", "int"): "bool_int", ("int",): "int", (): "str"}.get(tuple(chain))
+                if kind:
+                    out[key.value] = kind
+    return out
 
 
 # -- where EngineArgs builds each class --------------------------------------------------------
@@ -209,12 +262,16 @@ def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[
 
 
 def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef,
-                   owned: Tuple[Tuple[str, ...], Tuple[str, ...]]) -> List[list]:
+                   owned: Tuple[Tuple[str, ...], Tuple[str, ...]],
+                   entries: Optional[Tuple[str, ...]] = None) -> List[list]:
     methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
     program: List[list] = []
-    entries = [methods[n] for n in ENTRY_METHODS if n in methods]
-    entries += [m for m in methods.values() if m.name not in ENTRY_METHODS and _after_validator(m)]
-    entries += [m for name, m in sorted(methods.items()) if name.startswith("verify_with_")]
+    if entries is not None:
+        entries = [methods[n] for n in entries if n in methods]
+    else:
+        entries = [methods[n] for n in ENTRY_METHODS if n in methods]
+        entries += [m for m in methods.values() if m.name not in ENTRY_METHODS and _after_validator(m)]
+        entries += [m for name, m in sorted(methods.items()) if name.startswith("verify_with_")]
     for method in entries:
         reader = _Reader(methods, _param_classes(method), method, owned)
         reader.block(method.body, [], 0)
@@ -243,9 +300,11 @@ def _param_classes(method: ast.FunctionDef) -> Dict[str, str]:
 class _Reader:
     """Flatten one method (and the `self.m()` calls it makes) into assign/guard items."""
 
-    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef, owned):
+    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef, owned,
+                 self_name: str = "self"):
         self.methods = methods
         self.owned = owned
+        self.self_name = self_name
         self.params = params
         self.init_params = {a.arg for a in method.args.args[1:]} if method.name == "__init__" else set()
         self.items: List[list] = []
@@ -257,6 +316,8 @@ class _Reader:
         conds = list(conds)
         for stmt in body:
             if isinstance(stmt, ast.If):
+                if _calls_self(stmt.test):
+                    self.forget(stmt.test, conds)
                 # After `if c: raise`, what follows may assume `not c`: had c held, vLLM would
                 # have refused already, so a later guard that fires means a refusal either way
                 # (and an unknown `c` does not hide the checks after it).
@@ -278,6 +339,8 @@ class _Reader:
             elif isinstance(stmt, ast.Return):
                 return
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                if stmt.value is not None and _calls_self(stmt.value):
+                    self.forget(stmt.value, conds)
                 self.assign(stmt, conds)
             elif isinstance(stmt, ast.With):
                 self.block(stmt.body, conds, depth)
@@ -314,8 +377,9 @@ class _Reader:
                     if ref is not None:
                         self.items.append(["assign", self.cond(conds), ref, UNKNOWN])
 
-    def forget(self, stmt, conds) -> None:
-        """Mark every field and local `stmt` may set as unknown."""
+    def forget(self, stmt, conds, seen: Optional[Set[str]] = None) -> None:
+        """Mark every field and local `stmt` may set as unknown, and what the methods it calls set."""
+        seen = set() if seen is None else seen
         for node in ast.walk(stmt):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
@@ -324,11 +388,18 @@ class _Reader:
                         if ref is not None:
                             self.items.append(["assign", ["const", True], ref, UNKNOWN])
             elif isinstance(node, ast.Call) and _self_method(node) is not None:
-                self.items.append(["assign", ["const", True], ["all"], UNKNOWN])
-                return
+                name = _self_method(node)
+                if name in seen:
+                    continue
+                seen.add(name)
+                callee = self.methods.get(name)
+                if callee is None:
+                    self.items.append(["assign", ["const", True], ["all"], UNKNOWN])
+                    return
+                self.forget(callee, conds, seen)
 
     def ref(self, node) -> Optional[list]:
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
             return ["field", node.attr]
         if isinstance(node, ast.Name):
             return ["local", node.id]
@@ -352,7 +423,7 @@ class _Reader:
         return pieces
 
     def expr(self, node) -> list:
-        return _expr(node, params=self.params, init_params=self.init_params)
+        return _expr(node, params=self.params, init_params=self.init_params, self_name=self.self_name)
 
 
 def _leaves(body) -> bool:
@@ -361,6 +432,10 @@ def _leaves(body) -> bool:
 
 def _raises(body) -> bool:
     return bool(body) and isinstance(body[-1], ast.Raise)
+
+
+def _calls_self(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _self_method(n) is not None for n in ast.walk(node))
 
 
 def _self_method(call: ast.Call) -> Optional[str]:

@@ -45,6 +45,7 @@ from patchops.lint.rules.quantization_config_not_found import QuantizationConfig
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
+from patchops.lint.rules.sliding_window_off_with_rope_scaling import SlidingWindowOffWithRopeScaling
 from patchops.lint.rules.spec_decode_batch_above_capture import SpecDecodeBatchAboveCapture
 from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCalls
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
@@ -122,6 +123,7 @@ ALL_RULES = (
     QuantizationConfigNotFound,
     KvCacheDtypeMismatch,
     ConfigCheckRefuses,
+    SlidingWindowOffWithRopeScaling,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,

@@ -44,12 +44,16 @@ class ConfigCheckRefuses(Rule):
                 vllm="0.10.1.1"),
         Example("model: m\nargs:\n  max-num-partial-prefills: 4\n  max-long-partial-prefills: 4\n",
                 vllm="0.10.1.1"),
+        Example("model: m\nargs:\n  async-scheduling: true\n", vllm="0.10.1.1"),
     ]
     INVALID = [
         Example("model: m\nargs:\n  enable-lora: true\n  max-lora-rank: 12\n", vllm="0.8.5", at=(4, 3)),
         Example("model: m\nargs:\n  enable-lora: true\n  max-loras: 4\n  max-cpu-loras: 2\n",
                 vllm="0.10.1.1", at=(5, 3)),
-        Example("model: m\nargs:\n  enable-lora: true\n  max-loras: 0\n", vllm="0.10.1.1", at=(4, 3)),
+        Example("model: m\nargs:\n  enable-lora: true\n  lora-extra-vocab-size: 100\n", vllm="0.10.1.1",
+                at=(4, 3)),
+        Example("model: m\nargs:\n  async-scheduling: true\n  pipeline-parallel-size: 2\n", vllm="0.10.1.1",
+                at=(3, 3)),
         Example("model: m\nargs:\n  max-num-partial-prefills: 2\n  max-long-partial-prefills: 3\n",
                 vllm="0.10.1.1", at=(4, 3)),
     ]

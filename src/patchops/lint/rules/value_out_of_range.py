@@ -56,6 +56,7 @@ class ValueOutOfRange(Rule):
                 vllm="0.33.0"),
         Example("vllm serve m --headless --api-server-count 1\n", kind="command", vllm="0.10.1.1"),
         Example("vllm serve m --api-server-count 2\n", kind="command", vllm="0.33.0"),
+        Example("model: m\nargs:\n  max-loras: 0\n", vllm="0.33.0"),     # LoRAConfig is built only with LoRA
     ]
     INVALID = [
         Example("model: m\nargs:\n  gpu-memory-utilization: 1.01\n", vllm="0.8.5", at=(3, 3)),
@@ -68,6 +69,7 @@ class ValueOutOfRange(Rule):
                 at=(1, 25)),
         Example("vllm serve m --headless --api-server-count 1\n", kind="command", vllm="0.33.0",
                 at=(1, 25)),
+        Example("model: m\nargs:\n  enable-lora: true\n  max-loras: 0\n", vllm="0.33.0", at=(4, 3)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:

@@ -61,15 +61,30 @@ def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
 
 
 class _State:
-    def __init__(self, values: Dict[str, Any], sources: Dict[str, Setting]):
+    """The values one program runs on; a program over the flags falls back to them (`engine`)."""
+
+    def __init__(self, values: Dict[str, Any], sources: Dict[str, Setting], engine=None, envs=None):
         self.values = values        # "field:x" / "param:x" / "local:x" -> value
         self.sources = sources      # same keys -> the user's Setting behind the value
+        self.engine = engine
+        self.envs = envs
         self.all_unknown = False
 
     def get(self, key: str) -> Any:
+        if key.startswith("env:"):
+            return self.envs.get(key) if self.envs is not None else UNKNOWN
         if self.all_unknown and not key.startswith("local:"):
             return UNKNOWN
+        if key not in self.values and self.engine is not None and key.startswith("field:"):
+            return self.engine.get("dest:" + key[6:], own=True)
         return self.values.get(key, UNKNOWN)
+
+    def source(self, key: str) -> Optional[Setting]:
+        if key in self.sources:
+            return self.sources[key]
+        if key not in self.values and self.engine is not None and key.startswith("field:"):
+            return self.engine.source(key[6:])
+        return None
 
 
 def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -> Optional[_State]:
@@ -77,6 +92,9 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -
     built = spec.get("built") or {}
     values: Dict[str, Any] = {}
     sources: Dict[str, Setting] = {}
+    envs = _Envs(cfg, (facts.config_checks or {}).get("envs") or {})
+    if built.get("flags"):
+        return _State(values, sources, _EngineValues(cfg, facts, rewritten), envs)
     for name, const in (spec.get("defaults") or {}).items():
         values["field:" + name] = _const(const)
     if "flag" in built:
@@ -90,7 +108,7 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -
             name = str(key).replace("-", "_")
             values["field:" + name] = value
             sources["field:" + name] = found
-        return _State(values, sources)
+        return _State(values, sources, envs=envs)
     engine = _EngineValues(cfg, facts, rewritten)
     if _truth(_eval(built.get("when", ["const", True]), engine)) is not True:
         return None
@@ -101,7 +119,25 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -
             values[key] = value
             if stated:
                 sources[key] = stated[0]
-    return _State(values, sources)
+    return _State(values, sources, envs=envs)
+
+
+class _Envs:
+    """Environment variables the config states, read as envs.py reads them; unknown when unset
+    (vLLM may set some itself, such as VLLM_USE_V1 on a V0 fallback)."""
+
+    def __init__(self, cfg: ServeConfig, kinds: Dict[str, str]):
+        self.cfg, self.kinds = cfg, kinds
+
+    def get(self, key: str) -> Any:
+        name = key[4:]
+        raw, kind = inputs.env_value(self.cfg, name), self.kinds.get(name)
+        if raw is None or kind is None:
+            return UNKNOWN
+        try:
+            return bool(int(raw)) if kind == "bool_int" else int(raw) if kind == "int" else raw
+        except ValueError:
+            return UNKNOWN
 
 
 class _EngineValues:
@@ -113,9 +149,10 @@ class _EngineValues:
     def source(self, dest: str) -> Optional[Setting]:
         return inputs.setting(self.cfg, dest) or inputs.bool_setting(self.cfg, dest)
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str, own: bool = False) -> Any:
+        """Return a flag's value; `own`: for EngineArgs' own program, which follows its rewrites."""
         kind, _, dest = key.partition(":")
-        if kind != "dest" or dest in self.rewritten:
+        if kind != "dest" or (dest in self.rewritten and not own):
             return UNKNOWN
         flag = self.facts.flags.get(dest)
         if flag is not None and inputs.is_boolean(flag):
@@ -175,7 +212,7 @@ def _sources_of(expr: Any, state: _State) -> List[Setting]:
             out += _sources_of(part, state)
     elif isinstance(expr, list) and expr:
         if expr[0] in ("field", "param", "local") and len(expr) == 2:
-            found = state.sources.get(f"{expr[0]}:{expr[1]}")
+            found = state.source(f"{expr[0]}:{expr[1]}")
             if found is not None:
                 out.append(found)
         else:
@@ -221,7 +258,7 @@ def _eval(expr: list, state, states=None) -> Any:  # noqa: C901 - one branch per
         if any(i is UNKNOWN for i in items):
             return UNKNOWN
         return tuple(items) if kind == "tuple" else items
-    if kind in ("field", "param", "local", "dest"):
+    if kind in ("field", "param", "local", "dest", "env"):
         return state.get(f"{kind}:{expr[1]}")
     if kind == "other":
         other = (states or {}).get(expr[1])
