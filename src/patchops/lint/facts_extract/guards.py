@@ -15,6 +15,8 @@ of the raised message, so moved code is still found:
   0.8.5-0.10.x: "v0"; the pooling one sits in create_engine_config in 0.7.3: "always").
 * `float_kv_cache_matches_dtype` (VllmConfig._reject_mismatched_float_kv_cache, 0.33);
 * `otlp_needs_opentelemetry` (ObservabilityConfig.__post_init__, 0.8.5+);
+* `limit_mm_needs_multimodal` (ModelConfig._init_multimodal_config, 0.6.3-0.9: a
+  `--limit-mm-per-prompt` on a text-only model);
 * `chat_template_must_exist` (validate_chat_template): "always", or "builtin" where a bare
   name may also be one of the templates shipped in `CHAT_TEMPLATES_DIR` (0.2x+).
 
@@ -55,6 +57,7 @@ MESSAGES = {
     "float_kv_cache_matches_dtype": "is incompatible with dtype=",
     "chat_template_must_exist": "appears path-like, but doesn't exist",
     "otlp_needs_opentelemetry": "OpenTelemetry is not available. Unable to configure",
+    "limit_mm_needs_multimodal": "is only supported for multimodal models",
 }
 
 
