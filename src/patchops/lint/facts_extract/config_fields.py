@@ -25,13 +25,15 @@ from patchops.lint.facts_extract.source_tree import last_name as _last_name
 from patchops.lint.facts_extract.static_eval import Classes, Hints
 
 # Nested JSON flags and the class vLLM builds from them.
-NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig"}
+NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig",
+                  "kv_transfer_config": "KVTransferConfig", "structured_outputs_config": "StructuredOutputsConfig"}
 # Config classes whose fields mirror EngineArgs fields of the same name (range checks).
 RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfig", "LoRAConfig",
                  "UVAOffloadConfig")
 CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm.config.parallel",
                   "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation",
-                  "vllm.config.lora", "vllm.config.offload")
+                  "vllm.config.lora", "vllm.config.offload", "vllm.config.kv_transfer",
+                  "vllm.config.structured_outputs")
 BOUNDS = ("gt", "ge", "lt", "le")
 
 

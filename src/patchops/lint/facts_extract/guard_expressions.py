@@ -4,7 +4,8 @@
 flag), `["other", Cls, x]` an attribute of another config passed in, `["env", X]`
 `envs.X`, `["param", p]` an `__init__` parameter, `["local", n]` a local name;
 `["cmp", op, a, b]`, `["and", [...]]`, `["or", [...]]`, `["not", e]`, `["bin", op, a, b]`,
-`["len", e]`, `["ifexp", test, a, b]`, constants, tuples and lists. Anything else is
+`["len", e]`, `["ifexp", test, a, b]`, `["has", x]` (`hasattr(self, "x")`), constants,
+tuples and lists. Anything else is
 `["unknown"]`.
 """
 
@@ -82,6 +83,11 @@ def expression(node, *, engine: bool = False, params: Optional[Dict[str, str]] =
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
             and len(node.args) == 1:
         return ["len", rec(node.args[0])]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+            and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == self_name \
+            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        # `getattr(args, "x", default)` reads the flag; `hasattr(args, "x")`: whether it is known
+        return ["field" if node.func.id == "getattr" else "has", node.args[1].value]
     if isinstance(node, ast.IfExp):
         return ["ifexp", rec(node.test), rec(node.body), rec(node.orelse)]
     return UNKNOWN

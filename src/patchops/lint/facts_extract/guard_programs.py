@@ -113,7 +113,9 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
         out["EngineArgs"] = {"program": engine_program, "defaults": {}, "built": {"flags": True}}
     serve = _serve_check(src, owned)
     if serve:
-        out["the serve command"] = {"program": serve, "defaults": {}, "built": {"flags": True}}
+        # what it checks is `vllm serve`'s namespace: its subparser is "serve"
+        out["the serve command"] = {"program": serve, "defaults": {"subparser": ["const", "serve"]},
+                                    "built": {"flags": True}}
     return {"classes": out, "rewritten": sorted(_rewritten(ecls)), "envs": _env_kinds(src)} if out else {}
 
 

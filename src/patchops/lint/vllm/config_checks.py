@@ -94,7 +94,8 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -
     sources: Dict[str, Setting] = {}
     envs = _Envs(cfg, (facts.config_checks or {}).get("envs") or {})
     if built.get("flags"):
-        return _State(values, sources, _EngineValues(cfg, facts, rewritten), envs)
+        fixed = {"field:" + name: _const(const) for name, const in (spec.get("defaults") or {}).items()}
+        return _State(fixed, sources, _EngineValues(cfg, facts, rewritten), envs)
     for name, const in (spec.get("defaults") or {}).items():
         values["field:" + name] = _const(const)
     if "flag" in built:
@@ -260,6 +261,8 @@ def _eval(expr: list, state, states=None) -> Any:  # noqa: C901 - one branch per
         return tuple(items) if kind == "tuple" else items
     if kind in ("field", "param", "local", "dest", "env"):
         return state.get(f"{kind}:{expr[1]}")
+    if kind == "has":
+        return True if state.get("field:" + expr[1]) is not UNKNOWN else UNKNOWN
     if kind == "other":
         other = (states or {}).get(expr[1])
         return other.get("field:" + expr[2]) if other is not None else UNKNOWN
