@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple, Union
 
 from patchops.errors import PatchsetError
+from patchops.records import field, record
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -44,11 +43,10 @@ SHIPPED_DIR = Path(__file__).resolve().parents[2] / "patchsets"
 # patchsets/ to that package); absent in a checkout.
 PACKAGED_DIR = Path(__file__).resolve().parent / "patchsets"
 
-NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _SUFFIXES = (".yaml", ".yml")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Patchset:
     """A named, versioned list of rewrite ops, as read from `path`."""
 

@@ -6,11 +6,10 @@ render_rules.py and render_explain.py; diffs in render_diff.py.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Dict, Optional
 
 from patchops.output import Line, Output
-from patchops.render_diff import colour_diff, diff_stat
+from patchops.records import as_dict
 
 
 def print_json(console: Output, data) -> None:
@@ -129,6 +128,8 @@ def plan_text(console: Output, plan, diff: str = "", *, targets=None, stat: bool
     for note in dict.fromkeys(plan.notes):
         _note(console, note)
     if diff:
+        from patchops.render_diff import colour_diff, diff_stat  # only a plan with changes diffs
+
         if stat:
             for row in diff_stat(diff):
                 console.print(row)
@@ -203,7 +204,7 @@ def status_dicts(report) -> list:
         "site_dir": str(row.site_dir), "version": row.version,
         "wins": _wins(report.targets, str(row.site_dir)), "patchset": row.patchset,
         "state": row.state, "detail": row.detail, "files": list(row.files),
-        "file_states": [asdict(f) for f in row.file_states],
+        "file_states": [as_dict(f) for f in row.file_states],
     } for row in report.rows]
 
 

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import os
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 from patchops import faults
 from patchops.errors import DriftError, StoreError
 from patchops.patching.plan import ApplyPlan, PatchsetOutcome
+from patchops.records import record
 from patchops.recovery import recover
 from patchops.store import Store, sha256
 from patchops.store_state import PatchsetSource, State
-from patchops.transaction import Change, transact
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ApplyReport:
     """What commit_apply wrote."""
 
@@ -47,6 +46,8 @@ def commit_apply(plan: ApplyPlan) -> ApplyReport:
     entry_updates = [f for f in plan.files if f.entry_after != f.entry_before]
     if not changes and not entry_updates and not plan.satisfied:
         return ApplyReport(plan.outcomes, (), (), (), None, plan.notes)
+    from patchops.transaction import Change, transact  # a no-op re-apply needs no journal (issue 11)
+
     faults.point("commit")
     stores = plan._stores
     touched = sorted({stores[_store_key(f.site_dir, stores)] for f in (*entry_updates, *changes)}

@@ -7,7 +7,6 @@ before (`patchops.verdicts`); only what none of those answer is parsed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -17,6 +16,7 @@ from patchops.patching.states import (APPLIES, DRIFT, HAND_EDITED, REPLACED, SAT
                                       ST_DRIFTED, ST_NOT_APPLICABLE, ST_NOT_APPLIED, ST_SATISFIED,
                                       outside_range)
 from patchops.patching.targets import Target, unique_targets
+from patchops.records import record
 from patchops.recovery import pending, recover
 from patchops.safe_fs import io_error
 from patchops.store import Store, sha256, short
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from patchops.patchset import Patchset
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileStatus:
     """One target file's part in a status row."""
 
@@ -46,7 +46,7 @@ class StatusRows(List["StatusRow"]):
         self.notes: Tuple[str, ...] = tuple(notes)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StatusRow:
     """One patchset on one copy."""
 
