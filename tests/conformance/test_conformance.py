@@ -236,8 +236,10 @@ def test_record_runs_the_versions_asked_else_the_default_two_or_all():
 
 def test_generated_cases_are_seeded():
     first, again = generate.cases(), generate.cases()
-    assert first == again and len(first) == generate.COUNT
-    assert len({c.config for c in first}) > generate.COUNT // 2
+    total = generate.COUNT + generate.SERVE_COUNT
+    assert first == again and len(first) == total
+    assert len({c.id for c in first}) == total
+    assert len({(c.config, c.args) for c in first}) > total // 2
 
 
 def test_case_key_follows_what_vllm_sees():

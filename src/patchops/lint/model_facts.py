@@ -97,6 +97,13 @@ class ModelFacts:
         return self.text_config.get("kv_lora_rank") is not None
 
     @property
+    def quant_method(self) -> Optional[str]:
+        """Return config.json's `quantization_config.quant_method` ("awq", "gptq", "fp8"), lower-cased."""
+        found = self.text_config.get("quantization_config")
+        method = found.get("quant_method") if isinstance(found, dict) else None
+        return str(method).lower() if method else None
+
+    @property
     def dtype(self) -> Optional[str]:
         value = self.text_config.get("torch_dtype") or self.text_config.get("dtype")
         return str(value) if value else None

@@ -26,11 +26,15 @@ from patchops.lint.facts_extract.source_tree import last_name as _last_name
 from patchops.lint.facts_extract.static_eval import Classes, Hints
 
 # Nested JSON flags and the class vLLM builds from them.
-NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig"}
+NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig",
+                  "kv_transfer_config": "KVTransferConfig", "structured_outputs_config": "StructuredOutputsConfig"}
 # Config classes whose fields mirror EngineArgs fields of the same name (range checks).
-RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfig")
+RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfig", "LoRAConfig",
+                 "UVAOffloadConfig")
 CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm.config.parallel",
-                  "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation")
+                  "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation",
+                  "vllm.config.lora", "vllm.config.offload", "vllm.config.kv_transfer",
+                  "vllm.config.structured_outputs")
 BOUNDS = ("gt", "ge", "lt", "le")
 
 
@@ -112,6 +116,27 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
     passed = _passed_through(src)
     hints = Hints(classes)
     out: Dict[str, Dict[str, Any]] = {}
+    _read_ranges(src, classes, dests, passed, hints, out)
+    switches = _build_switches(src)
+    for entry in out.values():
+        if entry.get("class") in switches:
+            entry.setdefault("when", switches[entry["class"]])
+    return out
+
+
+def _build_switches(src: Source) -> Dict[str, str]:
+    """Return class -> the EngineArgs switch without which it is never built (`enable_lora`)."""
+    from patchops.lint.facts_extract import guard_programs   # it reads CONFIG_MODULES from here
+
+    out = {}
+    for name, built in guard_programs.constructions(src).items():
+        terms = built["when"][1] if built["when"][0] == "and" else []
+        if len(terms) == 1 and terms[0][0] == "dest":
+            out[name] = terms[0][1]
+    return out
+
+
+def _read_ranges(src: Source, classes: Classes, dests, passed, hints, out: Dict[str, Dict[str, Any]]) -> None:
     for class_name in RANGE_CLASSES:
         found = _find_config_class(src, class_name)
         if found is None:
@@ -161,7 +186,6 @@ def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]
             if choices:
                 out.setdefault(dest, {"class": class_name, "how": "field_validator"}).update(
                     choices=choices, message=message)
-    return out
 
 
 def _engine_dests(src: Source, classes: Classes) -> Dict[Tuple[Optional[str], str], str]:

@@ -17,6 +17,8 @@ of the raised message, so moved code is still found:
 * `otlp_needs_opentelemetry` (ObservabilityConfig.__post_init__, 0.8.5+);
 * `lora_spec_token_budget` (EngineArgs.create_engine_config, 0.12+: with LoRA and a
   speculative config, max_num_batched_tokens below max_num_seqs x (1 + num_speculative_tokens));
+* `limit_mm_needs_multimodal` (ModelConfig._init_multimodal_config, 0.6.3-0.9: a
+  `--limit-mm-per-prompt` on a text-only model);
 * `chat_template_must_exist` (validate_chat_template): "always", or "builtin" where a bare
   name may also be one of the templates shipped in `CHAT_TEMPLATES_DIR` (0.2x+).
 
@@ -59,6 +61,7 @@ MESSAGES = {
     "chat_template_must_exist": "appears path-like, but doesn't exist",
     "otlp_needs_opentelemetry": "OpenTelemetry is not available. Unable to configure",
     "lora_spec_token_budget": "Consider increasing max_num_batched_tokens or decreasing num_speculative_tokens",
+    "limit_mm_needs_multimodal": "is only supported for multimodal models",
 }
 
 

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, model_len, scheduler
 
 # pydantic's wording for each bound (pydantic_core error messages).
 PYDANTIC_TEXT = {"gt": "greater than", "ge": "greater than or equal to",
@@ -66,6 +66,7 @@ class ValueOutOfRange(Rule):
         Example("vllm serve m --num-lookahead-slots -1 --speculative-config "
                 "'{\"method\": \"ngram\", \"num_speculative_tokens\": 2, \"prompt_lookup_max\": 3}'\n",
                 kind="command", vllm="0.10.1.1"),
+        Example("model: m\nargs:\n  max-loras: 0\n", vllm="0.33.0"),     # LoRAConfig is built only with LoRA
     ]
     INVALID = [
         Example("model: m\nargs:\n  gpu-memory-utilization: 1.01\n", vllm="0.8.5", at=(3, 3)),
@@ -79,6 +80,7 @@ class ValueOutOfRange(Rule):
         Example("vllm serve m --headless --api-server-count 1\n", kind="command", vllm="0.33.0",
                 at=(1, 25)),
         Example("model: m\nargs:\n  num-lookahead-slots: -1\n", vllm="0.10.1.1", at=(3, 3)),
+        Example("model: m\nargs:\n  enable-lora: true\n  max-loras: 0\n", vllm="0.33.0", at=(4, 3)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -142,12 +144,29 @@ def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
     return None
 
 
+# Settings whose unset value lint can still predict: the length vLLM derives from config.json,
+# the hardware tier's max_num_seqs.
+RESOLVED = {"max_model_len": model_len.max_model_len, "max_num_seqs": scheduler.max_num_seqs}
+
+
+def _limit(cfg: ServeConfig, facts: Facts, other: str) -> Any:
+    """Return the value of `other` vLLM compares against: stated, predicted, else its literal default."""
+    stated = inputs.value(cfg, other)
+    if stated is not None:
+        return stated
+    if other in RESOLVED:
+        predicted = RESOLVED[other](cfg, facts)
+        if predicted.certain and predicted.value is not None:
+            return predicted.value
+    return inputs.literal_default(facts, other)
+
+
 def _relation_problem(cfg: ServeConfig, facts: Facts, value: Any, check: dict) -> Optional[tuple]:
     """Check `value <= <other setting>` (stated, else its literal default)."""
     other = check.get("le_field")
     if not other or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    limit = inputs.value(cfg, other, inputs.literal_default(facts, other))
+    limit = _limit(cfg, facts, other)
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or value <= limit:
         return None
     vllm_text = (check.get("le_field_message") or "").replace("{value}", str(value)) \
