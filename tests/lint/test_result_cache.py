@@ -313,6 +313,21 @@ def test_the_vllm_copy(project, lint, tmp_path):
     assert lint("serve.yaml", "--format", "json", env=env) == second and len(runs) == 2
 
 
+def test_a_hard_link_made_elsewhere_is_no_change(project, lint, tmp_path):
+    """Linking moves a file's ctime (wheel caches link big files): the content decides."""
+    folder, runs = project
+    (folder / "serve.yaml").write_text(SPEC.replace("vllm:\n  version: 0.8.5\n", ""))
+    site = wheelcache.copy_site_packages(MID, tmp_path / "site", with_flash_attn=False)
+    env = {"PYTHONPATH": str(site)}
+    lint("serve.yaml", env=env)
+    links = tmp_path / "links"
+    links.mkdir()
+    os.link(folder / "model" / "config.json", links / "config.json")
+    os.link(site / "vllm" / "engine" / "arg_utils.py", links / "arg_utils.py")
+    lint("serve.yaml", env=env)
+    assert len(runs) == 1
+
+
 def test_a_copy_that_comes_first_on_the_import_path(project, lint, tmp_path):
     folder, runs = project
     (folder / "serve.yaml").write_text(SPEC.replace("vllm:\n  version: 0.8.5\n", ""))

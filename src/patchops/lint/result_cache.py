@@ -7,9 +7,9 @@ reads from disk is not known before it runs (the spec names a model whose config
 quantization file; the winning vLLM copy depends on listings of the import path), so a miss
 runs inside a ReadLog, which records every stat, listing and read the code makes, and a hit
 holds only while each still answers the same: a read file by its stamp or else its sha256, a
-listing by its names, a stat by what it showed. Reads under the cache root (the facts cache
-is answered by the vLLM files it stats, which are recorded) and under patchops itself (its
-source stamp is in the key) are not recorded.
+listing by its names, a stat by what it showed. Reads under patchops itself (its source stamp
+is in the key) and the cache root are not recorded; the facts cache vouches for what it reads
+(a hit asks facts_cache.still_answers(), which knows what its own stamps mean).
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import stat as stat_kinds
 import sys
 import time
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from patchops.cache import cache_root, write_json
 
@@ -155,10 +156,12 @@ def decode_result(result_class, data: Dict[str, Any]):
 
 
 def _view(path: str, follow: bool) -> Optional[List[Any]]:
-    """Return what a stat of `path` tells: absent (None), a folder, a link's target, a file's stamp.
+    """Return what a stat of `path` tells: absent (None), a folder, a link's target, a file's size and mtime.
 
     A folder's own mtime is left out: it moves with every entry added anywhere in it (/tmp),
-    and what the code learns of its entries it learns from a listing, recorded as one.
+    and what the code learns of its entries it learns from a listing, recorded as one. A
+    file's ctime is left out too: a hard link made elsewhere moves it (wheel caches link
+    big files), and code that reads the content has a read record, checked by hash.
     """
     try:
         info = _REAL["stat"](path) if follow else _REAL["lstat"](path)
@@ -171,7 +174,7 @@ def _view(path: str, follow: bool) -> Optional[List[Any]]:
             return ["link", os.readlink(path)]
         except OSError:
             return ["link", None]
-    return ["file", info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+    return ["file", info.st_mode, info.st_size, info.st_mtime_ns]
 
 
 def _listing(path: str) -> Optional[List[str]]:
@@ -211,6 +214,10 @@ def _holds(record: List[Any]) -> bool:
         return _view(path, False) == seen
     if kind == "list":
         return _listing(path) == seen
+    if kind == "facts":
+        from patchops.lint import facts_cache
+
+        return facts_cache.still_answers(path, *seen)
     digest, stamp = seen
     now = _stamp(path)
     if now is not None and stamp is not None and now == stamp:
@@ -220,6 +227,26 @@ def _holds(record: List[Any]) -> bool:
 
 _REAL: Dict[str, Callable[..., Any]] = {"stat": os.stat, "lstat": os.lstat, "listdir": os.listdir,
                                         "scandir": os.scandir, "open": io.open}
+_RUNNING: List["ReadLog"] = []  # the log of the run under way, if any
+
+
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Leave out of the running log what the block reads: a vouch() answers for it instead."""
+    log = _RUNNING[-1] if _RUNNING else None
+    if log is not None:
+        log.paused += 1
+    try:
+        yield
+    finally:
+        if log is not None:
+            log.paused -= 1
+
+
+def vouch(kind: str, path: str, seen: Any) -> None:
+    """Record in the running log an observation whose kind _holds() knows how to check again."""
+    if _RUNNING:
+        _RUNNING[-1].seen[(kind, path)] = seen
 
 
 class ReadLog:
@@ -236,8 +263,11 @@ class ReadLog:
         self.seen: Dict[Tuple[str, str], Any] = {}
         self.opened: Dict[str, Optional[List[int]]] = {}
         self.keyable = True
+        self.paused = 0
 
     def _path(self, path, dir_fd=None) -> Optional[str]:
+        if self.paused:
+            return None
         if dir_fd is not None or isinstance(path, int):
             self.keyable = False
             return None
@@ -278,9 +308,11 @@ class ReadLog:
 
         os.stat, os.lstat, os.listdir, os.scandir = stat, lstat, listdir, scandir
         builtins.open = io.open = open_
+        _RUNNING.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
+        _RUNNING.remove(self)
         os.stat, os.lstat, os.listdir, os.scandir = (_REAL[n] for n in ("stat", "lstat", "listdir", "scandir"))
         builtins.open = io.open = _REAL["open"]
 
