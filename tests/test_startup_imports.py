@@ -21,6 +21,9 @@ from tests.support import wheelcache
 NAME = "corex-eager-allreduce"
 # What only parsing a patchset or rewriting a file needs (rich: only a terminal needs it).
 PARSING = ("libcst", "yaml", "packaging", "patchops.ops", "patchops.patchset_yaml", "rich")
+# What only lint, explain and launch need: their result dataclasses cost ~5M instructions each
+# to define (patchops.api loads each part on first use).
+LINT_API = ("patchops.api.linting", "patchops.api.explaining", "patchops.lint")
 
 
 # `python -m patchops ARGS`, then sys.modules as the process exits, after the last import.
@@ -60,15 +63,16 @@ def patched_site(tmp_path):
 def test_status_of_a_patched_copy_imports_no_parser_op_or_planner(patched_site):
     code, out, imported = patchops(*patched_site, "status")
     assert code == 0 and f"{NAME}: applied" in out
-    assert loaded(imported, PARSING + ("patchops.patching.plan", "patchops.patching.commit",
-                                       "patchops.patching.restore")) == []
+    assert loaded(imported, PARSING + LINT_API + ("patchops.patching.plan", "patchops.patching.commit",
+                                                  "patchops.patching.restore")) == []
     assert "patchops.patching.status_check" in imported  # the run did look
 
 
 def test_noop_apply_imports_no_parser_or_op(patched_site):
     code, out, imported = patchops(*patched_site, "apply", NAME, "--yes")
     assert code == 0 and "nothing to write" in out
-    assert loaded(imported, PARSING + ("patchops.patching.restore",)) == []
+    # Nothing is written, so no journal: the transaction module stays unloaded.
+    assert loaded(imported, PARSING + LINT_API + ("patchops.patching.restore", "patchops.transaction")) == []
     assert "patchops.patching.plan" in imported
 
 
@@ -118,3 +122,24 @@ def test_a_command_built_alone_parses_helps_and_fails_as_in_the_whole_app(args, 
             for entry in ("cli.main()", "cli.app()")]
     alone, whole = [(r.returncode, r.stdout, r.stderr) for r in runs]
     assert alone == whole and alone[0] in (0, 2) and (alone[1] or alone[2])
+
+
+def test_every_public_name_of_the_api_modules_is_reachable_from_patchops_api():
+    """patchops.api resolves names from its table: a new function left out of it would be
+    unreachable as `api.name`."""
+    import ast
+    import importlib.util
+
+    from patchops import api
+
+    for module, names in api._HOMES.items():
+        tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8"))
+        public = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        public |= {target.id for node in tree.body if isinstance(node, ast.Assign)
+                   for target in node.targets if isinstance(target, ast.Name)}
+        public = {name for name in public if not name.startswith("_")}
+        assert public == set(names), module
+        for name in names:
+            assert getattr(api, name) is getattr(importlib.import_module(module), name)
+    with pytest.raises(AttributeError):
+        api.no_such_function  # noqa: B018

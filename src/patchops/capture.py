@@ -77,7 +77,7 @@ def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None,
             from_wheel: bool = False, out_dir: Path = Path("patchsets"),
             versions: Optional[str] = None, force: bool = False, record: bool = True) -> CaptureResult:
     """Write `out_dir/NAME.yaml` reproducing the hand edits in `files`; record them unless told not."""
-    from patchops.patchset import NAME_RE
+    from patchops.patchset_yaml import NAME_RE
 
     if not NAME_RE.match(name):
         raise PatchsetError(f'patchset name "{name}" is not kebab-case, like "corex-eager-allreduce"')

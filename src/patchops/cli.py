@@ -1,7 +1,7 @@
 """The `patchops` command: parse arguments, call patchops.api, render, exit. Nothing else.
 
 Over 400 lines because it holds every command's options and help; each command body stays a
-few lines over api.py and render.py.
+few lines over api/ and render.py.
 """
 
 # No `from __future__ import annotations`: typer reads every command's annotations on each

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple, Union
@@ -44,7 +43,6 @@ SHIPPED_DIR = Path(__file__).resolve().parents[2] / "patchsets"
 # patchsets/ to that package); absent in a checkout.
 PACKAGED_DIR = Path(__file__).resolve().parent / "patchsets"
 
-NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _SUFFIXES = (".yaml", ".yml")
 
 

@@ -7,6 +7,7 @@ answers status and a no-op apply (`patchops.patchset_index`), import neither yam
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
@@ -15,8 +16,9 @@ import yaml
 from patchops.errors import PatchsetError
 from patchops.ops import OPS, Op
 from patchops.ops.base import check_param
-from patchops.patchset import NAME_RE, Patchset, did_you_mean
+from patchops.patchset import Patchset, did_you_mean
 
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # kebab-case, as file names and the CLI spell them
 _TOP_KEYS = {"name": True, "summary": True, "description": False, "notes": False, "vllm": True,
              "ops": True}
 _MAX_DEPTH = 100  # far beyond any patchset; the YAML composer recurses per level

@@ -10,7 +10,6 @@ from dataclasses import asdict
 from typing import Dict, Optional
 
 from patchops.output import Line, Output
-from patchops.render_diff import colour_diff, diff_stat
 
 
 def print_json(console: Output, data) -> None:
@@ -129,6 +128,8 @@ def plan_text(console: Output, plan, diff: str = "", *, targets=None, stat: bool
     for note in dict.fromkeys(plan.notes):
         _note(console, note)
     if diff:
+        from patchops.render_diff import colour_diff, diff_stat  # only a plan with changes diffs
+
         if stat:
             for row in diff_stat(diff):
                 console.print(row)

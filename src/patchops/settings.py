@@ -92,16 +92,19 @@ def load(path: Optional[Path] = None, *, start: Optional[Path] = None) -> Settin
 
 # A line that can start a [tool.patchops] table in TOML: its header (keys may be quoted or
 # spaced), a bare [tool] table, or a top-level `tool.patchops...` / `tool = {...}` key.
-_OUR_TABLE = re.compile(rb"""^[ \t]*(\[\[?[ \t]*["']?tool["']?[ \t]*(\]|\.[ \t]*["']?patchops["']?[ \t]*[].])"""
-                        rb"""|["']?tool["']?[ \t]*(\.[ \t]*["']?patchops|=))""", re.MULTILINE)
+# Compiled on first use (a compile costs a twentieth of a `status`), and only for a file that
+# names patchops at all: most never do.
+_OUR_TABLE = (rb"""^[ \t]*(\[\[?[ \t]*["']?tool["']?[ \t]*(\]|\.[ \t]*["']?patchops["']?[ \t]*[].])"""
+              rb"""|["']?tool["']?[ \t]*(\.[ \t]*["']?patchops|=))""")
 
 
 def _mentions_us(pyproject: Path) -> bool:
     """Say whether a pyproject.toml may hold [tool.patchops], without parsing it (a comment does not count)."""
     try:
-        return _OUR_TABLE.search(pyproject.read_bytes()) is not None
+        data = pyproject.read_bytes()
     except OSError:
         return False
+    return b"patchops" in data and re.search(_OUR_TABLE, data, re.MULTILINE) is not None
 
 
 def _table(path: Path) -> Dict[str, Any]:

@@ -19,7 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import MID, vendor_hardcode
-from patchops import api, hardware
+from patchops import hardware
+from patchops.api import linting
 from patchops.cli import OK, PROBLEMS_FOUND, app
 from patchops.lint import result_cache
 from tests.support import wheelcache
@@ -59,8 +60,8 @@ def project(tmp_path, monkeypatch):
     monkeypatch.chdir(folder)
     monkeypatch.setattr(hardware, "detect", lambda: BOX)
     runs = []
-    real = api._lint_inputs
-    monkeypatch.setattr(api, "_lint_inputs", lambda *a, **kw: runs.append(1) or real(*a, **kw))
+    real = linting._lint_inputs
+    monkeypatch.setattr(linting, "_lint_inputs", lambda *a, **kw: runs.append(1) or real(*a, **kw))
     return folder, runs
 
 
@@ -388,8 +389,8 @@ def test_the_read_log_records_stats_listings_and_reads(tmp_path):
 def test_the_key_covers_every_variable_lint_reads():
     """Every environment variable named in the code that lint runs is in relevant_env()."""
     package = ROOT / "src" / "patchops"
-    files = [*(package / "lint").rglob("*.py"), *(package / name for name in (
-        "settings.py", "locate.py", "search_path.py", "installed_version.py", "cache.py", "api.py"))]
+    files = [*(package / "lint").rglob("*.py"), *(package / "api").glob("*.py"), *(package / name for name in (
+        "settings.py", "locate.py", "search_path.py", "installed_version.py", "cache.py"))]
     named = set()
     for path in files:
         text = path.read_text(encoding="utf-8")

@@ -14,7 +14,6 @@ from patchops.patching.plan import ApplyPlan, PatchsetOutcome
 from patchops.recovery import recover
 from patchops.store import Store, sha256
 from patchops.store_state import PatchsetSource, State
-from patchops.transaction import Change, transact
 
 
 @dataclass(frozen=True)
@@ -47,6 +46,8 @@ def commit_apply(plan: ApplyPlan) -> ApplyReport:
     entry_updates = [f for f in plan.files if f.entry_after != f.entry_before]
     if not changes and not entry_updates and not plan.satisfied:
         return ApplyReport(plan.outcomes, (), (), (), None, plan.notes)
+    from patchops.transaction import Change, transact  # a no-op re-apply needs no journal (issue 11)
+
     faults.point("commit")
     stores = plan._stores
     touched = sorted({stores[_store_key(f.site_dir, stores)] for f in (*entry_updates, *changes)}

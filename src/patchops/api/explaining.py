@@ -1,0 +1,160 @@
+"""The library API past the lint verdict: explain, launch plans, and vLLM's own engine check.
+
+Reached through `patchops.api` (its names load this module on first use). Plain functions
+returning plain dataclasses; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional, Sequence
+
+from patchops.api.linting import lint, load_input
+
+if TYPE_CHECKING:
+    from patchops.hardware import Hardware
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    """The effective engine settings of one input (lint.explain.Row each) and what judged them."""
+
+    path: str
+    vllm_version: str
+    facts_origin: str
+    rows: list
+    hardware: Optional[str] = None
+
+
+def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
+            vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+            hardware: Optional["Hardware"] = None) -> ExplainResult:
+    """Return the settings vLLM will run `path` or `command` with, each with its origin."""
+    from patchops.lint.explain import explain as effective
+    from patchops.lint.select import facts_for_config
+
+    cfg, assumed = load_input(path, command, hardware)
+    facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
+                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed)
+
+
+def _applied_fields(facts) -> dict:
+    """Return {field: (patchset, file:line)} for the copy the facts were read from (shipped: {})."""
+    from patchops.applied import applied_keywords
+
+    site = Path(facts.origin)
+    if not site.is_absolute() or not (site / "vllm").is_dir():
+        return {}
+    return {found.field: (found.patchset, found.where) for found in applied_keywords(site)}
+
+
+def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
+                python: Optional[str] = None, extra: Sequence[str] = (),
+                select: Sequence[str] = (), ignore: Sequence[str] = (),
+                hardware: Optional["Hardware"] = None):
+    """Lint a config against the copy that will run it; return (LintResult, Launch).
+
+    The interpreter is `python`, else the spec's `vllm.python`, else this one. With `extra`
+    arguments the assembled command line is linted, since those arguments override the file.
+    """
+    _, copy, launch = _launch_of(path, command, python, extra)
+    checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command)
+    result = lint(**checked, vllm_path=copy.site_dir, select=select, ignore=ignore,
+                  hardware=hardware)
+    return result, launch
+
+
+def _launch_of(path, command, python, extra: Sequence[str] = (), config_dir: Optional[Path] = None):
+    """Read one input and build its launch under the interpreter that will run it.
+
+    The interpreter is `python`, else the spec's `vllm.python`, else this one; returns
+    (cfg, the copy it imports, the Launch). A spec's `args:` go to a `--config` file in
+    `config_dir` (default: launching.launch_config_dir()).
+    """
+    from patchops import launching
+
+    cfg, _ = load_input(path, command, None)
+    stated = cfg.context.get("vllm.python")
+    python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
+    return cfg, copy, launching.build_launch(cfg, python, copy.site_dir, extra, config_dir)
+
+
+@dataclass(frozen=True)
+class EngineCheck:
+    """vLLM's own verdict on one input beside the static one, and whether the two agree."""
+
+    path: str
+    vllm_version: Optional[str]
+    python: str
+    verdict: "object"            # engine.check.EngineVerdict
+    static_errors: int
+    profiled_because: Optional[str] = None   # why a declared GPU profile stood in, if one did
+
+    @property
+    def agrees(self) -> bool:
+        return self.verdict.ok == (self.static_errors == 0)
+
+
+def engine_check(path: Optional[Path] = None, *, command: Optional[str] = None,
+                 python: Optional[str] = None, hardware: Optional["Hardware"] = None,
+                 detected: Optional["Hardware"] = None, static_errors: int = 0) -> EngineCheck:
+    """Ask the vLLM that `python` imports for its verdict on the input, up to its engine config.
+
+    `detected` is this box's hardware: without it (no GPU visible) vLLM answers a declared GPU
+    profile built from `hardware` (the input's, `--hardware`, or a default), and says so.
+    A spec's `args:` go to vLLM as a `--config` file in a folder deleted afterwards.
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="patchops-engine-args-") as scratch:
+        return _engine_check(path, command, python, hardware, detected, static_errors, Path(scratch))
+
+
+def _engine_check(path, command, python, hardware, detected, static_errors, scratch: Path) -> EngineCheck:
+    """engine_check() with a spec's `--config` file written to `scratch` (deleted after)."""
+    from patchops.engine import check
+    from patchops.errors import UsageError
+    from patchops.hardware import Hardware
+
+    cfg, copy, launch = _launch_of(path, command, python, config_dir=scratch)
+    if cfg.entrypoint != "serve":
+        raise UsageError(f"{cfg.path}: lint --engine runs `vllm serve`; this input starts the "
+                         "api_server module")
+    profile = why = None
+    if detected is None:
+        from_input = {k.split(".", 1)[1]: s.value for k, s in cfg.context.items()
+                      if k.startswith("hardware.")}
+        given = hardware or (Hardware(**from_input, source=cfg.path) if from_input else None)
+        profile = check.profile_from(_as_hardware(given))
+        why = "no GPU is visible here"
+    result = check.run(launch.python, copy.site_dir, ["serve", *launch.args], launch.env,
+                       cwd=Path(cfg.path).parent if path is not None else None, profile=profile,
+                       architectures=_architectures(cfg))
+    return EngineCheck(cfg.path, copy.version, launch.python, result, static_errors, why)
+
+
+def _as_hardware(given):
+    """Return `given` with a compute capability spelled "8.0" (spec values may be numbers)."""
+    if given is None or given.compute_capability is None:
+        return given
+    import dataclasses
+
+    from patchops.lint.config import parse_compute_capability
+
+    number = parse_compute_capability(given.compute_capability)
+    return dataclasses.replace(given, compute_capability=None if number is None else f"{number:.1f}")
+
+
+def _architectures(cfg) -> List[str]:
+    """Return the model's architectures when its config.json is local (vLLM inspects them)."""
+    import json
+
+    if cfg.model is None:
+        return []
+    found = Path(str(cfg.model.value)) / "config.json"
+    try:
+        return list(json.loads(found.read_text()).get("architectures") or [])
+    except (OSError, ValueError):
+        return []

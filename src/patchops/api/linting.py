@@ -1,0 +1,338 @@
+"""The library API for linting: lint, lint --fix, explain, launch plans, engine checks, rules.
+
+Reached through `patchops.api` (its names load this module on first use). Plain functions
+returning plain dataclasses; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # lint.rule pulls in packaging; nothing is imported until a function runs
+    from patchops.hardware import Hardware
+    from patchops.lint.rule import Diagnostic
+
+STDIN = "-"
+LINTABLE_SUFFIXES = (".yaml", ".yml", ".sh")  # what `lint DIR` picks up
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """One input's findings and the vLLM facts they were judged against.
+
+    `error` is set when the input could not be linted (unreadable, invalid, no vLLM to judge
+    it against); its one finding is then PO003 input-not-linted.
+    """
+
+    path: str
+    vllm_version: str
+    facts_origin: str
+    diagnostics: List["Diagnostic"]
+    error: Optional[str] = None
+    source_lines: Tuple[str, ...] = ()   # the input's text, for snippets
+    hardware: Optional[str] = None       # the assumed hardware and its source, when not stated
+    model_config: Optional[str] = None   # the model's config.json read, None when not on this machine
+    skipped: List[str] = field(default_factory=list)  # rules not run for want of it
+    hardware_skipped: Dict[str, List[str]] = field(default_factory=dict)  # unknown hardware.* field -> rules not run
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity == "warning" for d in self.diagnostics)
+
+
+def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
+         vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+         python: Optional[str] = None, select: Sequence[str] = (), ignore: Sequence[str] = (),
+         hardware: Optional["Hardware"] = None, text: Optional[str] = None,
+         model_config: Optional[Path] = None) -> LintResult:
+    """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
+
+    `hardware` (from `--hardware`, the settings file or `hardware.detect()`) fills the
+    `hardware:` fields the input leaves unstated; what the input states wins. `text` is the
+    content of `path` when it was not read from disk (stdin). Raises LintInputError when the
+    input cannot be linted; lint_inputs() reports it instead. `model_config` is the model's
+    config.json when the model is not on this machine.
+    """
+    from patchops.lint.model_facts import model_facts_for, read_model_facts
+    from patchops.lint.reading import read_as_vllm
+    from patchops.lint.rules import ALL_RULES
+    from patchops.lint import selectors
+    from patchops.lint.runner import lint_config
+    from patchops.lint.select import facts_for_config
+
+    cfg, assumed = load_input(path, command, hardware, text)
+    facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
+    seen = read_as_vllm(cfg, facts)
+    cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
+        else model_facts_for(seen)
+    diagnostics = lint_config(cfg, facts, select=select, ignore=ignore)
+    skipped = [] if cfg.model_facts is not None or seen.model is None else [
+        rule.name for rule in ALL_RULES
+        if rule.reads_model and rule.applies_to(facts.version)
+        and selectors.is_selected(rule.code, rule.name, selectors.split(select), selectors.split(ignore))]
+    hardware_skipped: Dict[str, List[str]] = {}
+    for rule in ALL_RULES:
+        if rule.applies_to(facts.version) and selectors.is_selected(
+                rule.code, rule.name, selectors.split(select), selectors.split(ignore)):
+            for key in rule.reads_hardware:
+                if key not in cfg.context:
+                    hardware_skipped.setdefault(key, []).append(rule.name)
+    return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
+                      diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
+                      skipped=skipped, hardware_skipped=hardware_skipped,
+                      model_config=cfg.model_facts.path if cfg.model_facts is not None else None)
+
+
+def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
+                vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+                python: Optional[str] = None, select: Sequence[str] = (),
+                ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
+                settings=None, stdin=None, model_config: Optional[Path] = None,
+                cache: bool = False) -> List[LintResult]:
+    """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
+
+    A folder stands for the YAML and .sh files under it; `-` reads `stdin`. `settings` (a
+    patchops.settings.Settings, default: the file found from the current folder) adds its
+    select/ignore lists and per-file ignores, and gives the vLLM version, interpreter and
+    hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
+    change every result. `cache` answers from lint/result_cache.py when nothing the results
+    were computed from has changed (`lint --no-cache` turns it off).
+    """
+    options = dict(command=command, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
+                   select=select, ignore=ignore, hardware=hardware, settings=settings,
+                   model_config=model_config)
+    if cache:
+        from patchops.lint import result_cache
+
+        text = (stdin or sys.stdin).read() if any(str(p) == STDIN for p in paths) else None
+        given = {k: _jsonable(v) for k, v in options.items()}
+        given.update(paths=[str(p) for p in paths], stdin=text)
+        return result_cache.cached(
+            given, lambda: _lint_inputs(paths, **options, stdin=_text_stream(text)),
+            result_cache.encode_result, lambda data: result_cache.decode_result(LintResult, data))
+    return _lint_inputs(paths, **options, stdin=stdin)
+
+
+def _jsonable(value):
+    """Return an option as JSON for the result cache's key (Hardware and Settings by their fields)."""
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
+
+
+def _text_stream(text: Optional[str]):
+    import io
+
+    return io.StringIO(text) if text is not None else None
+
+
+def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ignore, hardware,
+                 settings, model_config, stdin) -> List[LintResult]:
+    from patchops.errors import LintInputError
+    from patchops.lint.rules.input_not_linted import InputNotLinted
+
+    choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
+                                                  hardware, settings, model_config)
+    inputs: List[dict] = [dict(path=p) for p in expand_inputs(paths)]
+    if command is not None:
+        inputs.append(dict(command=command))
+    results = []
+    for given in inputs:
+        shown = str(given.get("path", "<command>"))
+        if shown == STDIN:
+            shown = "<stdin>"
+            given = dict(path=shown, text=(stdin or sys.stdin).read())
+        try:
+            results.append(lint(**given, **choose, select=select,
+                                ignore=[*ignore, *found.ignores_for(shown)]))
+        except LintInputError as error:
+            text = given.get("text") or given.get("command") or _text_of(given.get("path"))
+            results.append(LintResult(shown, "", "", [InputNotLinted.from_error(shown, error)],
+                                      error=error.message, source_lines=tuple(text.splitlines())))
+    return results
+
+
+def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, settings, model_config):
+    """Return (lint() keyword arguments, select, ignore, settings) after the settings file."""
+    from patchops import settings as settings_file
+    from patchops.errors import UsageError
+    from patchops.lint import selectors
+    from patchops.lint.rules import ALL_RULES
+
+    found = settings_file.load() if settings is None else settings
+    select = [*found.select, *selectors.split(select)]
+    ignore = [*found.ignore, *selectors.split(ignore)]
+    for option, given in (("--select", select), ("--ignore", ignore)):
+        selectors.check(option, given, ALL_RULES)
+    if vllm_path is not None and (vllm_version or python):
+        raise UsageError("--vllm names the copy to lint against; drop --vllm-version and --python")
+    if vllm_path is None:
+        vllm_version, python = vllm_version or found.vllm_version, python or found.python
+    if hardware is None and found.hardware:
+        hardware = settings_hardware(found)
+    choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware,
+                  model_config=model_config)
+    return choose, select, ignore, found
+
+
+@dataclass(frozen=True)
+class FixResult:
+    """One file after `lint --fix`: the findings left, how many fixes went in, the texts."""
+
+    result: LintResult
+    fixed: int = 0
+    before: str = ""
+    after: str = ""
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def diff(self) -> str:
+        """Return the change as a unified diff with git's `a/` and `b/` paths ("" when none)."""
+        from patchops.lint.fixes import unified_diff
+
+        return unified_diff(self.result.path, self.before, self.after) if self.changed else ""
+
+
+def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool = True,
+               vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
+               python: Optional[str] = None, select: Sequence[str] = (),
+               ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
+               settings=None, model_config: Optional[Path] = None) -> List[FixResult]:
+    """Apply the exact fixes of every input file (`lint --fix`), or only compute them (`write=False`).
+
+    Each file is fixed pass by pass against the same facts and options as lint_inputs() uses,
+    then linted once more; `unsafe` also applies fixes that change what vLLM does. Files are
+    replaced with store.atomic_write (mode and owner kept, a UTF-8 BOM kept); an input that
+    cannot be linted is reported as lint_inputs() reports it and left alone.
+    """
+    import codecs
+
+    from patchops.errors import UsageError
+    from patchops.lint import yamlread
+    from patchops.lint.fixes import fix_text
+    from patchops.store import atomic_write
+
+    files = expand_inputs(paths)
+    if any(str(p) == STDIN for p in files):
+        raise UsageError("--fix and --diff rewrite files; they cannot take `-` (stdin)")
+    firsts = lint_inputs(files, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
+                         select=select, ignore=ignore, hardware=hardware, settings=settings,
+                         model_config=model_config)
+    choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
+                                                  hardware, settings, model_config)
+    out = []
+    for path, first in zip(files, firsts):
+        if first.error is not None or not any(d.autofix for d in first.diagnostics):
+            out.append(FixResult(first))
+            continue
+        data = Path(path).read_bytes()
+        original = yamlread.decode(data, str(path))
+        options = dict(choose, select=select, ignore=[*ignore, *found.ignores_for(str(path))])
+        last = {}
+
+        def relint(text: str) -> list:
+            last["result"] = lint(path, text=text, **options)
+            return last["result"].diagnostics
+
+        fixed = fix_text(original, relint, unsafe=unsafe)
+        result = lint(path, text=fixed.text, **options) if fixed.text != original else first
+        if write and fixed.text != original:
+            bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+            atomic_write(path, bom + fixed.text.encode("utf-8"), what="serve config")
+        out.append(FixResult(result, fixed.fixed, original, fixed.text,
+                             written=write and fixed.text != original))
+    return out
+
+
+def expand_inputs(paths: Sequence[Path]) -> List[Path]:
+    """Return `paths` with each folder replaced by the lintable files under it, sorted."""
+    expanded: List[Path] = []
+    for path in paths:
+        if str(path) != STDIN and Path(path).is_dir():
+            expanded.extend(sorted(
+                found for found in Path(path).rglob("*")
+                if found.suffix in LINTABLE_SUFFIXES and found.is_file()
+                and not any(part.startswith(".") for part in found.relative_to(path).parts)))
+        else:
+            expanded.append(Path(path))
+    return expanded
+
+
+def _text_of(path: Optional[Path]) -> str:
+    """Return a file's text for a snippet under its error, or "" when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:  # type: ignore[arg-type]
+            return handle.read(1 << 20).decode("utf-8", "replace")
+    except (OSError, TypeError):
+        return ""
+
+
+def settings_hardware(found) -> "Hardware":
+    """Return the settings file's `hardware` table as a Hardware naming that file as its source."""
+    from patchops.hardware import Hardware
+
+    table = dict(found.hardware)
+    if "compute_capability" in table:
+        table["compute_capability"] = str(table["compute_capability"])
+    for key in ("memory_gib", "host_memory_gib"):
+        if key in table:
+            table[key] = float(table[key])
+    return Hardware(source=str(found.path), **table)
+
+
+def load_input(path, command, hardware, text: Optional[str] = None):
+    """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed).
+
+    `text` is the content of `path` when it was not read from disk (stdin).
+    """
+    from patchops.lint.loaders import load_command, load_file, load_text
+
+    if (path is None) == (command is None):
+        raise ValueError("pass exactly one of path or command")
+    if command is not None:
+        cfg = load_command(command)
+    elif text is not None:
+        cfg = load_text(text, path=str(path))
+    else:
+        cfg = load_file(Path(path))
+    return cfg, (_assume_hardware(cfg, hardware) if hardware is not None else None)
+
+
+def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
+    """Add the hardware fields `cfg` does not state; say what was assumed, or None if nothing."""
+    from patchops.lint.config import Setting
+
+    added = [key for key in hardware.context() if key not in cfg.context]
+    for key in added:
+        cfg.context[key] = Setting(key=key, name=key, value=hardware.context()[key], line=0,
+                                   column=0, source=hardware.origin_of(key))
+    return hardware.describe() if added else None
+
+
+def rules(code: Optional[str] = None):
+    """Return every rule class, or those `code` names: a code, prefix, name or comma list of them."""
+    from patchops.errors import UsageError
+    from patchops.lint import selectors
+    from patchops.lint.rules import ALL_RULES
+
+    if code is None:
+        return list(ALL_RULES)
+    wanted = selectors.split([code])
+    match = [rule for rule in ALL_RULES if any(selectors.matches(s, rule.code, rule.name)
+                                               for s in wanted)]
+    if not match:
+        raise UsageError(f"no rule {code!r}; `patchops rules` lists them all")
+    return match
