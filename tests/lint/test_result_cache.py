@@ -345,6 +345,22 @@ def test_a_copy_that_comes_first_on_the_import_path(project, lint, tmp_path):
     assert again and str(later) in first[1] and str(earlier) in second[1]
 
 
+def test_another_interpreters_import_path(project, lint, tmp_path):
+    """`--python X`: X's sys.path comes from a subprocess, which a cached result asks again."""
+    folder, runs = project
+    (folder / "serve.yaml").write_text(SPEC.replace("vllm:\n  version: 0.8.5\n", ""))
+    site = wheelcache.copy_site_packages(MID, tmp_path / "site", with_flash_attn=False)
+    (tmp_path / "empty").mkdir()
+    answer = tmp_path / "sys_path.json"
+    answer.write_text(json.dumps([str(site)]))
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\ncat {answer}\n")
+    python.chmod(0o755)
+    first, second, again = twice(lint, runs, "serve.yaml", "--python", python,
+                                 change=lambda: answer.write_text(json.dumps([str(tmp_path / "empty")])))
+    assert again and f"vLLM {MID}" in first[1] and "imports no vLLM copy" in second[1]
+
+
 def test_patchops_own_source(project, lint, tmp_path, monkeypatch):
     _, runs = project
     source = tmp_path / "patchops-src"

@@ -218,6 +218,14 @@ def _holds(record: List[Any]) -> bool:
         from patchops.lint import facts_cache
 
         return facts_cache.still_answers(path, *seen)
+    if kind == "interpreter":
+        from patchops.errors import PatchopsError
+        from patchops.locate import locate
+
+        try:
+            return [list(e) for e in locate(python=path).search_path] == seen
+        except PatchopsError:
+            return False
     digest, stamp = seen
     now = _stamp(path)
     if now is not None and stamp is not None and now == stamp:
