@@ -132,7 +132,7 @@ def _stat_list(path: Path) -> Optional[List[int]]:
     return [st.st_size, st.st_mtime_ns]
 
 
-def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> "Facts":
+def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     """Return the facts of the copy in `site_dir`, from the cache when its sources are unchanged.
 
     The cache entry lists every file extraction consulted (present or absent) with the
