@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from patchops.errors import LocateError
 from patchops.installed_version import read_version
+from patchops.records import record
 from patchops.search_path import DEFAULT_ROOTS, Entry, no_vllm_message, search_entries, site_dir_of
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -23,7 +23,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 EXPLICIT = "explicit path"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VllmCopy:
     """One vLLM package on disk, however many spellings lead to it."""
 
@@ -37,7 +37,7 @@ class VllmCopy:
     importable: bool = True     # on the import path (False: found only under a vendor root)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Location:
     """Every vLLM copy found for one interpreter, in import order."""
 

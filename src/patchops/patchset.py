@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple, Union
 
 from patchops.errors import PatchsetError
+from patchops.records import field, record
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -46,7 +46,7 @@ PACKAGED_DIR = Path(__file__).resolve().parent / "patchsets"
 _SUFFIXES = (".yaml", ".yml")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Patchset:
     """A named, versioned list of rewrite ops, as read from `path`."""
 

@@ -6,10 +6,10 @@ render_rules.py and render_explain.py; diffs in render_diff.py.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Dict, Optional
 
 from patchops.output import Line, Output
+from patchops.records import as_dict
 
 
 def print_json(console: Output, data) -> None:
@@ -204,7 +204,7 @@ def status_dicts(report) -> list:
         "site_dir": str(row.site_dir), "version": row.version,
         "wins": _wins(report.targets, str(row.site_dir)), "patchset": row.patchset,
         "state": row.state, "detail": row.detail, "files": list(row.files),
-        "file_states": [asdict(f) for f in row.file_states],
+        "file_states": [as_dict(f) for f in row.file_states],
     } for row in report.rows]
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from patchops.errors import UsageError
+from patchops.records import field, record
 
 OWN_FILE = "patchops.toml"
 PYPROJECT = "pyproject.toml"
@@ -24,7 +24,7 @@ HARDWARE_KEYS = {"gpus": int, "memory_gib": (int, float), "platform": str, "name
 KEYS = ("select", "ignore", "per-file-ignores", "vllm-version", "python", "hardware", "patchsets")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """What the settings file says; every field empty when there is none."""
 

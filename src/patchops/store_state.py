@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional
+
+from patchops.records import field, record
 
 STATE_VERSION = 1
 
-@dataclass
+@record
 class FileEntry:
     """What patchops did to one file: its original, what it last wrote, which patchsets."""
 
@@ -24,7 +25,7 @@ class FileEntry:
         return cls(str(data["original"]), str(data["written"]), [str(p) for p in data.get("patchsets", [])])
 
 
-@dataclass
+@record
 class SatisfiedRecord:
     """A patchset found already in its wanted state, before patchops touched the files."""
 
@@ -41,7 +42,7 @@ class SatisfiedRecord:
                    data.get("version"), str(data.get("recorded", "")))
 
 
-@dataclass
+@record
 class PatchsetSource:
     """Where an applied patchset came from and its YAML bytes (kept in objects/ as `sha`).
 
@@ -60,7 +61,7 @@ class PatchsetSource:
         return cls(str(data["path"]), str(data["sha"]))
 
 
-@dataclass
+@record
 class State:
     """The content of state.json: per file entries keyed by path relative to the package."""
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from patchops.errors import PatchopsError, StoreError
+from patchops.records import field, record
 from patchops.store import Store, now, sha256
 from patchops.store_state import State
 
@@ -30,7 +30,7 @@ class SimulatedCrash(BaseException):
     """
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     """Replace one file's `before` bytes (None: the file is missing) with `after`, in one store."""
 
@@ -40,7 +40,7 @@ class Change:
     after: bytes
 
 
-@dataclass
+@record
 class TxnResult:
     """What a transaction wrote, and what went wrong after its commit point (not a failure)."""
 

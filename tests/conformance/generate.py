@@ -5,6 +5,11 @@ in the `--config` YAML (dash or underscore spelling) or on the command line, and
 set engine environment variables. The seed and the count are fixed, so the corpus (and its
 case ids `gen/NNN`) is the same on every machine; change SEED or COUNT only together with a
 re-recording.
+
+A second draw (`gen/serve-NNN`, SERVE_SEED and SERVE_COUNT) covers the common serve flags the
+first leaves out (LoRA, data/pipeline parallelism, logprobs, tokenizer and load formats,
+generation config, structured outputs, partial prefills, ...), each as a bundle of the flags
+that only mean something together (`--enable-lora` with its rank and adapter count).
 """
 
 from __future__ import annotations
@@ -49,6 +54,64 @@ ENV = {
 }
 
 
+SERVE_SEED = 20261202
+SERVE_COUNT = 120
+SERVE_MODELS = MODELS + ("Mistral-7B-v0.1",)
+# bundle name -> alternatives, each a tuple of (option, value) set together
+SERVE_SETTINGS = {
+    "batch": (((("max-num-seqs", 256), ("max-num-batched-tokens", 8192))),
+              (("max-num-seqs", 512), ("max-num-batched-tokens", 256)),
+              (("max-num-seqs", 1024),), (("max-num-seqs", 0),),
+              (("max-num-seqs", 64), ("max-num-batched-tokens", 64))),
+    "max-model-len": ((("max-model-len", 4096),), (("max-model-len", 32768),),
+                      (("max-model-len", 40000),), (("max-model-len", "128k"),),
+                      (("max-model-len", 1),)),
+    "gpu-memory-utilization": ((("gpu-memory-utilization", 0.85),), (("gpu-memory-utilization", 1.0),),
+                               (("gpu-memory-utilization", 1.05),), (("gpu-memory-utilization", -0.5),)),
+    "block-size": ((("block-size", 16),), (("block-size", 32),), (("block-size", 24),),
+                   (("block-size", 64),)),
+    "kv-cache-dtype": ((("kv-cache-dtype", "fp8"),), (("kv-cache-dtype", "auto"),),
+                       (("kv-cache-dtype", "fp8_e4m3"),), (("kv-cache-dtype", "int4"),)),
+    "enable-prefix-caching": ((("enable-prefix-caching", True),), (("enable-prefix-caching", False),)),
+    "dtype": ((("dtype", "half"),), (("dtype", "bfloat16"),), (("dtype", "float32"),),
+              (("dtype", "fp16"),)),
+    "seed": ((("seed", 0),), (("seed", 1234),), (("seed", "none"),)),
+    "max-logprobs": ((("max-logprobs", 5),), (("max-logprobs", -1),), (("max-logprobs", -5),)),
+    "tokenizer-mode": ((("tokenizer-mode", "auto"),), (("tokenizer-mode", "slow"),),
+                       (("tokenizer-mode", "hf"),), (("tokenizer-mode", "fast"),)),
+    "served-model-name": ((("served-model-name", "qwen"),), (("served-model-name", ["a", "b"]),)),
+    "load-format": ((("load-format", "safetensors"),), (("load-format", "dummy"),),
+                    (("load-format", "ckpt"),)),
+    "disable-sliding-window": ((("disable-sliding-window", True),),),
+    "lora": ((("enable-lora", True),),
+             (("enable-lora", True), ("max-lora-rank", 64), ("max-loras", 4)),
+             (("enable-lora", True), ("max-lora-rank", 24)),
+             (("enable-lora", True), ("max-loras", 0)),
+             (("enable-lora", True), ("max-loras", 4), ("max-cpu-loras", 2)),
+             (("max-lora-rank", 24),)),
+    "parallel": ((("tensor-parallel-size", 2),), (("tensor-parallel-size", 4),),
+                 (("pipeline-parallel-size", 2),), (("pipeline-parallel-size", 4), ("tensor-parallel-size", 2)),
+                 (("data-parallel-size", 2),), (("data-parallel-size", 2), ("tensor-parallel-size", 4)),
+                 (("data-parallel-size", 4), ("tensor-parallel-size", 4))),
+    "limit-mm-per-prompt": ((("limit-mm-per-prompt", '{"image": 0}'),),),
+    "generation-config": ((("generation-config", "vllm"),), (("generation-config", "auto"),),
+                          (("override-generation-config", '{"temperature": 0.6}'),)),
+    "long-prefill-token-threshold": ((("long-prefill-token-threshold", 1024),),
+                                     (("long-prefill-token-threshold", 65536),)),
+    "scheduling-policy": ((("scheduling-policy", "priority"),), (("scheduling-policy", "fcfs"),)),
+    "structured-outputs": ((("guided-decoding-backend", "xgrammar"),),
+                           (("guided-decoding-backend", "outlines"),),
+                           (("structured-outputs-config", '{"backend": "xgrammar"}'),),
+                           (("structured-outputs-config", '{"backend": "outlines", "disable_any_whitespace": true}'),)),
+    "partial-prefills": ((("max-num-partial-prefills", 2),),
+                         (("max-num-partial-prefills", 2), ("max-long-partial-prefills", 3))),
+    "async-scheduling": ((("async-scheduling", True),),),
+    "cpu-offload-gb": ((("cpu-offload-gb", 2),), (("cpu-offload-gb", -2),)),
+    "enable-expert-parallel": ((("enable-expert-parallel", True),),),
+    "enforce-eager": ((("enforce-eager", True),),),
+}
+
+
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -90,6 +153,25 @@ def _case(rng: random.Random, number: int) -> Case:
         args=tuple(args), env=tuple(env), about="seeded combination", origin="generate.py")
 
 
+def _serve_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    args: List[str] = []
+    for bundle in rng.sample(sorted(SERVE_SETTINGS), rng.randint(2, 5)):
+        in_yaml = rng.random() < 0.6
+        for option, value in rng.choice(SERVE_SETTINGS[bundle]):
+            if in_yaml:
+                yaml_lines.append(f"{option}: {_yaml_value(value)}")
+            else:
+                args += _cli_tokens(option, value)
+    return Case(
+        id=f"gen/serve-{number:03d}", model=rng.choice(SERVE_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice(GPU_COUNTS),
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), about="seeded combination of serve flags", origin="generate.py")
+
+
 def cases() -> List[Case]:
     rng = random.Random(SEED)
-    return [_case(rng, number) for number in range(1, COUNT + 1)]
+    first = [_case(rng, number) for number in range(1, COUNT + 1)]
+    serve = random.Random(SERVE_SEED)
+    return first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]

@@ -8,9 +8,10 @@ prints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+from patchops.records import record
 
 if TYPE_CHECKING:
     from patchops.locate import VllmCopy
@@ -37,7 +38,7 @@ def patchset(name: str, patchset_dirs: Sequence[Path] = ()):
     return get_patchset(name, patchset_dirs)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Targets:
     """The copies a patch command works on, and which copy `import vllm` loads."""
 
@@ -62,10 +63,9 @@ def find_targets(*, python: Optional[str] = None, roots: Sequence[Path] = (),
             sites: Sequence[Path] = ()) -> Targets:
     """Return the copies to work on: `sites` if given, else every located copy, flagged with
     whether `import vllm` loads them."""
-    import dataclasses
     import os
 
-    from patchops import locate as locating
+    from patchops import locate as locating, records
     from patchops.errors import LocateError
 
     location = locating.locate(python=python, roots=roots)
@@ -75,7 +75,7 @@ def find_targets(*, python: Optional[str] = None, roots: Sequence[Path] = (),
         for site in sites:
             copy = locating.locate_site(site)
             known = located.get(os.path.realpath(copy.package_dir))
-            chosen.append(dataclasses.replace(copy, wins=known.wins if known else False,
+            chosen.append(records.replace(copy, wins=known.wins if known else False,
                                               importable=known.importable if known else False))
         return Targets(location.python, tuple(chosen), location.winner, explicit=True)
     if not location.copies:
@@ -130,7 +130,7 @@ def commit_apply(plan):
     return patching.commit_apply(plan)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StatusReport:
     """Status rows per copy and patchset, the copies they describe, and what was skipped."""
 

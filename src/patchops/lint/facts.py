@@ -102,6 +102,8 @@ class Facts:
     companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
     swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
+    config_checks: Dict[str, Any] = field(default_factory=dict)    # config classes' checks as programs (guard_programs.py)
+    quantization_limits: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> min_capability, act_dtypes
     required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
     # _is_v1_supported_oracle's reports in source order: (feature name, "unsupported" |
     # "experimental"), or 0.12+'s _check_feature_supported: (name, "refused"); None when
@@ -168,6 +170,8 @@ class Facts:
             "companions": self.companions,
             "has_ray": self.has_ray,
             "swap_space": self.swap_space,
+            "config_checks": self.config_checks,
+            "quantization_limits": self.quantization_limits,
             "required_dists": list(self.required_dists),
             "v1_oracle": [list(t) for t in self.v1_oracle] if self.v1_oracle is not None else None,
             "custom_allreduce": self.custom_allreduce,
@@ -202,6 +206,8 @@ class Facts:
             companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
             swap_space=dict(data.get("swap_space") or {}),
+            config_checks=dict(data.get("config_checks") or {}),
+            quantization_limits=dict(data.get("quantization_limits") or {}),
             required_dists=tuple(data.get("required_dists") or ()),
             v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
             custom_allreduce=dict(data.get("custom_allreduce") or {}),

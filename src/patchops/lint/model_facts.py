@@ -97,6 +97,13 @@ class ModelFacts:
         return self.text_config.get("kv_lora_rank") is not None
 
     @property
+    def quant_method(self) -> Optional[str]:
+        """Return config.json's `quantization_config.quant_method` ("awq", "gptq", "fp8"), lower-cased."""
+        found = self.text_config.get("quantization_config")
+        method = found.get("quant_method") if isinstance(found, dict) else None
+        return str(method).lower() if method else None
+
+    @property
     def dtype(self) -> Optional[str]:
         value = self.text_config.get("torch_dtype") or self.text_config.get("dtype")
         return str(value) if value else None
@@ -187,8 +194,25 @@ def model_facts_for(cfg: Any) -> Optional[ModelFacts]:
         return cfg.model_facts
     if cfg.model is None or not isinstance(cfg.model.value, str):
         return None
+    found = _find_for_launch(cfg, cfg.model.value)
+    return read_model_facts(found) if found is not None else None
+
+
+def other_model_facts(cfg: Any, model: str) -> Optional[ModelFacts]:
+    """Return the facts of another model a launch names (a speculative draft), found as the
+    served model is; the served model's own facts when it is the same name. None when absent
+    or unreadable: a draft's config is never the input being linted."""
+    if cfg.model is not None and cfg.model.value == model:
+        return model_facts_for(cfg)
+    found = _find_for_launch(cfg, model)
+    try:
+        return read_model_facts(found) if found is not None else None
+    except LintInputError:
+        return None
+
+
+def _find_for_launch(cfg: Any, model: str) -> Optional[Path]:
     env = dict(os.environ)
     env.update({name: str(s.value) for name, s in cfg.env.items()})
     base = Path(cfg.path).parent if Path(cfg.path).is_file() else None
-    found = find_model_config(cfg.model.value, env, [base] if base else [])
-    return read_model_facts(found) if found is not None else None
+    return find_model_config(model, env, [base] if base else [])

@@ -19,6 +19,7 @@ from patchops.lint.rules.unused_suppression import UnusedSuppression
 # setting (num_scheduler_steps on 0.10.1+ is "multistep-removed", not just "unknown"; a YAML
 # `yes` refused as a value is "yaml-11-boolean", not just "invalid value").
 GENERIC_CODES = ("PO101", "PO107")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
@@ -57,25 +58,28 @@ def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
     """Drop a generic finding that a specific one explains: same position, same setting.
 
     Same position alone is not enough: every key of a command's `--config FILE` sits at the
-    `--config` token, so one file's removed flag and another key's bad value share it.
+    `--config` token, so one file's removed flag and another key's bad value share it. The
+    setting is the generic finding's first field (later ones are context, such as the flag
+    "did you mean" names), and only a finding at least as severe explains it: a warning about
+    `max_num_seqs` does not explain away an unknown `max-num-active-seqs` beside it.
     """
     found = list(found)
     specific: dict = {}
     for d in found:
         if d.code not in GENERIC_CODES:
-            specific.setdefault((d.line, d.column), set()).update(_names(d))
+            specific.setdefault((d.line, d.column), []).append(d)
     return [d for d in found if d.code not in GENERIC_CODES or not _explained(d, specific)]
 
 
-def _names(d: Diagnostic) -> set:
-    return {name.replace("-", "_") for name in d.fields}
-
-
 def _explained(d: Diagnostic, specific: dict) -> bool:
-    names = specific.get((d.line, d.column))
-    if names is None:
-        return False
-    return not names or not _names(d) or bool(names & _names(d))
+    subject = {d.fields[0].replace("-", "_")} if d.fields else set()
+    for other in specific.get((d.line, d.column), ()):
+        if SEVERITY_RANK[other.severity] < SEVERITY_RANK[d.severity]:
+            continue
+        names = {name.replace("-", "_") for name in other.fields}
+        if not names or not subject or names & subject:
+            return True
+    return False
 
 
 def lint_example(example: Example) -> List[Diagnostic]:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import os
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 from patchops import faults
 from patchops.errors import DriftError, StoreError
 from patchops.patching.plan import ApplyPlan, PatchsetOutcome
+from patchops.records import record
 from patchops.recovery import recover
 from patchops.store import Store, sha256
 from patchops.store_state import PatchsetSource, State
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ApplyReport:
     """What commit_apply wrote."""
 

@@ -8,7 +8,6 @@ before is answered from the store's hashes; only the others are rewritten (libcs
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -18,6 +17,7 @@ from patchops.patching import rewriting
 from patchops.patching.states import (APPLIED, APPLIES, DRIFT, NOT_APPLICABLE, REPLACED, SATISFIED,
                                       outside_range)
 from patchops.patching.targets import Target, recover_stores, unique_targets
+from patchops.records import field, record
 from patchops.store import Store, now, sha256, short
 from patchops.store_state import FileEntry, SatisfiedRecord, State
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from patchops.patchset import Patchset
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FilePlan:
     """One target file of one copy: its bytes now and after the plan."""
 
@@ -51,7 +51,7 @@ class FilePlan:
             if _is_under(self.path, self.site_dir) else str(self.path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PatchsetOutcome:
     """What applying one patchset means for one copy."""
 
@@ -63,7 +63,7 @@ class PatchsetOutcome:
     files: Tuple[str, ...]    # target files, relative to the site dir
 
 
-@dataclass
+@record
 class ApplyPlan:
     """Every copy's new file contents, computed in memory; `commit_apply` writes them."""
 

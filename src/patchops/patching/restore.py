@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -12,6 +11,7 @@ from patchops.patching import rewriting
 from patchops.patching.recorded import named_or_recorded
 from patchops.patching.states import APPLIES, NOT_APPLICABLE, SATISFIED
 from patchops.patching.targets import Target, unique_targets
+from patchops.records import record
 from patchops.recovery import recover
 from patchops.store import Store, sha256, short
 from patchops.store_state import FileEntry, State
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from patchops.locate import VllmCopy
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileRollback:
     """One file a rollback restored (or found already original)."""
 
@@ -34,7 +34,7 @@ class FileRollback:
     saved: Optional[Path] = None     # objects/<sha> holding those bytes when forced
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RollbackReport:
     """What rollback restored."""
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from patchops.locate import distinct_copies
+from patchops.records import record
 from patchops.recovery import recover
 from patchops.store import Store
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from patchops.locate import VllmCopy
 
 
-@dataclass
+@record
 class Target:
     """One vLLM copy and the store beside it."""
 

@@ -92,6 +92,9 @@ def relation_guards(cls: ast.ClassDef):
     for stmt, _kind in _guard_methods(cls):
         for node in _top_guards(stmt):
             test = node.test
+            if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and len(test.values) == 2 \
+                    and _is_not_none(test.values[0]):
+                test = test.values[1]     # `self.f is not None and self.f > self.g` (0.33)
             if not (isinstance(test, ast.Compare) and len(test.ops) == 1
                     and isinstance(test.ops[0], ast.Gt)):
                 continue
@@ -107,6 +110,11 @@ def relation_guards(cls: ast.ClassDef):
             else:
                 continue
             yield left.attr, other, _message(node.body[0], left.attr, other)
+
+
+def _is_not_none(test: ast.AST) -> bool:
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
 
 
 def _message(raise_stmt: ast.Raise, field: str, other: Optional[str] = None) -> Optional[str]:

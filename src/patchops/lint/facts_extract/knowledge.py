@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict
 
 from patchops.lint.facts import Flag
 
-from patchops.lint.facts_extract import (bool_spellings, config_fields, guards, max_len, oracle, parallel,
-                                         registries, requirements)
+from patchops.lint.facts_extract import (bool_spellings, config_fields, guard_programs, guards, max_len,
+                                         oracle, parallel, registries, requirements)
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -21,20 +21,25 @@ from patchops.lint.facts_extract.static_eval import Classes
 def read_knowledge(src: Source, classes: Classes, has_ray: bool,
                    guarded: Callable[[str, Callable[[], Any], Any], Any]) -> Dict[str, Any]:
     """Return the Facts fields read here, by name (`has_ray`: ray beside the copy)."""
+    ranges = guarded("value ranges", lambda: {
+        **guards.front_end_bounds(src), **config_fields.value_range_facts(src, classes)}, {})
     return {
         "registries": guarded("parser registries", lambda: registries.registry_facts(src), {}),
         "quantization_needs": guarded("quantization checkpoint needs",
                                       lambda: registries.quantization_checkpoint_needs(src), {}),
+        "quantization_limits": guarded("quantization GPU and dtype limits",
+                                       lambda: registries.quantization_limits(src), {}),
         "nested_configs": guarded("nested config fields",
                                   lambda: config_fields.nested_config_facts(src, classes), {}),
-        "value_ranges": guarded("value ranges", lambda: {
-            **guards.front_end_bounds(src), **config_fields.value_range_facts(src, classes)}, {}),
+        "value_ranges": ranges,
         "option_inverses": guarded("boolean flag spellings", lambda: bool_spellings.option_inverses(src), {}),
         "max_len": guarded("max length derivation", lambda: max_len.max_len_facts(src), {}),
         "parallel": guarded("executor choice", lambda: parallel.parallel_facts(src), {}),
         "guards": guarded("config guards", lambda: guards.guard_facts(src), {}),
         "companions": guarded("companion flags", lambda: guards.companion_flags(src), {}),
         "swap_space": guarded("swap space limits", lambda: guards.swap_space_limits(src), {}),
+        "config_checks": guarded("config class checks",
+                                 lambda: guard_programs.checked_classes(src, classes, ranges), {}),
         "required_dists": guarded("required distributions", lambda: requirements.required_dists(src), ()),
         "has_ray": has_ray,
         "v1_oracle": guarded("V1 oracle", lambda: _pairs(oracle.oracle_facts(src)), None),

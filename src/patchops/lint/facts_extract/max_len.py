@@ -18,20 +18,25 @@ from patchops.lint.facts_extract.source_tree import Source
 MAX_LEN_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/model.py",
                  "vllm/transformers_utils/model_arch_config_convertor.py")
 FUNCTIONS = ("_get_and_verify_max_len", "derive_max_model_len_and_key")
+# 0.6.3-0.10: a scaled rope with --disable-sliding-window raises NotImplementedError.
+SLIDING_ROPE_MESSAGE = "Disabling sliding window is not supported for models with rope_scaling"
 
 
 def max_len_facts(src: Source) -> Dict[str, Any]:
     """Return {"keys", "unscaled_rope_types", "yarn_base", "tokenizer_max_length",
-    "per_layer_rope"} or {}.
+    "per_layer_rope", "sliding_window_off_refused_with_rope"} or {}.
 
     `per_layer_rope` (0.33): rope parameters are iterated per layer type and the length is
     multiplied by the factor found (1.0 when every type is unscaled), so it turns float.
+    `sliding_window_off_refused_with_rope`: the derivation raises when the sliding window is
+    disabled on a model whose rope scaling it applies.
     """
     keys: Optional[List[str]] = None
     unscaled: Optional[List[str]] = None
     yarn_base = False
     tokenizer = False
     per_layer = False
+    sliding_rope = False
     for rel in MAX_LEN_FILES:
         mod = src.module_file(rel)
         if mod is None:
@@ -53,10 +58,13 @@ def max_len_facts(src: Source) -> Dict[str, Any]:
                     tokenizer = True
                 elif isinstance(node, ast.Call) and _is_name(node.func, "iter_rope_parameters"):
                     per_layer = True
+                elif isinstance(node, ast.Raise) and SLIDING_ROPE_MESSAGE in ast.dump(node):
+                    sliding_rope = True
     if keys is None:
         return {}
     return {"keys": keys, "unscaled_rope_types": unscaled or [], "yarn_base": yarn_base,
-            "tokenizer_max_length": tokenizer, "per_layer_rope": per_layer}
+            "tokenizer_max_length": tokenizer, "per_layer_rope": per_layer,
+            "sliding_window_off_refused_with_rope": sliding_rope}
 
 
 def _is_name(expr: ast.AST, name: str) -> bool:

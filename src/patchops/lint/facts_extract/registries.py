@@ -106,11 +106,34 @@ def quantization_checkpoint_needs(src: Source) -> Dict[str, Dict[str, Any]]:
     """
     from patchops.lint.facts_extract.static_eval import Classes
 
+    found_classes = _method_classes(src)
+    if found_classes is None:
+        return {}
+    classes = Classes(src)
+    by_name = _methods_named_in(src)
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, found in found_classes.items():
+        if name in by_name:
+            continue
+        names = _inherited(classes, *found, lambda c: _literal_return(c, "get_config_filenames"))
+        if names is None or names == "?":
+            continue
+        if names:
+            out[name] = {"files": list(names)}
+        elif names == ():
+            missing = _inherited(classes, *found, _required_init_args)
+            if missing:
+                out[name] = {"class": found[1].name, "missing": list(missing)}
+    return out
+
+
+def _method_classes(src: Source):
+    """Return quantization name -> (module, class) from get_quantization_config's table, or None."""
     mod = src.module_file(QUANTIZATION_PACKAGE)
     fn = next((n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)
                and n.name == "get_quantization_config"), None) if mod is not None else None
     if fn is None:
-        return {}
+        return None
     imported: Dict[str, str] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
@@ -119,28 +142,75 @@ def quantization_checkpoint_needs(src: Source) -> Dict[str, Dict[str, Any]]:
     table = next((n.value for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign))
                   and isinstance(n.value, ast.Dict) and len(n.value.keys) > 3), None)
     if table is None:
-        return {}
-    classes = Classes(src)
-    by_name = _methods_named_in(src)
-    out: Dict[str, Dict[str, Any]] = {}
+        return None
+    out = {}
     for key, value in zip(table.keys, table.values):
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Name)
-                and value.id in imported) or key.value in by_name:
+                and value.id in imported):
             continue
         cmod = src.module(imported[value.id])
         found = src.find_class(cmod, value.id) if cmod is not None else None
-        if not found:
-            continue
-        names = _inherited(classes, *found, lambda c: _literal_return(c, "get_config_filenames"))
-        if names is None or names == "?":
-            continue
-        if names:
-            out[key.value] = {"files": list(names)}
-        elif names == ():
-            missing = _inherited(classes, *found, _required_init_args)
-            if missing:
-                out[key.value] = {"class": found[1].name, "missing": list(missing)}
+        if found:
+            out[key.value] = found
     return out
+
+
+def quantization_limits(src: Source) -> Dict[str, Dict[str, Any]]:
+    """Return method -> {"min_capability": 75, "act_dtypes": ["float16"]} where literal.
+
+    `VllmConfig._get_quantization_config` refuses a GPU below the class's
+    `get_min_capability()` ("The quantization method awq is not supported for the current GPU.
+    Minimum capability: 75. Current capability: 70.") and a dtype outside
+    `get_supported_act_dtypes()` ("torch.bfloat16 is not supported for quantization method awq.
+    Supported dtypes: [torch.float16]").
+    """
+    from patchops.lint.facts_extract.static_eval import Classes
+
+    found_classes = _method_classes(src)
+    if not found_classes:
+        return {}
+    classes = Classes(src)
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, found in found_classes.items():
+        entry: Dict[str, Any] = {}
+        capability = _inherited(classes, *found, _min_capability)
+        if isinstance(capability, int):
+            entry["min_capability"] = capability
+        dtypes = _inherited(classes, *found, _act_dtypes)
+        if isinstance(dtypes, tuple) and dtypes:
+            entry["act_dtypes"] = list(dtypes)
+        if entry:
+            out[name] = entry
+    return out
+
+
+def _only_return(cls, method: str):
+    """Return the value of the lone `return` of `method` in `cls`, "?" when not one, None if absent."""
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == method:
+            body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else "?"
+    return None
+
+
+def _min_capability(cls):
+    value = _only_return(cls, "get_min_capability")
+    if isinstance(value, ast.Constant) and isinstance(value.value, int):
+        return value.value
+    return None if value is None else "?"
+
+
+# torch's names for the dtypes vLLM quotes (torch.half prints as torch.float16).
+TORCH_DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
+                "float32": "float32"}
+
+
+def _act_dtypes(cls):
+    value = _only_return(cls, "get_supported_act_dtypes")
+    if isinstance(value, ast.List) and all(isinstance(e, ast.Attribute) and e.attr in TORCH_DTYPES
+                                           for e in value.elts):
+        return tuple(TORCH_DTYPES[e.attr] for e in value.elts)
+    return None if value is None else "?"
 
 
 def _inherited(classes, mod, cls, read, depth: int = 0):

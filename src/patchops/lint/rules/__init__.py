@@ -25,10 +25,12 @@ from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
+from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
 from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.model_option_on_serve import ModelOptionOnServe
+from patchops.lint.rules.multimodal_limit_on_text_model import MultimodalLimitOnTextModel
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
 from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
 from patchops.lint.rules.multistep_needs_flash_backend import MultistepNeedsFlashBackend
@@ -41,9 +43,11 @@ from patchops.lint.rules.parser_plugin_not_found import ParserPluginNotFound
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
 from patchops.lint.rules.prefix_hash_sha256_on_v0 import PrefixHashSha256OnV0
 from patchops.lint.rules.quantization_config_not_found import QuantizationConfigNotFound
+from patchops.lint.rules.quantization_unsupported_here import QuantizationUnsupportedHere
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
+from patchops.lint.rules.sliding_window_off_with_rope_scaling import SlidingWindowOffWithRopeScaling
 from patchops.lint.rules.spec_decode_batch_above_capture import SpecDecodeBatchAboveCapture
 from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCalls
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
@@ -120,6 +124,10 @@ ALL_RULES = (
     UnknownQuantizationMethod,
     QuantizationConfigNotFound,
     KvCacheDtypeMismatch,
+    ConfigCheckRefuses,
+    SlidingWindowOffWithRopeScaling,
+    QuantizationUnsupportedHere,
+    MultimodalLimitOnTextModel,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,

@@ -87,6 +87,22 @@ def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
     return DerivedLen(value=derived, key=key, model_max_length=cfg.get("model_max_length"))
 
 
+def sliding_window_off_refused(model: ModelFacts, max_len: Mapping[str, Any]) -> Optional[str]:
+    """Return the rope type for which `--disable-sliding-window` makes the derivation raise, or None.
+
+    0.6.3-0.11 `_get_and_verify_max_len`: a rope scaling it applies (a type outside the
+    unscaled ones; Gemma 3 is exempt) with the sliding window disabled is NotImplementedError.
+    """
+    if not max_len.get("sliding_window_off_refused_with_rope") or "gemma3" in model.model_type:
+        return None
+    unscaled = max_len.get("unscaled_rope_types") or ()
+    for rope in model.rope_parameters():
+        kind = rope.get("rope_type") or rope.get("type")
+        if kind and kind not in unscaled:
+            return str(kind)
+    return None
+
+
 def max_model_len(cfg: ServeConfig, facts: Facts) -> Prediction:
     """Return the max_model_len vLLM runs with: the stated one, else what it derives from config.json.
 

@@ -305,8 +305,9 @@ REQUEST_LEN_RENDERER = Boundary(
     "input tokens, for a total of T tokens\"; max_tokens above max_model_len is refused first",
     "vllm/renderers/params.py:419,207 (0.20.0); vllm/entrypoints/openai/engine/serving.py:1086 (0.15.0)")
 REQUEST_MAX_TOKENS_CLAMPED = Boundary(
-    "0.33", "prompt + max_tokens above max_model_len is served: max_tokens is cut to max_model_len - prompt",
+    "0.32", "prompt + max_tokens above max_model_len is served: max_tokens is cut to max_model_len - prompt",
     "vllm/entrypoints/serve/utils/api_utils.py:234 get_max_tokens, vllm/renderers/params.py:225 (0.33.0); "
+    "api_utils.py:169 get_max_tokens, no refusal left in vllm/renderers/params.py (0.32.0); "
     "vllm/renderers/params.py:508 still refuses (0.30.0)")
 
 # --------------------------------------------------------------------------- parser plugins
