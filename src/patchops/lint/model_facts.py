@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from patchops.errors import LintInputError
 
@@ -37,6 +37,8 @@ class ModelFacts:
     # config.json carries quantization_config (also of its text_config) or compression_config,
     # which get_quant_config reads before looking for a quantization file beside it.
     quant_config_inline: bool = False
+    architectures: Tuple[str, ...] = ()         # config.json `architectures`: the registry key vLLM looks up
+    is_encoder_decoder: bool = False            # `is_encoder_decoder` of the file or its text_config
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -180,8 +182,13 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
         isinstance(a, str) and ("ConditionalGeneration" in a or "VL" in a) for a in architectures)
     inline = any(isinstance(d, dict) and (d.get("quantization_config") is not None)
                  for d in (data, data.get("text_config"))) or data.get("compression_config") is not None
+    # transformers_utils/config.py is_encoder_decoder: the file's flag, or its text config's.
+    enc_dec = any(isinstance(d, dict) and d.get("is_encoder_decoder") is True
+                  for d in (data, data.get("text_config")))
     return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length,
-                      multimodal=multimodal, quant_config_inline=inline)
+                      multimodal=multimodal, quant_config_inline=inline,
+                      architectures=tuple(a for a in architectures if isinstance(a, str)),
+                      is_encoder_decoder=enc_dec)
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:

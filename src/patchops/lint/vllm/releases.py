@@ -189,6 +189,9 @@ SEQS_CAPPED_BY_BUDGET = Boundary("0.10.1", "an unset max_num_seqs is capped at m
                                  "vllm/engine/arg_utils.py _set_default_args (0.10.1.1)")
 CHUNKED_PREFILL_HONOURED = Boundary("0.12", "enable_chunked_prefill false is respected (with a warning)",
                                     "vllm/config/scheduler.py (0.12.0)")
+PREFIX_CACHING_BY_ATTN_TYPE = Boundary("0.12", "an unset enable_prefix_caching follows the model's attention "
+                                       "type: off for encoder-decoder and attention-free models",
+                                       "vllm/config/model.py is_prefix_caching_supported (0.12.0)")
 BUDGET_FOLLOWS_MODEL_LEN = Boundary("0.12", "an unset max_num_batched_tokens covers max_model_len with chunked "
                                     "prefill off, and at most max_num_seqs x max_model_len",
                                     "vllm/engine/arg_utils.py _set_default_args (0.12.0)")
