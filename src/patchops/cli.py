@@ -363,7 +363,9 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
                                              "(a subprocess, up to its engine config: no weights, no GPU memory)."),
                  fix: bool = typer.Option(False, "--fix", help="Apply the exact fixes in place, then report what is left."),
                  unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change what vLLM does."),
-                 diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff; write nothing.")) -> None:
+                 diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff; write nothing."),
+                 no_cache: bool = typer.Option(False, "--no-cache", help="Lint again even when nothing the "
+                                               "last results were computed from changed.")) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
     from patchops import render_formats, render_lint
 
@@ -385,7 +387,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
             raise typer.Exit(PROBLEMS_FOUND if any(f.changed for f in fixes) else OK)
         results, fixed = [f.result for f in fixes], sum(f.fixed for f in fixes)
     else:
-        results = api.lint_inputs(files or (), command=cmd, **options)
+        results = api.lint_inputs(files or (), command=cmd, cache=not no_cache, **options)
     console = _console()
     if output_format is Format.json:
         print(render_formats.lint_json(results))

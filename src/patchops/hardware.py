@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
-
-import yaml
 
 from patchops.errors import UsageError
 
@@ -88,10 +84,12 @@ _ORIGINS = ("source", "host_memory_source")
 
 # --------------------------------------------------------------------------- --hardware
 
-_PROFILE = re.compile(r"(?:(?P<count>\d+)\s*[x*]\s*)?(?P<name>[^:]*)$", re.IGNORECASE)
-_MEMORY = re.compile(r"(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>gib|gb|g|mib|mb|m)$", re.IGNORECASE)
-_HOST = re.compile(r"(?:host|ram)(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>gib|gb|g|mib|mb|m)$", re.IGNORECASE)
-_CC = re.compile(r"(?:cc|sm_?)(?P<major>\d+)(?:\.(?P<minor>\d+))?$", re.IGNORECASE)
+# Patterns, not compiled at import: `re` compiles them on first use, and detection (every
+# lint run, cached results too) uses none of them.
+_PROFILE = r"(?i)(?:(?P<count>\d+)\s*[x*]\s*)?(?P<name>[^:]*)$"
+_MEMORY = r"(?i)(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>gib|gb|g|mib|mb|m)$"
+_HOST = r"(?i)(?:host|ram)(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>gib|gb|g|mib|mb|m)$"
+_CC = r"(?i)(?:cc|sm_?)(?P<major>\d+)(?:\.(?P<minor>\d+))?$"
 
 
 def parse_hardware(text: str, *, source: str = "--hardware") -> Hardware:
@@ -100,14 +98,14 @@ def parse_hardware(text: str, *, source: str = "--hardware") -> Hardware:
     if stripped.startswith("{"):
         return _from_mapping(stripped, source)
     head, *rest = stripped.split(":")
-    profile = _PROFILE.match(head.strip())
+    profile = re.match(_PROFILE, head.strip())
     if not stripped or profile is None:
         raise HardwareError(f"{source}: {text!r} is not a GPU profile; write e.g. "
                             "`4xBI-V100:32GiB:cc7.5:corex` or `{{gpus: 4, memory_gib: 32}}`")
     found: Dict[str, object] = {"name": profile.group("name").strip() or None,
                                 "gpus": int(profile.group("count")) if profile.group("count") else None}
     for part in (p.strip() for p in rest):
-        memory, cc, host = _MEMORY.match(part), _CC.match(part), _HOST.match(part)
+        memory, cc, host = re.match(_MEMORY, part), re.match(_CC, part), re.match(_HOST, part)
         if host:
             found["host_memory_gib"] = _gib(float(host.group("size")), host.group("unit"))
         elif memory:
@@ -126,6 +124,8 @@ def parse_hardware(text: str, *, source: str = "--hardware") -> Hardware:
 
 
 def _from_mapping(text: str, source: str) -> Hardware:
+    import yaml  # only a `{gpus: 4, ...}` profile needs a parser; lint's cached results need none
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -153,7 +153,7 @@ def _from_mapping(text: str, source: str) -> Hardware:
 def _mapping_cc(value: object) -> Optional[str]:
     if value is None:
         return None
-    match = _CC.match(str(value).strip())
+    match = re.match(_CC, str(value).strip())
     if match:
         return _cc_text(match.group("major"), match.group("minor"))
     return _cc_text(*f"{float(value):.1f}".split("."))
@@ -173,8 +173,12 @@ def _cc_text(major: str, minor: Optional[str]) -> str:
 
 def run_tool(argv: Sequence[str]) -> Optional[str]:
     """Run a vendor tool if it is on PATH; None when absent, failing or hanging."""
+    import shutil
+
     if shutil.which(argv[0]) is None:
         return None
+    import subprocess  # only where a tool is present: on most boxes none of the five is
+
     try:
         done = subprocess.run(list(argv), capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError):
@@ -270,9 +274,9 @@ def _amd_smi(run: ToolRunner) -> Optional[Hardware]:
 
 
 # `| 0     910B3               | OK            | 93.4        41                0    / 0  |`
-_NPU_ROW = re.compile(r"^\|\s*(\d+)\s+(\S+)\s+\|\s*\w+\s*\|")
+_NPU_ROW = r"^\|\s*(\d+)\s+(\S+)\s+\|\s*\w+\s*\|"
 # `| 0                         | 0000:C1:00.0  | 0           0    / 0          3393 / 65536   |`
-_NPU_HBM = re.compile(r"(\d+)\s*/\s*(\d+)\s*\|\s*$")
+_NPU_HBM = r"(\d+)\s*/\s*(\d+)\s*\|\s*$"
 
 
 def _npu_smi(run: ToolRunner) -> Optional[Hardware]:
@@ -281,11 +285,11 @@ def _npu_smi(run: ToolRunner) -> Optional[Hardware]:
     names = []
     memory = None
     for i, line in enumerate(lines):
-        row = _NPU_ROW.match(line)
+        row = re.match(_NPU_ROW, line)
         if row is None:
             continue
         names.append(row.group(2))
-        hbm = _NPU_HBM.search(lines[i + 1]) if i + 1 < len(lines) else None
+        hbm = re.search(_NPU_HBM, lines[i + 1]) if i + 1 < len(lines) else None
         if hbm and memory is None:
             memory = round(int(hbm.group(2)) / MIB_PER_GIB, 2)
     if not names:

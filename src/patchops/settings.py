@@ -8,7 +8,6 @@ parsed when a line can start that table, so a project without settings pays one 
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
@@ -74,6 +73,8 @@ def load(path: Optional[Path] = None, *, start: Optional[Path] = None) -> Settin
     table = _table(path)
     unknown = [key for key in table if key not in KEYS]
     if unknown:
+        import difflib  # only for the hint; every lint run loads the settings
+
         close = difflib.get_close_matches(unknown[0], KEYS, n=1)
         hint = f"; did you mean `{close[0]}`?" if close else f" (known: {', '.join(KEYS)})"
         raise UsageError(f"{path}: unknown patchops setting `{unknown[0]}`{hint}")

@@ -94,15 +94,49 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
                 vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
                 python: Optional[str] = None, select: Sequence[str] = (),
                 ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
-                settings=None, stdin=None, model_config: Optional[Path] = None) -> List[LintResult]:
+                settings=None, stdin=None, model_config: Optional[Path] = None,
+                cache: bool = False) -> List[LintResult]:
     """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
 
     A folder stands for the YAML and .sh files under it; `-` reads `stdin`. `settings` (a
     patchops.settings.Settings, default: the file found from the current folder) adds its
     select/ignore lists and per-file ignores, and gives the vLLM version, interpreter and
     hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
-    change every result.
+    change every result. `cache` answers from lint/result_cache.py when nothing the results
+    were computed from has changed (`lint --no-cache` turns it off).
     """
+    options = dict(command=command, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
+                   select=select, ignore=ignore, hardware=hardware, settings=settings,
+                   model_config=model_config)
+    if cache:
+        from patchops.lint import result_cache
+
+        text = (stdin or sys.stdin).read() if any(str(p) == STDIN for p in paths) else None
+        given = {k: _jsonable(v) for k, v in options.items()}
+        given.update(paths=[str(p) for p in paths], stdin=text)
+        return result_cache.cached(
+            given, lambda: _lint_inputs(paths, **options, stdin=_text_stream(text)),
+            result_cache.encode_result, lambda data: result_cache.decode_result(LintResult, data))
+    return _lint_inputs(paths, **options, stdin=stdin)
+
+
+def _jsonable(value):
+    """Return an option as JSON for the result cache's key (Hardware and Settings by their fields)."""
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
+
+
+def _text_stream(text: Optional[str]):
+    import io
+
+    return io.StringIO(text) if text is not None else None
+
+
+def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ignore, hardware,
+                 settings, model_config, stdin) -> List[LintResult]:
     from patchops.errors import LintInputError
     from patchops.lint.rules.input_not_linted import InputNotLinted
 

@@ -12,10 +12,12 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from patchops.cache import cache_root, write_json
-from patchops.lint.facts import FACTS_SCHEMA, Facts
+
+if TYPE_CHECKING:  # a cached lint result checks an entry without loading Facts
+    from patchops.lint.facts import Facts
 
 
 def extract_facts(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
@@ -35,6 +37,8 @@ def facts_cache_dir() -> Path:
 
 def _extractor_stamp() -> List[Any]:
     """Identify the extractor code, so an upgraded patchops ignores older cache entries."""
+    from patchops.lint.facts import FACTS_SCHEMA
+
     stamp: List[Any] = [FACTS_SCHEMA]
     here = Path(__file__).resolve().parent
     for path in [here / "facts.py", *sorted((here / "facts_extract").glob("*.py"))]:
@@ -133,11 +137,40 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
 
     The cache entry lists every file extraction consulted (present or absent) with the
     sha256 of its bytes and its stat stamp; a hit costs one JSON read and a stat of those few
-    dozen files (hashing only those whose stamp moved, and then re-stamping them).
+    dozen files (hashing only those whose stamp moved, and then re-stamping them). A lint run
+    whose result is cached records the entry, not those reads: its hit asks still_answers().
     """
-    import time
+    from patchops.lint import result_cache
+    from patchops.lint.facts import Facts
 
     site = Path(site_dir).resolve()
+    extras = [str(Path(p).resolve()) for p in extra_paths]
+    with result_cache.unrecorded():
+        entry = _entry_for(site, extra_paths)
+    result_cache.vouch("facts", str(site), [extras, _digest(entry["fingerprints"])])
+    return Facts.from_dict(entry["facts"])
+
+
+def still_answers(site: str, extras: List[str], digest: str) -> bool:
+    """Return whether the cache entry of `site` is the one `digest` names and its files are unchanged."""
+    try:
+        entry = json.loads(_cache_path(Path(site), extras).read_text(encoding="utf-8"))
+        return entry.get("site") == site and list(entry["fingerprints"]["extras"]) == extras and \
+            _digest(entry["fingerprints"]) == digest and \
+            _inputs_read_again(Path(site), entry["fingerprints"], entry.get("stamps") or {}) is not None
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _digest(fingerprints: Dict[str, Any]) -> str:
+    text = json.dumps(fingerprints, sort_keys=True).encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
+
+
+def _entry_for(site: Path, extra_paths: Sequence[Path]) -> Dict[str, Any]:
+    """Return the cache entry of the copy in `site`, extracting (and storing) it when stale."""
+    import time
+
     path = _cache_path(site, extra_paths)
     stamp = _extractor_stamp()
     try:
@@ -153,7 +186,7 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
             if fresh:  # stamp what was read again and is no longer racily clean
                 entry["stamps"] = {**stamps, **fresh}
                 write_json(path, entry)
-            return Facts.from_dict(entry["facts"])
+            return entry
     except (OSError, ValueError, KeyError, TypeError):
         pass
 
@@ -165,4 +198,4 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints,
              "stamps": _stamps(site, sorted(inputs), hashed_at), "facts": facts.to_dict()}
     write_json(path, entry)  # a read-only home: facts are still correct, only slower next time
-    return facts
+    return entry

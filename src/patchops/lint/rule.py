@@ -8,62 +8,14 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from patchops.lint.vllm.releases import in_range
+# The findings live apart from the rules, so cached results load them without the rule API.
+from patchops.lint.diagnostic import APPLICABILITIES, Diagnostic, Edit, Fix
 
 if TYPE_CHECKING:
     from patchops.lint.config import ServeConfig
     from patchops.lint.facts import Facts
 
 SEVERITIES = ("error", "warning", "info")
-# How sure a fix is, as ruff names it: "safe" keeps what the user meant and `lint --fix`
-# applies it; "unsafe" changes what vLLM does and needs `--unsafe-fixes`.
-APPLICABILITIES = ("safe", "unsafe")
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace text[start:end] of the linted input with `content` (offsets into ServeConfig.text).
-
-    `start_at` and `end_at` are the same places as 1-based (line, column), for JSON and SARIF.
-    """
-
-    start: int
-    end: int
-    content: str
-    start_at: Tuple[int, int]
-    end_at: Tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Fix:
-    """The edits that resolve one finding, applied together or not at all."""
-
-    applicability: str
-    edits: Tuple[Edit, ...]
-    title: str                         # what it does, e.g. "write `true`"
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One finding, positioned at the setting that causes it."""
-
-    file: str
-    line: int
-    column: int
-    code: str
-    name: str
-    severity: str
-    message: str
-    fields: Tuple[str, ...] = ()
-    fix: Optional[str] = None          # the suggestion, in words
-    vllm_message: Optional[str] = None
-    autofix: Optional[Fix] = None      # the edits `lint --fix` makes, when they are exact
-
-    def named_by(self, selector: str) -> bool:
-        """Return whether `selector` (a code, prefix or rule name, as in ignore[...]) names this rule."""
-        from patchops.lint.selectors import matches
-
-        return matches(selector, self.code, self.name)
 
 
 @dataclass(frozen=True)
@@ -118,6 +70,8 @@ class Rule:
     @classmethod
     def applies_to(cls, version: str) -> bool:
         """Return whether `version` is inside the rule's vLLM range (pre-releases included)."""
+        from patchops.lint.vllm.releases import in_range  # packaging: not for a cached result
+
         return in_range(version, cls.versions)
 
     @classmethod

@@ -1,0 +1,56 @@
+"""What lint finds: a Diagnostic at a position, and the exact Fix (Edits) that resolves it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+# How sure a fix is, as ruff names it: "safe" keeps what the user meant and `lint --fix`
+# applies it; "unsafe" changes what vLLM does and needs `--unsafe-fixes`.
+APPLICABILITIES = ("safe", "unsafe")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] of the linted input with `content` (offsets into ServeConfig.text).
+
+    `start_at` and `end_at` are the same places as 1-based (line, column), for JSON and SARIF.
+    """
+
+    start: int
+    end: int
+    content: str
+    start_at: Tuple[int, int]
+    end_at: Tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The edits that resolve one finding, applied together or not at all."""
+
+    applicability: str
+    edits: Tuple[Edit, ...]
+    title: str                         # what it does, e.g. "write `true`"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding, positioned at the setting that causes it."""
+
+    file: str
+    line: int
+    column: int
+    code: str
+    name: str
+    severity: str
+    message: str
+    fields: Tuple[str, ...] = ()
+    fix: Optional[str] = None          # the suggestion, in words
+    vllm_message: Optional[str] = None
+    autofix: Optional[Fix] = None      # the edits `lint --fix` makes, when they are exact
+
+    def named_by(self, selector: str) -> bool:
+        """Return whether `selector` (a code, prefix or rule name, as in ignore[...]) names this rule."""
+        from patchops.lint.selectors import matches
+
+        return matches(selector, self.code, self.name)
