@@ -183,3 +183,20 @@ def test_interfaces_inherited_across_modules_on_0_33():
     v033 = arch_facts("0.33.0")
     assert "MambaForCausalLM" in v033["attention_free"] and "JambaForCausalLM" in v033["hybrid"]
     assert "JambaForCausalLM" not in v033["attention_free"]
+
+
+def test_classes_without_pipeline_parallelism():
+    for version in ("0.8.5", "0.10.1.1", "0.33.0"):
+        no_pp = arch_facts(version)["no_pp"]
+        assert "WhisperForConditionalGeneration" in no_pp and "LlamaForCausalLM" not in no_pp
+        assert "Qwen2VLForConditionalGeneration" not in no_pp
+
+
+@pytest.mark.parametrize("pp,version,expected", [(2, "0.33.0", "error"), (1, "0.33.0", None), (2, "0.8.5", "error")])
+def test_pipeline_parallel_needs_supports_pp(pp, version, expected):
+    text = f"model: /models/m\nhardware: {{gpus: 2}}\nargs:\n  pipeline-parallel-size: {pp}\n"
+    hits = [d for d in lint_example(Example(text, vllm=version, model=WHISPER)) if d.code == "PO312"]
+    assert [d.severity for d in hits] == ([expected] if expected else [])
+    assert all(d.vllm_message.startswith("Pipeline parallelism is not supported for this model.") for d in hits)
+    llama = [d for d in lint_example(Example(text, vllm=version, model=LLAMA)) if d.code == "PO312"]
+    assert llama == []

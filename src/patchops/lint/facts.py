@@ -110,8 +110,9 @@ class Facts:
     # unread (older shipped facts), () when the copy has neither.
     v1_oracle: Optional[Tuple[Tuple[str, str], ...]] = None
     custom_allreduce: Dict[str, Any] = field(default_factory=dict)  # {"world_sizes": [2, 4, 6, 8]}
-    # The model registry (facts_extract/architectures.py): "registered", "v0_only" (names),
-    # "previously_supported" (name -> last release), "out_of_tree" (name -> plugin URL).
+    # The model registry (facts_extract/architectures.py): "registered", "v0_only", "inner_state",
+    # "transcription", "attention_free", "hybrid", "no_pp" (names), "previously_supported"
+    # (name -> last release), "out_of_tree" (name -> plugin URL).
     architectures: Dict[str, Any] = field(default_factory=dict)
     # The oracle's `current_platform.supports_v1` by platform module (oracle.py, 0.8.5-0.10):
     # {"cpu": {"device_type": "cpu", "supports_v1": False}, ...}; {} where it is not asked.

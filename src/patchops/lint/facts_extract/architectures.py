@@ -7,7 +7,8 @@ reports `model_config.architectures` (`ModelConfig.is_v1_compatible`); 0.9-0.10 
 the classes with `HasInnerState` (Mamba-style state) to V0 unless VLLM_USE_V1=1 (the oracle's
 `_warn_or_fallback(feature_name="Mamba")`), and 0.8.5 resolves `--task auto` of a
 `SupportsTranscription` class (Whisper) to "transcription", which its oracle refuses. From 0.12
-an unset prefix caching follows the class's attention type (`IsAttentionFree`, `IsHybrid`). From 0.11
+an unset prefix caching follows the class's attention type (`IsAttentionFree`, `IsHybrid`), and
+in every release pipeline parallelism needs `SupportsPP`. From 0.11
 the same file
 names removed architectures in `_PREVIOUSLY_SUPPORTED_MODELS` (arch -> the last release) and,
 later, those moved to plugins in `_OOT_SUPPORTED_MODELS` (arch -> plugin URL), which
@@ -29,13 +30,14 @@ INTERFACES = {"v0_only": ("SupportsV0Only", "supports_v0_only"),
               "transcription": ("SupportsTranscription", "supports_transcription"),
               "attention_free": ("IsAttentionFree", "is_attention_free"),
               "hybrid": ("IsHybrid", "is_hybrid")}
+PP_INTERFACE = ("SupportsPP", "supports_pp")
 REMOVED_TABLES = {"_PREVIOUSLY_SUPPORTED_MODELS": "previously_supported",
                   "_OOT_SUPPORTED_MODELS": "out_of_tree"}
 
 
 def architecture_facts(src: Source) -> Dict[str, Any]:
-    """Return {"registered", "v0_only", "inner_state", "transcription", "attention_free", "hybrid":
-    [names], "previously_supported", "out_of_tree": {name: ...}}.
+    """Return {"registered", "v0_only", "inner_state", "transcription", "attention_free", "hybrid",
+    "no_pp" (without SupportsPP): [names], "previously_supported", "out_of_tree": {name: ...}}.
 
     {} when the registry cannot be read. An architecture whose class cannot be found has no
     interface (vLLM would fail to inspect it anyway).
@@ -60,6 +62,7 @@ def architecture_facts(src: Source) -> Dict[str, Any]:
                     classes.setdefault(key.value, (entry.elts[0].value, entry.elts[1].value))
     lists = {key: _with_interface(src, classes, interface, flag)
              for key, (interface, flag) in INTERFACES.items()}
+    lists["no_pp"] = _without_pp(src, classes)
     return {"registered": sorted(classes), **lists, **out}
 
 
@@ -85,6 +88,27 @@ def _with_interface(src: Source, classes: Dict[str, Tuple[str, str]], interface:
                 found.add(arch)
                 grew = True
     return sorted(found)
+
+
+def _without_pp(src: Source, classes: Dict[str, Tuple[str, str]]) -> list:
+    """Return the registered architectures whose class lacks SupportsPP (few), sorted.
+
+    Nearly every model file names SupportsPP, so the classes of those files are taken to have
+    it and only the others are parsed. A file that names it for one class but registers
+    another without it (gpt2.py's GPT2ForSequenceClassification) is missed: a missed
+    refusal, never a false one.
+    """
+    interface, flag = PP_INTERFACE
+    seen: Dict[str, bool] = {}
+    out = []
+    for arch, (module, cls) in classes.items():
+        if _mentions(src, module, {interface, flag}):
+            continue
+        mod = src.module(f"{MODELS_PACKAGE}.{module}")
+        hit = src.find_class(mod, cls) if mod is not None else None
+        if hit is not None and not _class_has(src, hit[0], hit[1], interface, flag, seen, set(), 0):
+            out.append(arch)
+    return sorted(out)
 
 
 def _mentions(src: Source, module: str, names: Set[str]) -> bool:

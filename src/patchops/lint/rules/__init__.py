@@ -39,6 +39,7 @@ from patchops.lint.rules.multistep_removed import MultistepRemoved
 from patchops.lint.rules.multistep_with_spec_decode import MultistepWithSpecDecode
 from patchops.lint.rules.nested_config_invalid import NestedConfigInvalid
 from patchops.lint.rules.partial_prefills_need_chunked_prefill import PartialPrefillsNeedChunkedPrefill
+from patchops.lint.rules.pipeline_parallel_unsupported_model import PipelineParallelUnsupportedModel
 from patchops.lint.rules.flag_needs_companion import FlagNeedsCompanion
 from patchops.lint.rules.parser_plugin_not_found import ParserPluginNotFound
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
@@ -97,6 +98,7 @@ ALL_RULES = (
     FeatureFallsBackToV0,
     FeatureRefusedByV1,
     ArchitectureRemoved,
+    PipelineParallelUnsupportedModel,
     ConcurrencyWithoutCudaGraphs,
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,

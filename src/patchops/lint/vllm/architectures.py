@@ -32,7 +32,7 @@ def resolved(cfg: ServeConfig, facts: Facts) -> Optional[str]:
 
 
 def has(cfg: ServeConfig, facts: Facts, interface: str) -> bool:
-    """Return whether the inspected architecture's class has `interface` ("v0_only", "inner_state")."""
+    """Return whether the inspected architecture is in the facts list `interface` ("v0_only", "no_pp", ...)."""
     arch = resolved(cfg, facts)
     return arch is not None and arch in (facts.architectures.get(interface) or ())
 
