@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
 from patchops.errors import UsageError
+from patchops.records import field_names, record, replace
 
 # A tool runner takes an argv and returns its stdout, or None when the tool is absent or fails.
 ToolRunner = Callable[[Sequence[str]], Optional[str]]
@@ -34,7 +34,7 @@ class HardwareError(UsageError):
     """A `--hardware` value that names no GPU profile patchops can read."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Hardware:
     """What the GPUs of one node are, and where that knowledge came from."""
 
@@ -50,8 +50,8 @@ class Hardware:
 
     def context(self) -> Dict[str, object]:
         """Return the stated fields keyed as a serve spec's `hardware:` section is."""
-        return {f"hardware.{f.name}": getattr(self, f.name) for f in fields(self)
-                if f.name not in _ORIGINS and getattr(self, f.name) is not None}
+        return {f"hardware.{name}": getattr(self, name) for name in field_names(self)
+                if name not in _ORIGINS and getattr(self, name) is not None}
 
     def origin_of(self, key: str) -> str:
         """Return where the `hardware.<field>` value `key` came from."""
@@ -131,7 +131,7 @@ def _from_mapping(text: str, source: str) -> Hardware:
     except yaml.YAMLError as exc:
         raise HardwareError(f"{source}: cannot read {text!r} as YAML or JSON: "
                             f"{str(exc).splitlines()[0]}") from None
-    known = {f.name for f in fields(Hardware)} - set(_ORIGINS)
+    known = set(field_names(Hardware)) - set(_ORIGINS)
     if not isinstance(data, dict) or not set(data) <= known:
         raise HardwareError(f"{source}: a mapping takes only {', '.join(sorted(known))}; got {text!r}")
     try:

@@ -7,7 +7,9 @@ import floor (issue 11 wants it within 1.3x of that floor). `@record` gives the 
 constructor (positional or keyword, defaults, default factories), repr, field-wise
 equality, hashing and immutability from functions shared by every record. Its constructor
 is slower than a generated one, which no everyday command notices: they build a few dozen
-records a run. The lint side keeps dataclasses, where `dataclasses.fields` metadata is read.
+records a run. Lint's findings and results are records too, for a lint answered from its
+result cache; the ops, the facts and the parsed configs keep dataclasses, whose `fields` metadata
+and `replace` they use.
 """
 
 from __future__ import annotations
@@ -134,6 +136,11 @@ def _hash(self) -> int:
 
 def _refuse(self, name, *value):
     raise FrozenRecordError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
+
+
+def field_names(record_or_class) -> Tuple[str, ...]:
+    """Return the field names of a record or record class, in order (dataclasses.fields' names)."""
+    return record_or_class.__record_fields__
 
 
 def replace(obj, **changes):

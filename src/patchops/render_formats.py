@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Optional
 
 from patchops import __version__
+from patchops.records import as_dict
 from patchops.render_lint import lint_summary
 
 # The distribution is vllm-patchops: `patchops` on PyPI is an unrelated project.
@@ -33,7 +33,7 @@ def lint_json(results) -> str:
 
 def _diagnostic_dict(d) -> dict:
     """Return a finding as JSON; `fix` as ruff has it: message, applicability, edits (or null)."""
-    data = asdict(d)
+    data = as_dict(d)
     data["fields"] = list(d.fields)
     del data["autofix"]
     data["fix"] = _fix_dict(d)

@@ -139,12 +139,11 @@ def _as_hardware(given):
     """Return `given` with a compute capability spelled "8.0" (spec values may be numbers)."""
     if given is None or given.compute_capability is None:
         return given
-    import dataclasses
-
+    from patchops import records
     from patchops.lint.config import parse_compute_capability
 
     number = parse_compute_capability(given.compute_capability)
-    return dataclasses.replace(given, compute_capability=None if number is None else f"{number:.1f}")
+    return records.replace(given, compute_capability=None if number is None else f"{number:.1f}")
 
 
 def _architectures(cfg) -> List[str]:

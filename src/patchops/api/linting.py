@@ -7,9 +7,10 @@ returning plain dataclasses; nothing here prints.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+from patchops.records import field, record
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; nothing is imported until a function runs
     from patchops.hardware import Hardware
@@ -19,7 +20,7 @@ STDIN = "-"
 LINTABLE_SUFFIXES = (".yaml", ".yml", ".sh")  # what `lint DIR` picks up
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LintResult:
     """One input's findings and the vLLM facts they were judged against.
 
@@ -184,7 +185,7 @@ def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, set
     return choose, select, ignore, found
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FixResult:
     """One file after `lint --fix`: the findings left, how many fixes went in, the texts."""
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Tuple
+
+from patchops.records import record
 
 # How sure a fix is, as ruff names it: "safe" keeps what the user meant and `lint --fix`
 # applies it; "unsafe" changes what vLLM does and needs `--unsafe-fixes`.
 APPLICABILITIES = ("safe", "unsafe")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     """Replace text[start:end] of the linted input with `content` (offsets into ServeConfig.text).
 
@@ -24,7 +25,7 @@ class Edit:
     end_at: Tuple[int, int]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fix:
     """The edits that resolve one finding, applied together or not at all."""
 
@@ -33,7 +34,7 @@ class Fix:
     title: str                         # what it does, e.g. "write `true`"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Diagnostic:
     """One finding, positioned at the setting that causes it."""
 

@@ -135,9 +135,9 @@ def cached(given: Dict[str, Any], compute: Callable[[], List[Any]], encode: Call
 
 def encode_result(result) -> Dict[str, Any]:
     """Return an api.LintResult as JSON-ready data (its findings with their fixes)."""
-    from dataclasses import asdict
+    from patchops.records import as_dict
 
-    return asdict(result)
+    return as_dict(result)
 
 
 def decode_result(result_class, data: Dict[str, Any]):

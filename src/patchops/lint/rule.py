@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
+from patchops import records
 # The findings live apart from the rules, so cached results load them without the rule API.
 from patchops.lint.diagnostic import APPLICABILITIES, Diagnostic, Edit, Fix
 
@@ -40,7 +40,7 @@ class Example:
 
 def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
     """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
-    return dataclasses.replace(diagnostic, vllm_message=text)
+    return records.replace(diagnostic, vllm_message=text)
 
 
 class Rule:
