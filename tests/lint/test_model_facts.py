@@ -150,7 +150,9 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     assert [d for d in result.diagnostics if d.code != "PO507"] == []
     assert result.skipped == ["heads-not-divisible-by-tp", "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
-                              "kv-cache-too-small", "quantization-config-not-found"]
+                              "kv-cache-too-small", "quantization-config-not-found",
+                              "sliding-window-off-with-rope-scaling", "quantization-unsupported-here",
+                              "multimodal-limit-on-text-model"]
     assert skipped_notes([result])[:1] == [
         f"{spec}: the model's config.json is not on this machine, so {', '.join(result.skipped)} "
         "did not run (pass --model-config FILE)"]
