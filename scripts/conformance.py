@@ -2,13 +2,14 @@
 """Real vLLM as the judge of `patchops lint`: record verdicts, compare, inspect one case.
 
     python scripts/conformance.py compare [--version V]...        # the table (no vLLM needed)
-    python scripts/conformance.py record [--version V]... [--all] [--only GLOB]
+    python scripts/conformance.py record [--version V]... [--all-versions] [--all] [--only GLOB]
     python scripts/conformance.py show CASE_ID                    # the case, findings, verdicts
     python scripts/conformance.py baseline                        # accept today's numbers
 
 `record` installs each version into ~/.cache/patchops/vllm-venvs/<version> when absent and
 re-runs the cases whose verdict is missing or stale (all of them with --all); by default it
-records 0.8.5 and the newest release. See tests/conformance/README.md.
+records 0.8.5 and the newest release, with --all-versions every recorded one (harness.VERSIONS).
+See tests/conformance/README.md.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def _select(cases, only):
 
 def cmd_record(args) -> int:
     cases = _select(all_cases(), args.only)
-    for version in args.version or harness.DEFAULT_VERSIONS:
+    for version in harness.versions_to_record(args.version, args.all_versions):
         todo = cases if args.all or args.only else harness.stale(cases, version)
         gone = harness.prune(version, all_cases())
         if gone:
@@ -77,6 +78,7 @@ def main() -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="run real vLLM on missing or stale cases")
     rec.add_argument("--version", action="append", help="a vLLM release (repeatable)")
+    rec.add_argument("--all-versions", action="store_true", help="every version with recorded verdicts")
     rec.add_argument("--all", action="store_true", help="re-record every case")
     rec.add_argument("--only", action="append", help="case id glob (repeatable)")
     rec.add_argument("--keep-logs", metavar="DIR", help="keep each case's vLLM log under DIR")

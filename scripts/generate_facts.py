@@ -21,10 +21,11 @@ from patchops.lint.facts_extract import extract
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
 from tests.support import wheelcache  # noqa: E402
 
-# The 14 releases the reference note was checked against (vllm-launch-checks.md).
+# The 14 releases the reference note was checked against (vllm-launch-checks.md), and 0.32.0,
+# a release the conformance harness records.
 DEFAULT_VERSIONS = (
     "0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.0", "0.10.1.1", "0.10.2", "0.11.0",
-    "0.12.0", "0.15.0", "0.20.0", "0.25.0", "0.30.0", "0.33.0",
+    "0.12.0", "0.15.0", "0.20.0", "0.25.0", "0.30.0", "0.32.0", "0.33.0",
 )
 
 

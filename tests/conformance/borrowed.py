@@ -3,13 +3,15 @@
 Read from the rule registry and from `examples/`, so a new rule's examples join the corpus
 (and need a verdict) by themselves. An example becomes the same launch on a local model folder: a spec's `args:`
 block is the `--config` file (sliced from the text, so duplicates and YAML spellings stay),
-its `env:` the environment, its `hardware:` the nearest GPU profile. Examples that real vLLM
+its `env:` the environment, its `hardware:` the nearest GPU profile; a JSON flag naming the
+served model again (a speculative draft) names the same folder. Examples that real vLLM
 cannot reproduce are left out and listed by `skipped()`: facts overridden in the example
 (a build without flash-attn), a non-CUDA platform, the api_server entry point.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from typing import List, Optional, Tuple
@@ -119,7 +121,20 @@ def _from_command(text: str) -> dict:
         raise Skip("not `vllm serve MODEL ...`")
     if "--config" in tokens:
         raise Skip("refers to a config file")
-    return {"env": env, "model": local_model(tokens[2]), "args": tokens[3:]}
+    return {"env": env, "model": local_model(tokens[2]), "args": [_same_model(a, tokens[2]) for a in tokens[3:]]}
+
+
+def _same_model(token: str, served: str) -> str:
+    """A JSON flag naming the served model again (a draft that is the model itself) names its folder."""
+    if not token.startswith("{"):
+        return token
+    try:
+        data = json.loads(token)
+    except ValueError:
+        return token
+    if not isinstance(data, dict) or data.get("model") != served:
+        return token
+    return json.dumps(dict(data, model="{model}"))
 
 
 def convert(rule, kind: str, index: int, example) -> Case:

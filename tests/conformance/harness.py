@@ -30,7 +30,7 @@ PROBE = stand_in.PROBE_SCRIPT
 # The versions `record` re-records by default: one V0-capable release and the newest.
 DEFAULT_VERSIONS = ("0.8.5", "0.33.0")
 # Every version with recorded verdicts (the normal test run compares patchops against each).
-VERSIONS = ("0.8.5", "0.10.1.1", "0.33.0")
+VERSIONS = ("0.8.5", "0.10.1.1", "0.32.0", "0.33.0")
 CASE_TIMEOUT = 180
 
 
@@ -39,6 +39,11 @@ CASE_TIMEOUT = 180
 # half of all seeds refuse 'outlines'). Seed 2 is one where the stricter V1 Literal wins, as
 # patchops predicts for "some launches" (lint/facts_extract/hint_kwargs.py chance_choices).
 HASH_SEED = "2"
+
+
+def versions_to_record(asked: Optional[List[str]], every: bool = False) -> tuple:
+    """The versions `record` runs: those asked for, else all of VERSIONS or the default two."""
+    return tuple(asked) if asked else VERSIONS if every else DEFAULT_VERSIONS
 
 
 def verdict_path(version: str) -> Path:

@@ -211,6 +211,29 @@ def test_command_example_becomes_argv_and_env():
     assert case.env == (("VLLM_ATTENTION_BACKEND", "XFORMERS"),)
 
 
+def test_command_example_naming_the_served_model_as_draft_uses_the_same_folder():
+    from patchops.lint.rule import Example
+
+    class Rule:
+        code, name = "PO999", "x"
+
+    draft = borrowed.convert(Rule, "invalid", 1, Example(
+        "vllm serve m --speculative-config '{\"method\": \"medusa\", \"model\": \"m\"}'\n", kind="command"))
+    assert json.loads(draft.args[1]) == {"method": "medusa", "model": "{model}"}
+    assert json.loads(draft.argv()[-1])["model"] == draft.model_path()
+    other = borrowed.convert(Rule, "invalid", 2, Example(
+        "vllm serve m --speculative-config '{\"method\": \"medusa\", \"model\": \"org/head\"}'\n",
+        kind="command"))
+    assert json.loads(other.args[1])["model"] == "org/head"
+
+
+def test_record_runs_the_versions_asked_else_the_default_two_or_all():
+    assert harness.versions_to_record(["0.32.0"], every=True) == ("0.32.0",)
+    assert harness.versions_to_record(None) == harness.DEFAULT_VERSIONS == ("0.8.5", "0.33.0")
+    assert harness.versions_to_record(None, every=True) == harness.VERSIONS
+    assert "0.32.0" in harness.VERSIONS
+
+
 def test_generated_cases_are_seeded():
     first, again = generate.cases(), generate.cases()
     total = generate.COUNT + generate.SERVE_COUNT

@@ -21,6 +21,7 @@ from patchops.lint.config import Setting
 from patchops.lint.explain import explain
 from patchops.lint.facts import facts_for_version
 from patchops.lint.loaders import load_command
+from patchops.lint.model_facts import model_facts_for
 
 BASELINE = Path(__file__).with_name("explain_baseline.json")
 # explain's row -> the harness's resolved field.
@@ -61,6 +62,7 @@ def mismatches(version: str, workdir: Path) -> dict:
             cfg = load_command(case.command(), path=f"{case.id}.sh", base_dir=str(folder))
         except PatchopsError:
             continue
+        cfg.model_facts = model_facts_for(cfg)  # as `patchops explain` reads the model folder
         gpu = case.profile()
         major, minor = gpu["capability"]
         for key, value in {"gpus": case.gpus, "memory_gib": gpu["memory_gib"], "platform": "cuda",

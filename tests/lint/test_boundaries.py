@@ -11,6 +11,7 @@ import dataclasses
 
 import pytest
 
+from patchops.lint.explain import explain
 from patchops.lint.loaders import load_command, load_text
 from patchops.lint.facts import Facts, facts_for_version, shipped_versions
 from patchops.lint.model_facts import model_facts_from_dict
@@ -64,6 +65,15 @@ def triggers_with_model(text, model):
         read = seen(text, f)
         read.model_facts = model_facts_from_dict(model)
         return [t.feature for t in routing.oracle_triggers(read, f)]
+    return probe
+
+
+def explained_with_model(row, text, model):
+    """Probe one `patchops explain` row for a config whose model's config.json is `model`."""
+    def probe(f):
+        read = seen(text, f)
+        read.model_facts = model_facts_from_dict(model)
+        return next(r.value for r in explain(read, f) if r.field == row)
     return probe
 
 
@@ -149,7 +159,7 @@ PROBES = {
         model={"torch_dtype": "bfloat16"})) if d.code == "PO602"], ["error"], ["info"]),
     "ORACLE_PLATFORM_DEFAULT_V1": (triggers(spec(hardware="platform: rocm")), ["rocm"], []),
     "ORACLE_CPU_SLIDING_WINDOW": (triggers_with_model(spec(hardware="platform: cpu"), {"sliding_window": 4096}),
-                                  ["cpu"], ["sliding window (CPU backend)"]),
+                                  ["device type=cpu", "cpu"], ["sliding window (CPU backend)"]),
     "ORACLE_CC_CHECK_GONE": (triggers(spec(hardware="compute_capability: 7.5")), ["Compute Capability < 8.0"], []),
     "ORACLE_BACKENDS_0_9": (lambda f: "FLEX_ATTENTION" in routing.v1_oracle_backends(f.version), False, True),
     "ORACLE_BACKENDS_0_10_1": (lambda f: "TREE_ATTN" in routing.v1_oracle_backends(f.version), False, True),
@@ -169,6 +179,9 @@ PROBES = {
     "SEQS_CAPPED_BY_BUDGET": (predict(scheduler.max_num_seqs, spec("max-num-batched-tokens: 128")), 256, 128),
     "CHUNKED_PREFILL_HONOURED": (predict(scheduler.chunked_prefill, "vllm serve m --no-enable-chunked-prefill",
                                          "command"), True, False),
+    "PREFIX_CACHING_BY_ATTN_TYPE": (explained_with_model("enable_prefix_caching", spec(),
+                                                         {"architectures": ["WhisperForConditionalGeneration"],
+                                                          "is_encoder_decoder": True}), True, False),
     "BUDGET_FOLLOWS_MODEL_LEN": (predict(scheduler.max_num_batched_tokens,
                                          "vllm serve m --no-enable-chunked-prefill --max-model-len 100000",
                                          "command"), 2048, 100000),

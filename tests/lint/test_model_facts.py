@@ -15,6 +15,8 @@ from patchops.cli import app
 from patchops.errors import LintInputError
 from patchops.lint.facts import facts_for_version
 from patchops.lint.model_facts import find_model_config, model_facts_from_dict, read_model_facts
+from patchops.lint.loaders import load_text
+from patchops.lint.vllm import model_len
 from patchops.lint.vllm.model_len import derived_max_len
 
 LLAMA = {"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -114,12 +116,26 @@ def test_disabled_sliding_window_caps():
     assert derived(config, "0.8.5").value == 32768
 
 
-def test_tokenizer_model_max_length_counts_from_010(tmp_path):
-    folder = write_model(tmp_path / "m", {"max_position_embeddings": 32768})
-    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 16384}))
-    facts = read_model_facts(folder / "config.json")
-    assert derived_max_len(facts, facts_for_version("0.8.5").max_len).value == 32768
-    assert derived_max_len(facts, facts_for_version("0.10.1.1").max_len).value == 16384
+def test_tokenizer_model_max_length_counts_from_010_for_absolute_position_models(tmp_path):
+    # get_and_verify_max_len reads tokenizer_config only for pooling models with absolute
+    # position embeddings (the BERT family); a generative model's tokenizer never counts.
+    bert = write_model(tmp_path / "bert", {"max_position_embeddings": 32768, "position_embedding_type": "absolute"})
+    llama = write_model(tmp_path / "llama", {"max_position_embeddings": 32768})
+    for folder in (bert, llama):
+        (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 16384}))
+    bert_facts, llama_facts = read_model_facts(bert / "config.json"), read_model_facts(llama / "config.json")
+    assert derived_max_len(bert_facts, facts_for_version("0.8.5").max_len).value == 32768
+    assert derived_max_len(bert_facts, facts_for_version("0.10.1.1").max_len).value == 16384
+    assert derived_max_len(llama_facts, facts_for_version("0.10.1.1").max_len).value == 32768
+
+
+def test_no_length_key_means_2048(tmp_path):
+    # bloom-560m (ALiBi) names no length: vLLM assumes 2048 rather than the tokenizer's 1e30
+    folder = write_model(tmp_path / "bloom", {"architectures": ["BloomForCausalLM"], "n_layer": 24})
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 10 ** 30}))
+    cfg = load_text("model: m\n", path="s.yaml")
+    cfg.model_facts = read_model_facts(folder / "config.json")
+    assert model_len.max_model_len(cfg, facts_for_version("0.10.1.1")).value == 2048
 
 
 # --- end to end -------------------------------------------------------------------------------

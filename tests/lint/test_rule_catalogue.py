@@ -73,6 +73,7 @@ NEVER_FIRES = {
     ("PO403", "0.20.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
     ("PO403", "0.25.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
     ("PO403", "0.30.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
+    ("PO403", "0.32.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
     ("PO403", "0.33.0"): "cuda_graph_sizes is gone from 0.15 (unknown-flag reports it)",
     ("PO901", "0.10.0"): "the examples' reasoning parser is an argparse choice there, so invalid-flag-value (PO107) reports it",
     ("PO901", "0.10.1.1"): "the examples' reasoning parser is an argparse choice there, so invalid-flag-value (PO107) reports it",

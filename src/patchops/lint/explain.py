@@ -15,9 +15,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm import attention, cuda_graphs, inputs, model_len, routing, scheduler
+from patchops.lint.vllm import architectures, attention, cuda_graphs, inputs, model_len, routing, scheduler
 from patchops.lint.vllm.prediction import Prediction
-from patchops.lint.vllm.releases import release
+from patchops.lint.vllm.releases import PREFIX_CACHING_BY_ATTN_TYPE, release
 
 # Where a value comes from, in the words the table prints (a default reads "vLLM 0.8.5 default",
 # a patchset's "applied by patchset NAME").
@@ -99,6 +99,20 @@ def _eager(cfg, facts, eng):
 
 def _prefix_caching(cfg, facts, eng):
     stated = inputs.bool_value(cfg, "enable_prefix_caching")
+    model = cfg.model_facts
+    if stated and eng.value == routing.V0 and model is not None and model.multimodal:
+        # _set_default_args_v0 (0.8.5-0.10): "--enable-prefix-caching is not supported for
+        # multimodal models in V0 and has been disabled."
+        return Prediction(False, "the V0 engine turns prefix caching off for multimodal models",
+                          certain=eng.certain, fields=("enable_prefix_caching",))
+    if stated is None and eng.value == routing.V1 and model is not None \
+            and release(facts) >= PREFIX_CACHING_BY_ATTN_TYPE:
+        # ModelConfig.is_prefix_caching_supported, by attn_type (hybrid is checked first)
+        if model.is_encoder_decoder:
+            return Prediction(False, "encoder-decoder models do not support prefix caching", fields=("model",))
+        if architectures.has(cfg, facts, "attention_free") and not architectures.has(cfg, facts, "hybrid"):
+            return Prediction(False, "attention-free models (Mamba) do not support prefix caching yet",
+                              fields=("model",))
     if stated is not None:
         return Prediction(stated, f"enable_prefix_caching {str(stated).lower()} is set",
                           fields=("enable_prefix_caching",))

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
-FACTS_SCHEMA = 3
+FACTS_SCHEMA = 4
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
@@ -110,6 +110,12 @@ class Facts:
     # unread (older shipped facts), () when the copy has neither.
     v1_oracle: Optional[Tuple[Tuple[str, str], ...]] = None
     custom_allreduce: Dict[str, Any] = field(default_factory=dict)  # {"world_sizes": [2, 4, 6, 8]}
+    # The model registry (facts_extract/architectures.py): "registered", "v0_only" (names),
+    # "previously_supported" (name -> last release), "out_of_tree" (name -> plugin URL).
+    architectures: Dict[str, Any] = field(default_factory=dict)
+    # The oracle's `current_platform.supports_v1` by platform module (oracle.py, 0.8.5-0.10):
+    # {"cpu": {"device_type": "cpu", "supports_v1": False}, ...}; {} where it is not asked.
+    v1_platforms: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
 
     # -- lookups for rules ----------------------------------------------------------------
@@ -175,6 +181,8 @@ class Facts:
             "required_dists": list(self.required_dists),
             "v1_oracle": [list(t) for t in self.v1_oracle] if self.v1_oracle is not None else None,
             "custom_allreduce": self.custom_allreduce,
+            "architectures": self.architectures,
+            "v1_platforms": self.v1_platforms,
             "vendor": self.vendor,
         }
 
@@ -211,6 +219,8 @@ class Facts:
             required_dists=tuple(data.get("required_dists") or ()),
             v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
             custom_allreduce=dict(data.get("custom_allreduce") or {}),
+            architectures=dict(data.get("architectures") or {}),
+            v1_platforms=dict(data.get("v1_platforms") or {}),
             vendor=data.get("vendor"),
         )
 

@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from patchops.errors import LintInputError
 
@@ -37,6 +37,8 @@ class ModelFacts:
     # config.json carries quantization_config (also of its text_config) or compression_config,
     # which get_quant_config reads before looking for a quantization file beside it.
     quant_config_inline: bool = False
+    architectures: Tuple[str, ...] = ()         # config.json `architectures`: the registry key vLLM looks up
+    is_encoder_decoder: bool = False            # `is_encoder_decoder` of the file or its text_config
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -180,8 +182,13 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
         isinstance(a, str) and ("ConditionalGeneration" in a or "VL" in a) for a in architectures)
     inline = any(isinstance(d, dict) and (d.get("quantization_config") is not None)
                  for d in (data, data.get("text_config"))) or data.get("compression_config") is not None
+    # transformers_utils/config.py is_encoder_decoder: the file's flag, or its text config's.
+    enc_dec = any(isinstance(d, dict) and d.get("is_encoder_decoder") is True
+                  for d in (data, data.get("text_config")))
     return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length,
-                      multimodal=multimodal, quant_config_inline=inline)
+                      multimodal=multimodal, quant_config_inline=inline,
+                      architectures=tuple(a for a in architectures if isinstance(a, str)),
+                      is_encoder_decoder=enc_dec)
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:
@@ -194,8 +201,25 @@ def model_facts_for(cfg: Any) -> Optional[ModelFacts]:
         return cfg.model_facts
     if cfg.model is None or not isinstance(cfg.model.value, str):
         return None
+    found = _find_for_launch(cfg, cfg.model.value)
+    return read_model_facts(found) if found is not None else None
+
+
+def other_model_facts(cfg: Any, model: str) -> Optional[ModelFacts]:
+    """Return the facts of another model a launch names (a speculative draft), found as the
+    served model is; the served model's own facts when it is the same name. None when absent
+    or unreadable: a draft's config is never the input being linted."""
+    if cfg.model is not None and cfg.model.value == model:
+        return model_facts_for(cfg)
+    found = _find_for_launch(cfg, model)
+    try:
+        return read_model_facts(found) if found is not None else None
+    except LintInputError:
+        return None
+
+
+def _find_for_launch(cfg: Any, model: str) -> Optional[Path]:
     env = dict(os.environ)
     env.update({name: str(s.value) for name, s in cfg.env.items()})
     base = Path(cfg.path).parent if Path(cfg.path).is_file() else None
-    found = find_model_config(cfg.model.value, env, [base] if base else [])
-    return read_model_facts(found) if found is not None else None
+    return find_model_config(model, env, [base] if base else [])

@@ -117,10 +117,13 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
     found: Dict[Tuple[str, str], FileStatus] = {}
     pending: Dict[str, List["Patchset"]] = {}
     data_of: Dict[str, Optional[bytes]] = {}
+    sha_of: Dict[str, str] = {}   # each file is read and hashed once, however many patchsets name it
     for p in applicable:
         for rel in p.files_for(version):
             if rel not in data_of:
                 data_of[rel] = _read(ctx.path(rel))
+                if data_of[rel] is not None:
+                    sha_of[rel] = sha256(data_of[rel])
             data = data_of[rel]
             shown = ctx.display(rel)
             if data is None:
@@ -129,7 +132,7 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
                 found[p.name, rel] = FileStatus(shown, ST_SATISFIED if ok else ST_DRIFTED,
                                                 result.message if result else f"{shown} is missing")
                 continue
-            current = sha256(data)
+            current = sha_of[rel]
             entry = state.files.get(rel)
             record = state.satisfied.get(p.name)
             if entry is not None and p.name in entry.patchsets:
@@ -143,7 +146,7 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
         data = data_of[rel]
         assert data is not None
         shown = ctx.display(rel)
-        current = sha256(data)
+        current = sha_of[rel]
         # Hash before parse: the same bytes, patchsets and version got this answer before.
         from patchops import verdicts
 

@@ -44,6 +44,12 @@ def test_0_33_cuts_max_tokens_and_still_refuses_what_cannot_be_cut():
     assert full.vllm_message == "max_tokens must be at least 1, got 0."
 
 
+@pytest.mark.parametrize("vllm, severity", [("0.30.0", "error"), ("0.32.0", "warning"), ("0.33.0", "warning")])
+def test_max_tokens_cut_instead_of_refused_from_0_32(vllm, severity):
+    [hit] = lint(spec(8000, 1024), vllm=vllm)
+    assert hit.severity == severity
+
+
 def test_every_number_says_where_it_came_from():
     [hit] = lint(spec(7169, 1024))
     assert "prompt_tokens 7169 + max_tokens 1024 = 8193 tokens is above max_model_len 8192 (set by you)" \

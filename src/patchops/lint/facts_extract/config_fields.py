@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from patchops.lint.facts_extract import ARG_UTILS
 from patchops.lint.facts_extract.config_guards import (constant_guards, literal_number, relation_guards,
                                                        string_pieces)
+from patchops.lint.facts_extract.draft_detection import draft_detection
 from patchops.lint.facts_extract.source_tree import Module, Source
 from patchops.lint.facts_extract.source_tree import last_name as _last_name
 from patchops.lint.facts_extract.static_eval import Classes, Hints
@@ -45,6 +46,9 @@ def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, An
         found = _find_config_class(src, class_name)
         if found is not None:
             out[dest] = _class_spec(src, classes, hints, *found, depth=0)
+            detection = draft_detection(classes, *found) if dest == "speculative_config" else None
+            if detection:
+                out[dest]["draft_detection"] = detection
     return out
 
 
@@ -162,6 +166,8 @@ def _read_ranges(src: Source, classes: Classes, dests, passed, hints, out: Dict[
                 entry = {"class": class_name, "how": "guard", bound: value}
                 if message:
                     entry["message"] = message
+                if passed[dest]:
+                    entry["unless_set"] = passed[dest]
                 out[dest] = entry
         for guard_field, other, message in relation_guards(cls):
             dest = mapped.get(guard_field)
@@ -203,19 +209,63 @@ def _engine_dests(src: Source, classes: Classes) -> Dict[Tuple[Optional[str], st
     return out
 
 
-def _passed_through(src: Source) -> set:
-    """Return the EngineArgs fields handed to a config class as `x=self.x` (create_engine_config).
+def _passed_through(src: Source) -> Dict[str, Optional[str]]:
+    """Return the EngineArgs fields handed to a config class unchanged (create_engine_config).
 
-    A guard only sees the user's value when EngineArgs passes it on unchanged: 0.8.5 computes
-    `num_lookahead_slots` itself, so `--num-lookahead-slots -1` never meets its guard.
+    A guard only sees the user's value when EngineArgs passes it on unchanged: `x=self.x`, or
+    `x=x` after a plain copy `x = self.x`. 0.8.5 computes `num_lookahead_slots = max(...)`
+    itself, so `--num-lookahead-slots -1` never meets its guard; 0.10.1+ copies it and only
+    replaces the copy under `if speculative_config is not None:`. The value is that setting
+    (the user's value does not reach the guard when it is given), else None.
     """
     mod = src.module_file(ARG_UTILS)
-    out = set()
-    for node in ast.walk(mod.tree) if mod is not None else ():
-        if isinstance(node, ast.keyword) and node.arg and isinstance(node.value, ast.Attribute) \
-                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
-            out.add(node.value.attr)
+    out: Dict[str, Optional[str]] = {}
+    for fn in ast.walk(mod.tree) if mod is not None else ():
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        copies = {name: None for name in _plain_copies(fn)}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.If):
+                for name in _assigned_names(node.body):
+                    if name in copies:
+                        copies[name] = _tested_setting(node.test)
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.keyword) and node.arg):
+                continue
+            value = node.value
+            if _self_attr(value):
+                out[value.attr] = None
+            elif isinstance(value, ast.Name) and value.id in copies and value.id == node.arg:
+                out.setdefault(value.id, copies[value.id])
     return out
+
+
+def _self_attr(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"
+
+
+def _plain_copies(fn: ast.FunctionDef) -> List[str]:
+    """Return the local names a function body sets once, at its top level, to `self.<same name>`."""
+    copies = [stmt.targets[0].id for stmt in fn.body
+              if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+              and isinstance(stmt.targets[0], ast.Name) and _self_attr(stmt.value)
+              and stmt.value.attr == stmt.targets[0].id]
+    assigned = _assigned_names(fn.body)
+    return [name for name in copies if assigned.count(name) == 1]
+
+
+def _assigned_names(body: List[ast.stmt]) -> List[str]:
+    return [t.id for stmt in body if isinstance(stmt, ast.Assign) for t in stmt.targets
+            if isinstance(t, ast.Name)]
+
+
+def _tested_setting(test: ast.AST) -> Optional[str]:
+    """Return X for `if X is not None:` (a local copy of the EngineArgs setting X)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return test.left.id
+    return None
 
 
 def _choice_validators(cls: ast.ClassDef):

@@ -15,6 +15,8 @@ of the raised message, so moved code is still found:
   0.8.5-0.10.x: "v0"; the pooling one sits in create_engine_config in 0.7.3: "always").
 * `float_kv_cache_matches_dtype` (VllmConfig._reject_mismatched_float_kv_cache, 0.33);
 * `otlp_needs_opentelemetry` (ObservabilityConfig.__post_init__, 0.8.5+);
+* `lora_spec_token_budget` (EngineArgs.create_engine_config, 0.12+: with LoRA and a
+  speculative config, max_num_batched_tokens below max_num_seqs x (1 + num_speculative_tokens));
 * `limit_mm_needs_multimodal` (ModelConfig._init_multimodal_config, 0.6.3-0.9: a
   `--limit-mm-per-prompt` on a text-only model);
 * `chat_template_must_exist` (validate_chat_template): "always", or "builtin" where a bare
@@ -41,7 +43,8 @@ from patchops.lint.facts_extract.source_tree import Source
 GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
                "vllm/config/model.py", "vllm/config/scheduler.py", "vllm/config/vllm.py",
                "vllm/engine/arg_utils.py", "vllm/platforms/cuda.py", "vllm/entrypoints/chat_utils.py",
-               "vllm/renderers/chat_utils/chat_template.py", "vllm/config/observability.py")
+               "vllm/renderers/chat_utils/chat_template.py", "vllm/renderers/chat_utils.py",
+               "vllm/config/observability.py")
 # The serve subcommand (0.7.3+), where `--headless` decides what runs.
 SERVE_COMMAND = "vllm/entrypoints/cli/serve.py"
 # Where validate_parsed_serve_args lives besides CLI_ARGS_FILES (0.30: entrypoints/launchers/).
@@ -57,6 +60,7 @@ MESSAGES = {
     "float_kv_cache_matches_dtype": "is incompatible with dtype=",
     "chat_template_must_exist": "appears path-like, but doesn't exist",
     "otlp_needs_opentelemetry": "OpenTelemetry is not available. Unable to configure",
+    "lora_spec_token_budget": "Consider increasing max_num_batched_tokens or decreasing num_speculative_tokens",
     "limit_mm_needs_multimodal": "is only supported for multimodal models",
 }
 

@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict
 
 from patchops.lint.facts import Flag
 
-from patchops.lint.facts_extract import (bool_spellings, config_fields, guard_programs, guards, max_len,
-                                         oracle, parallel, registries, requirements)
+from patchops.lint.facts_extract import (architectures, bool_spellings, config_fields, guard_programs, guards,
+                                         max_len, oracle, parallel, registries, requirements)
 from patchops.lint.facts_extract.source_tree import Source
 from patchops.lint.facts_extract.static_eval import Classes
 
@@ -44,6 +44,8 @@ def read_knowledge(src: Source, classes: Classes, has_ray: bool,
         "has_ray": has_ray,
         "v1_oracle": guarded("V1 oracle", lambda: _pairs(oracle.oracle_facts(src)), None),
         "custom_allreduce": guarded("custom all-reduce", lambda: oracle.custom_allreduce_facts(src), {}),
+        "v1_platforms": guarded("platforms' V1 support", lambda: oracle.platform_v1_facts(src), {}),
+        "architectures": guarded("model architectures", lambda: architectures.architecture_facts(src), {}),
     }
 
 

@@ -8,6 +8,9 @@ has is read from those calls, so a fork that drops or adds one is linted as it i
 feature names are kept as vLLM formats them, an f-string's fields as `{}`, a name assigned
 just before the call (`name = "Pipeline Parallelism ..."`) by its value.
 
+The oracle also asks the platform (`current_platform.supports_v1`, 0.8.5-0.10): each platform
+module's answer is read too.
+
 `CustomAllreduce.__init__` (distributed/device_communicators/custom_all_reduce.py) turns
 custom all-reduce off, with a log line only, for world sizes outside `_SUPPORTED_WORLD_SIZES`.
 """
@@ -88,3 +91,59 @@ def custom_allreduce_facts(src: Source) -> Dict[str, Any]:
                         return {}
                     return {"world_sizes": sorted(int(s) for s in sizes)}
     return {}
+
+
+PLATFORMS_PACKAGE = "vllm/platforms"
+PLATFORM_BASE = "vllm/platforms/interface.py"
+
+
+def platform_v1_facts(src: Source) -> Dict[str, Dict[str, Any]]:
+    """Return {platform module: {"device_type": ..., "supports_v1": True | False | None}}.
+
+    The oracle (0.8.5-0.10) asks `current_platform.supports_v1(model_config)` and falls back
+    with "device type=<device_type>"; a platform class without the method inherits the base
+    `Platform.supports_v1`, which says False. None: a body that is not a constant return.
+    {} when the oracle does not ask (0.11+).
+    """
+    mod = src.module_file(ORACLE_FILE)
+    if mod is None or not any(isinstance(n, ast.Attribute) and n.attr == "supports_v1" for n in ast.walk(mod.tree)):
+        return {}
+    base = src.module_file(PLATFORM_BASE)
+    default = _supports_v1(base.tree) if base is not None else None
+    out: Dict[str, Dict[str, Any]] = {}
+    for path in sorted((src.site / PLATFORMS_PACKAGE).glob("*.py")):
+        if path.name in ("__init__.py", "interface.py"):
+            continue
+        platform = src.module_file(f"{PLATFORMS_PACKAGE}/{path.name}")
+        if platform is None:
+            continue
+        for node in platform.tree.body:
+            device = _class_str(node, "device_type") if isinstance(node, ast.ClassDef) else None
+            if device is not None:
+                found = _supports_v1(node)
+                out[path.stem] = {"device_type": device, "supports_v1": default if found == "absent" else found}
+                break
+    return out
+
+
+def _class_str(node: ast.ClassDef, name: str) -> Optional[str]:
+    for stmt in node.body:
+        target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
+            stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+        value = getattr(stmt, "value", None)
+        if isinstance(target, ast.Name) and target.id == name and isinstance(value, ast.Constant) \
+                and isinstance(value.value, str):
+            return value.value
+    return None
+
+
+def _supports_v1(scope: ast.AST) -> Any:
+    """Return the constant a `supports_v1` method returns, None if not constant, "absent" if none."""
+    for node in ast.walk(scope):
+        if isinstance(node, ast.FunctionDef) and node.name == "supports_v1":
+            body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, bool):
+                return body[0].value.value
+            return None
+    return "absent"

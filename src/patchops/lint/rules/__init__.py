@@ -1,6 +1,7 @@
 """The rule catalogue: explicit imports, ALL_RULES sorted by code (a test checks the order)."""
 
 from patchops.lint.rules.abbreviated_flag import AbbreviatedFlag
+from patchops.lint.rules.architecture_removed import ArchitectureRemoved
 from patchops.lint.rules.attention_backend_env_removed import AttentionBackendEnvRemoved
 from patchops.lint.rules.bfloat16_needs_ampere import Bfloat16NeedsAmpere
 from patchops.lint.rules.batched_tokens_below_max_seqs import BatchedTokensBelowMaxSeqs
@@ -95,6 +96,7 @@ ALL_RULES = (
     MultistepChunkedPrefillWithPp,
     FeatureFallsBackToV0,
     FeatureRefusedByV1,
+    ArchitectureRemoved,
     ConcurrencyWithoutCudaGraphs,
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,

@@ -9,6 +9,11 @@ from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
+# config.json `architectures` of the corpus models these examples stand for.
+MAMBA = {"architectures": ["MambaForCausalLM"], "model_type": "mamba"}
+BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom"}
+WHISPER = {"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "is_encoder_decoder": True}
+QWEN2_VL = {"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl"}
 MULTISTEP = "--num-scheduler-steps"  # PO302 multistep-falls-back-to-v0 owns this trigger
 V0_COST = ("the older, slower V0 engine runs instead: no V1 scheduler (chunked prefill and prefix "
            "caching off by default, max_num_seqs 256), no torch.compile")
@@ -26,7 +31,12 @@ class FeatureFallsBackToV0(Rule):
     concurrency, `--otlp-traces-endpoint`, speculative methods V1 lacks, a
     `VLLM_ATTENTION_BACKEND` outside V1's list, pipeline parallelism without a V1 executor, a
     non-CUDA platform (0.8.5), a sliding-window model on the CPU backend (0.9+); multi-step
-    scheduling is PO302's.
+    scheduling is PO302's. From the model's config.json `architectures`: a class V1 cannot
+    run (`SupportsV0Only`: Mamba, Jamba, Bloom, Whisper, Mllama, BART, ...; the list is the
+    copy's registry), a Mamba-style class (`HasInnerState`, 0.9-0.10: V1 only when
+    `VLLM_USE_V1=1`), and on 0.8.5 a transcription model, whose task resolves to
+    "transcription". From `hardware.platform`: a platform whose `supports_v1` says no (0.8.5:
+    cpu, xpu, hpu, neuron; 0.9-0.10: hpu, neuron; read from the copy's platforms).
 
     ## Why is this bad?
     `EngineArgs._is_v1_supported_oracle` checks each of these; the checks a copy has are read
@@ -34,7 +44,9 @@ class FeatureFallsBackToV0(Rule):
     default) vLLM silently builds the older, slower V0 engine instead, with one log line:
     "--preemption-mode is not supported by the V1 Engine. Falling back to V0." With
     `VLLM_USE_V1=1` it refuses to start while building its configuration:
-    "NotImplementedError: VLLM_USE_V1=1 is not supported with --preemption-mode.".
+    "NotImplementedError: VLLM_USE_V1=1 is not supported with --preemption-mode.". An
+    architecture is logged as vLLM's list: "['BloomForCausalLM'] is not supported by the V1
+    Engine. Falling back to V0."
 
     On 0.11.0 V0 is gone: most of these flags no longer exist (PO101 reports the parse error),
     the rest still fall back, and the API server then stops with an AssertionError right after
@@ -68,6 +80,10 @@ class FeatureFallsBackToV0(Rule):
         # multi-step is PO302's finding
         Example("model: /models/Qwen2.5-7B-Instruct\nvllm: {version: 0.8.5}\n"
                 "args:\n  num-scheduler-steps: 8\n"),
+        # a multimodal model V1 runs; Mamba on 0.10.1.1 when VLLM_USE_V1=1 opts in; Bloom once V0 is gone
+        Example("model: /models/Qwen2-VL-7B-Instruct\n", model=QWEN2_VL),
+        Example("model: /models/mamba-130m-hf\nenv:\n  VLLM_USE_V1: \"1\"\n", vllm="0.10.1.1", model=MAMBA),
+        Example("model: /models/bloom-560m\n", vllm="0.33.0", model=BLOOM),
     ]
     INVALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nvllm: {version: 0.8.5}\n"
@@ -86,6 +102,14 @@ class FeatureFallsBackToV0(Rule):
                 "hardware: {gpus: 2}\nargs:\n  pipeline-parallel-size: 2\n", at=(5, 3)),
         Example("model: /models/Qwen2.5-7B-Instruct\nvllm: {version: 0.11.0}\n"
                 "args:\n  max-num-partial-prefills: 2\n", vllm="0.11.0", at=(4, 3), severity="error"),
+        Example("model: /models/bloom-560m\nargs:\n  enable-prefix-caching: true\n", model=BLOOM, at=(1, 1)),
+        Example("model: /models/bloom-560m\nenv:\n  VLLM_USE_V1: \"1\"\n", vllm="0.10.1.1", model=BLOOM,
+                at=(1, 1), severity="error"),
+        Example("model: /models/mamba-130m-hf\n", vllm="0.10.1.1", model=MAMBA, at=(1, 1)),
+        Example("VLLM_USE_V1=1 vllm serve /models/whisper-large-v3\n", kind="command", model=WHISPER,
+                at=(1, 26), severity="error"),
+        Example("model: /models/Qwen2.5-7B-Instruct\nhardware: {platform: cpu}\nenv:\n  VLLM_USE_V1: \"1\"\n",
+                at=(2, 12), severity="error"),
     ]
 
     @classmethod
@@ -113,9 +137,10 @@ class FeatureFallsBackToV0(Rule):
     def _finding(self, cfg: ServeConfig, trigger: routing.Trigger, env, no_v0: bool, ver: str) -> Diagnostic:
         fields = trigger.fields + (("VLLM_USE_V1",) if env is not None else ())
         may = "" if trigger.certain else "may "
-        what = trigger.feature
-        if trigger.at is not None and str(trigger.at.value) not in what:
+        what = trigger.about or trigger.feature
+        if trigger.about is None and trigger.at is not None and str(trigger.at.value) not in what:
             what += f" ({trigger.at.key}: {trigger.at.value!s})"
+        remove = trigger.remedy or f"remove {trigger.feature}"
         if not trigger.certain:
             what += ", which depends on the GPU (state hardware.compute_capability)"
         if env:
@@ -125,7 +150,7 @@ class FeatureFallsBackToV0(Rule):
                 f"so vLLM {ver} {may}refuse{'' if may else 's'} to start",
                 severity="error" if trigger.certain else "warning", fields=fields,
                 vllm_message=trigger.forced_v1_message,
-                fix=f"remove {trigger.feature}, or unset VLLM_USE_V1 to let vLLM fall back to V0")
+                fix=f"{remove}, or unset VLLM_USE_V1 to let vLLM fall back to V0")
         if no_v0:
             return self.diagnostic(
                 cfg, trigger.at,
@@ -133,7 +158,7 @@ class FeatureFallsBackToV0(Rule):
                 f"{'' if may else 's'} back to V0, which it no longer has: the API server stops with "
                 "an AssertionError right after building its configuration",
                 severity="error" if trigger.certain else "warning", fields=fields,
-                vllm_message=routing.NO_V0_ERROR, fix=f"remove {trigger.feature}")
+                vllm_message=routing.NO_V0_ERROR, fix=remove)
         if trigger.experimental:  # _warn_or_fallback: V1 only when asked for
             return self.diagnostic(
                 cfg, trigger.at,
@@ -146,5 +171,4 @@ class FeatureFallsBackToV0(Rule):
             f"the V1 engine does not support {what}, so vLLM {ver} {may}silently "
             f"fall{'' if may else 's'} back to V0: {V0_COST}",
             fields=fields, vllm_message=trigger.fallback_message,
-            fix=f"remove {trigger.feature} to keep the V1 engine (or set VLLM_USE_V1=0 to choose "
-                "V0 on purpose)")
+            fix=f"{remove} to keep the V1 engine (or set VLLM_USE_V1=0 to choose V0 on purpose)")

@@ -32,7 +32,7 @@ class RequestLongerThanModelLen(Rule):
     requested 8193 tokens (7169 in the messages, 1024 in the completion)." (0.6.3-0.10.0),
     "'max_tokens' or 'max_completion_tokens' is too large: 1024. ..." (0.10.1-0.15),
     "... However, you requested 1024 output tokens and your prompt contains at least 7169
-    input tokens, for a total of at least 8193 tokens." (0.20-0.30). From 0.33 vLLM serves it
+    input tokens, for a total of at least 8193 tokens." (0.20-0.30). From 0.32 vLLM serves it
     and silently cuts max_tokens to max_model_len - prompt, so a benchmark measures shorter
     answers than it asked for (a prompt of max_model_len tokens or more is still refused).
 

@@ -29,12 +29,17 @@ class ValueOutOfRange(Rule):
     still means "derive it"); a bound against another setting (`long_prefill_token_threshold`
     above `max_model_len`, 0.33); a bound that holds only while a switch is on
     (`--api-server-count 2` with `--headless`, 0.10+, which refuses even 1 from 0.2x).
+    A guard counts only where EngineArgs hands the user's value to the class unchanged:
+    `--num-lookahead-slots -1` meets SchedulerConfig's guard in 0.10.1-0.11 (0.8.5-0.10.0
+    pass on `max(value, num_scheduler_steps - 1)`), and not with a `--speculative-config`,
+    whose own lookahead slots replace it.
 
     ## Why is this bad?
     vLLM refuses to build its config: "GPU memory utilization must be less than 1.0. Got 1.5."
     (0.8.5), or a pydantic ValidationError "Input should be greater than 0" for
     `gpu_memory_utilization: 0` (0.12+; 0.11 and older accept 0 here and fail later);
-    "max_model_len must be a positive integer, got int: 0.", "long_prefill_token_threshold
+    "max_model_len must be a positive integer, got int: 0.", "num_lookahead_slots (-1) must be
+    greater than or equal to 0." (0.10.1.1), "long_prefill_token_threshold
     (8192) cannot be greater than the max_model_len (4096).", "--api-server-count=2 cannot be
     used with --headless (no API servers are started in headless mode)."
 
@@ -56,6 +61,11 @@ class ValueOutOfRange(Rule):
                 vllm="0.33.0"),
         Example("vllm serve m --headless --api-server-count 1\n", kind="command", vllm="0.10.1.1"),
         Example("vllm serve m --api-server-count 2\n", kind="command", vllm="0.33.0"),
+        Example("model: m\nargs:\n  num-lookahead-slots: 0\n", vllm="0.10.1.1"),
+        Example("model: m\nargs:\n  num-lookahead-slots: -1\n", vllm="0.10.0"),   # max(-1, steps - 1)
+        Example("vllm serve m --num-lookahead-slots -1 --speculative-config "
+                "'{\"method\": \"ngram\", \"num_speculative_tokens\": 2, \"prompt_lookup_max\": 3}'\n",
+                kind="command", vllm="0.10.1.1"),
         Example("model: m\nargs:\n  max-loras: 0\n", vllm="0.33.0"),     # LoRAConfig is built only with LoRA
     ]
     INVALID = [
@@ -69,6 +79,7 @@ class ValueOutOfRange(Rule):
                 at=(1, 25)),
         Example("vllm serve m --headless --api-server-count 1\n", kind="command", vllm="0.33.0",
                 at=(1, 25)),
+        Example("model: m\nargs:\n  num-lookahead-slots: -1\n", vllm="0.10.1.1", at=(3, 3)),
         Example("model: m\nargs:\n  enable-lora: true\n  max-loras: 0\n", vllm="0.33.0", at=(4, 3)),
     ]
 
@@ -80,6 +91,8 @@ class ValueOutOfRange(Rule):
             switch = check.get("when")
             if switch and not inputs.bool_value(cfg, switch):
                 continue
+            if check.get("unless_set") and inputs.setting(cfg, check["unless_set"]) is not None:
+                continue    # EngineArgs hands the class another value then
             problem = _problem(found.value, check) or _resolved_problem(found.value, check, facts.flags.get(dest)) \
                 or _relation_problem(cfg, facts, found.value, check)
             if problem is None:

@@ -13,6 +13,7 @@ from patchops.lint.config import as_bool as to_bool  # re-exported: rules conver
 from patchops.lint.config import as_int as to_int
 from patchops.lint.config import as_int_list as to_int_list
 from patchops.lint.facts import Facts, Flag
+from patchops.lint.model_facts import other_model_facts as model_facts_of  # re-exported: a draft model's config.json
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
 

@@ -38,6 +38,9 @@ class DerivedLen:
         return str(self.value)
 
 
+DEFAULT_MAX_LEN = 2048  # _get_and_verify_max_len, when config.json names no length
+
+
 def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
                     disable_sliding_window: bool = False) -> Optional[DerivedLen]:
     """Return what `_get_and_verify_max_len` derives for `model`, or None for "no keys".
@@ -62,7 +65,11 @@ def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
     window = model.sliding_window
     if disable_sliding_window and window is not None and window < derived:
         key, derived = "sliding_window", window
-    if max_len.get("tokenizer_max_length") and model.tokenizer_max_length is not None:
+    # ModelConfig.get_and_verify_max_len passes tokenizer_config only for pooling models (0.9),
+    # with absolute position embeddings (0.10+): the BERT family; a generative model's
+    # tokenizer (model_max_length 1e30 in many) never counts.
+    if max_len.get("tokenizer_max_length") and model.tokenizer_max_length is not None \
+            and cfg.get("position_embedding_type") == "absolute":
         derived = min(derived, model.tokenizer_max_length)
     if derived == float("inf"):
         return None
@@ -110,12 +117,13 @@ def max_model_len(cfg: ServeConfig, facts: Facts) -> Prediction:
     config.json, or no length key in it).
     """
     stated = inputs.max_model_len(cfg)
-    if stated.value is not None or cfg.model_facts is None:
-        return stated
+    if stated.value is not None or cfg.model_facts is None or inputs.setting(cfg, "max_model_len") is not None:
+        return stated   # a stated value below 1 is not replaced by the derived length (0.10 keeps -1)
     derived = derived_max_len(cfg.model_facts, facts.max_len,
                               disable_sliding_window=bool(inputs.bool_value(cfg, "disable_sliding_window")))
     if derived is None or derived.value == float("inf"):
-        return stated
+        return Prediction(DEFAULT_MAX_LEN, f"max_model_len {DEFAULT_MAX_LEN} (vLLM's assumption: the model's "
+                          "config.json has none of the length keys)")
     return Prediction(int(derived.value), f"max_model_len {int(derived.value)} (derived from the "
                       f"model's config.json, {derived.key or 'its length keys'})")
 

@@ -189,6 +189,9 @@ SEQS_CAPPED_BY_BUDGET = Boundary("0.10.1", "an unset max_num_seqs is capped at m
                                  "vllm/engine/arg_utils.py _set_default_args (0.10.1.1)")
 CHUNKED_PREFILL_HONOURED = Boundary("0.12", "enable_chunked_prefill false is respected (with a warning)",
                                     "vllm/config/scheduler.py (0.12.0)")
+PREFIX_CACHING_BY_ATTN_TYPE = Boundary("0.12", "an unset enable_prefix_caching follows the model's attention "
+                                       "type: off for encoder-decoder and attention-free models",
+                                       "vllm/config/model.py is_prefix_caching_supported (0.12.0)")
 BUDGET_FOLLOWS_MODEL_LEN = Boundary("0.12", "an unset max_num_batched_tokens covers max_model_len with chunked "
                                     "prefill off, and at most max_num_seqs x max_model_len",
                                     "vllm/engine/arg_utils.py _set_default_args (0.12.0)")
@@ -305,8 +308,9 @@ REQUEST_LEN_RENDERER = Boundary(
     "input tokens, for a total of T tokens\"; max_tokens above max_model_len is refused first",
     "vllm/renderers/params.py:419,207 (0.20.0); vllm/entrypoints/openai/engine/serving.py:1086 (0.15.0)")
 REQUEST_MAX_TOKENS_CLAMPED = Boundary(
-    "0.33", "prompt + max_tokens above max_model_len is served: max_tokens is cut to max_model_len - prompt",
+    "0.32", "prompt + max_tokens above max_model_len is served: max_tokens is cut to max_model_len - prompt",
     "vllm/entrypoints/serve/utils/api_utils.py:234 get_max_tokens, vllm/renderers/params.py:225 (0.33.0); "
+    "api_utils.py:169 get_max_tokens, no refusal left in vllm/renderers/params.py (0.32.0); "
     "vllm/renderers/params.py:508 still refuses (0.30.0)")
 
 # --------------------------------------------------------------------------- parser plugins

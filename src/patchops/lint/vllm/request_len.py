@@ -2,7 +2,7 @@
 
 The check runs per request, after the server is up, and its wording changed three times:
 `serving_engine._validate_input` (0.6.3-0.10.0, and split into two checks from 0.10.1),
-`renderers/params.py` TokenizeParams (0.20-0.30), and from 0.33 `get_max_tokens`, which
+`renderers/params.py` TokenizeParams (0.20-0.30), and from 0.32 `get_max_tokens`, which
 shortens max_tokens instead of refusing. Boundaries: releases.REQUEST_LEN_*.
 """
 
@@ -64,7 +64,7 @@ def request_outcome(version, prompt: int, max_tokens: int, max_model_len: int) -
             f"{max_tokens} output tokens and your prompt contains {qualifier}{seen} input tokens, for a "
             f"total of {qualifier}{seen + max_tokens} tokens. Please reduce the length of the input prompt "
             "or the number of requested output tokens."), None)
-    # vllm/renderers/params.py:273,540 and entrypoints/serve/utils/api_utils.py:234 (0.33.0)
+    # vllm/renderers/params.py:273,540 and entrypoints/serve/utils/api_utils.py:234 (0.33.0; 0.32.0 alike)
     if max_tokens > max_model_len:
         return RequestOutcome(True, (
             f"max_tokens={max_tokens} cannot be greater than max_model_len={max_model_len}. "

@@ -17,6 +17,7 @@ from patchops.lint.facts import Facts
 from patchops.lint.vllm.inputs import (attention_backend_env, bool_value, compute_capability, ctx_setting,
                                        env_setting, is_cuda_like, num_scheduler_steps, platform, setting,
                                        speculative_method, to_int, use_v1_env, value)
+from patchops.lint.vllm import architectures
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (ORACLE_BACKENDS_0_9, ORACLE_BACKENDS_0_10_1, ORACLE_BACKENDS_0_10_2,
                                          ORACLE_BACKENDS_0_11, ORACLE_CC_CHECK_GONE, ORACLE_CPU_SLIDING_WINDOW,
@@ -29,6 +30,7 @@ from patchops.lint.vllm.releases import (ORACLE_BACKENDS_0_9, ORACLE_BACKENDS_0_
 
 V0 = "V0"
 V1 = "V1"
+MODEL_REMEDY = "serve a model whose architecture the V1 engine runs"
 # 0.11.0 entrypoints/openai/api_server.py, after the oracle chose V0.
 NO_V0_ERROR = "AssertionError (assert envs.VLLM_USE_V1 in entrypoints/openai/api_server.py)"
 
@@ -43,6 +45,8 @@ class Trigger:
     recommend_to_remove: bool = False
     certain: bool = True
     experimental: bool = False   # _warn_or_fallback: falls back only when VLLM_USE_V1 is unset
+    about: Optional[str] = None  # what the feature is when it comes from the model or platform, not a setting
+    remedy: Optional[str] = None  # the fix when removing a setting is not it
 
     @property
     def fallback_message(self) -> str:
@@ -103,20 +107,24 @@ def v1_oracle_backends(version: str) -> Optional[Tuple[str, ...]]:
 def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
     """Return the V1-oracle checks this config trips, in the order vLLM runs them (0.8.5-0.11).
 
-    Checks that depend on the model (architecture, sliding window) or on the platform plugin
-    are not predicted. A check whose outcome depends on unstated hardware is `certain=False`.
+    The model's checks come from its config.json (architectures, sliding window) when it was
+    read, the platform's `supports_v1` from the copy's in-tree platforms (an out-of-tree
+    platform plugin's is not known). A check whose outcome depends on unstated hardware is
+    `certain=False`.
     """
     v = release(facts)
     if not V1_ORACLE <= v < V1_ONLY:
         return []
     out: List[Trigger] = []
     cc = compute_capability(cfg)
+    arch = architectures.resolved(cfg, facts)  # the registered class vLLM inspects
 
-    def add(feature, name, remove=False, certain=True, experimental=False, fields=None, at=None, template=None):
+    def add(feature, name, remove=False, certain=True, experimental=False, fields=None, at=None, template=None,
+            about=None, remedy=None):
         if not in_copy(template or feature, facts):
             return
         at = at or setting(cfg, name) or env_setting(cfg, name)
-        out.append(Trigger(feature, tuple(fields or (name,)), at, remove, certain, experimental))
+        out.append(Trigger(feature, tuple(fields or (name,)), at, remove, certain, experimental, about, remedy))
 
     load_format = value(cfg, "load_format")
     fallback_formats = ("tensorizer", "sharded_state") if v < ORACLE_TENSORIZER_OK else ("sharded_state",)
@@ -175,8 +183,19 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
             if value(cfg, "quantization") == "gguf":
                 add("--quantization gguf", "quantization")
             task = value(cfg, "task")
+            implicit = task in (None, "auto") and architectures.has(cfg, facts, "transcription")
+            if implicit:  # ModelConfig._resolve_task: the transcription runner comes first (Whisper)
+                task = "transcription"
             if isinstance(task, str) and task not in ("auto", "generate"):
-                add(f"--task {task}", "task")
+                add(f"--task {task}", "task", at=cfg.model if implicit else None,
+                    about=f"--task transcription (the task vLLM picks for {arch})" if implicit else None,
+                    remedy=MODEL_REMEDY if implicit else None)
+    if architectures.has(cfg, facts, "v0_only"):  # ModelConfig.is_v1_compatible: SupportsV0Only
+        add(architectures.shown(cfg), "model", at=cfg.model, template="{}",
+            about=f"the model's architecture (config.json architectures: {arch})", remedy=MODEL_REMEDY)
+    elif architectures.has(cfg, facts, "inner_state"):  # 0.9-0.10: "V1 mamba models are unoptimized"
+        add("Mamba", "model", at=cfg.model, experimental=True,
+            about=f"Mamba-style state-space models (config.json architectures: {arch})", remedy=MODEL_REMEDY)
     if (to_int(value(cfg, "max_num_partial_prefills")) or 1) != 1 or \
             (to_int(value(cfg, "max_long_partial_prefills")) or 1) != 1:
         add("Concurrent Partial Prefill", "max_num_partial_prefills",
@@ -197,6 +216,11 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
     backend = attention_backend_env(cfg)
     if backend is not None and backend not in (v1_oracle_backends(facts.version) or ()):
         add(f"VLLM_ATTENTION_BACKEND={backend}", "VLLM_ATTENTION_BACKEND", remove=True)
+    answer = facts.v1_platforms.get(platform_module(cfg) or "")
+    if answer is not None and answer.get("supports_v1") is False:  # current_platform.supports_v1
+        add(f"device type={answer['device_type']}", "hardware.platform", at=ctx_setting(cfg, "hardware.platform"),
+            about=f"the {platform(cfg)} platform (hardware.platform; its supports_v1 says no)",
+            remedy="run this platform on V0 on purpose (VLLM_USE_V1=0), or a vLLM whose V1 supports it")
     pp = to_int(value(cfg, "pipeline_parallel_size")) or 1
     executor = value(cfg, "distributed_executor_backend")
     if pp > 1 and v < ORACLE_PP_MP_OK and executor != "ray":
@@ -213,6 +237,17 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
             and cfg.model_facts.sliding_window is not None:
         add("sliding window (CPU backend)", "hardware.platform", at=ctx_setting(cfg, "hardware.platform"))
     return out
+
+
+PLATFORM_MODULES = {"gaudi": "hpu"}  # hardware.platform names -> vllm/platforms/<module>.py
+
+
+def platform_module(cfg: ServeConfig) -> Optional[str]:
+    """Return the vllm/platforms module that runs the stated platform (vendor CUDA-likes: cuda)."""
+    name = platform(cfg)
+    if name is None:
+        return None
+    return PLATFORM_MODULES.get(name, name) if is_cuda_like(cfg) is False or name == "rocm" else "cuda"
 
 
 PP_EXECUTORS = (None, "ray", "mp", "external_launcher")  # run pipeline parallelism on V1 (0.9+)

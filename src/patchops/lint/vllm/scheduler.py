@@ -27,6 +27,7 @@ SMALL, LARGE, HUGE = "small", "large", "huge"  # hardware tiers of the V1 batch 
 LONG_CONTEXT = 32768  # V0 switches chunked prefill on above this max_model_len
 DEFAULT_BATCHED_TOKENS_V0 = 2048  # _DEFAULT_MAX_NUM_BATCHED_TOKENS (0.7.3+)
 POOLING_BATCHED_TOKENS = 32768
+MULTIMODAL_BATCHED_TOKENS = 5120  # _MULTIMODAL_MODEL_MAX_NUM_BATCHED_TOKENS (config.py, V0)
 
 
 def hardware_tier(cfg: ServeConfig, facts: Facts) -> Prediction:
@@ -127,6 +128,9 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
         return Prediction(True, f"the V1 engine of vLLM {ver} always turns chunked prefill on{note}",
                           fields=where)
     if v >= CHUNKED_PREFILL_HONOURED:
+        if cfg.model_facts is not None and cfg.model_facts.is_encoder_decoder:  # SchedulerConfig.__post_init__
+            return Prediction(False, "encoder-decoder models do not support chunked prefill: vLLM turns it off",
+                              fields=("model",) + where)
         if explicit is not None:
             return Prediction(explicit, f"enable_chunked_prefill {str(explicit).lower()} is respected",
                               fields=where)
@@ -181,7 +185,7 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
 
 
 def _v0_batched_tokens(v: Version, chunked: bool, mml: Optional[int], steps: int,
-                       pooling: bool) -> Tuple[Optional[int], str]:
+                       pooling: bool, multimodal: bool) -> Tuple[Optional[int], str]:
     small = 512 if v < V0_BATCH_2048 else DEFAULT_BATCHED_TOKENS_V0
     if chunked and steps <= 1:
         out: Optional[int] = small
@@ -192,6 +196,9 @@ def _v0_batched_tokens(v: Version, chunked: bool, mml: Optional[int], steps: int
                else "V0 without chunked prefill defaults to max(max_model_len, 2048)")
     if pooling and out is not None:
         out = max(out, POOLING_BATCHED_TOKENS)
+    if multimodal and out is not None:  # SchedulerConfig: room for one item's multimodal tokens
+        out = max(out, MULTIMODAL_BATCHED_TOKENS)
+        why += f", at least {MULTIMODAL_BATCHED_TOKENS} for a multimodal model"
     return out, why
 
 
@@ -219,7 +226,8 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
         steps = num_scheduler_steps(cfg) or 1
         values = []
         for on in chunked.candidates:
-            values.append(_v0_batched_tokens(v, on, mml, steps, is_pooling(cfg)))
+            values.append(_v0_batched_tokens(v, on, mml, steps, is_pooling(cfg),
+                                             cfg.model_facts is not None and cfg.model_facts.multimodal))
         (first, why), rest = values[0], values[1:]
         alternatives = tuple(val for val, _ in rest if val != first)
         return Prediction(first, why + f" ({chunked.reason})", certain=chunked.certain and first is not None,

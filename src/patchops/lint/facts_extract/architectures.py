@@ -1,0 +1,146 @@
+"""The model architectures a vLLM copy knows, and which of them only V0 runs, read with `ast`.
+
+`vllm/model_executor/models/registry.py` maps each `architectures` name of a config.json to
+a (module, class) in its `_*_MODELS` dicts. 0.8.5-0.11 mark the classes V1 cannot run with the
+`SupportsV0Only` interface (interfaces.py), inherited like any base: the V1 oracle then
+reports `model_config.architectures` (`ModelConfig.is_v1_compatible`); 0.9-0.10 also send
+the classes with `HasInnerState` (Mamba-style state) to V0 unless VLLM_USE_V1=1 (the oracle's
+`_warn_or_fallback(feature_name="Mamba")`), and 0.8.5 resolves `--task auto` of a
+`SupportsTranscription` class (Whisper) to "transcription", which its oracle refuses. From 0.12
+an unset prefix caching follows the class's attention type (`IsAttentionFree`, `IsHybrid`). From 0.11
+the same file
+names removed architectures in `_PREVIOUSLY_SUPPORTED_MODELS` (arch -> the last release) and,
+later, those moved to plugins in `_OOT_SUPPORTED_MODELS` (arch -> plugin URL), which
+`_raise_for_unsupported` refuses with their own messages.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Dict, Optional, Set, Tuple
+
+from patchops.lint.facts_extract.source_tree import MAX_DEPTH, Module, Source
+
+REGISTRY_FILE = "vllm/model_executor/models/registry.py"
+MODELS_PACKAGE = "vllm.model_executor.models"
+# The interfaces read, each a Protocol class with its ClassVar flag: the facts key for each.
+INTERFACES = {"v0_only": ("SupportsV0Only", "supports_v0_only"),
+              "inner_state": ("HasInnerState", "has_inner_state"),
+              "transcription": ("SupportsTranscription", "supports_transcription"),
+              "attention_free": ("IsAttentionFree", "is_attention_free"),
+              "hybrid": ("IsHybrid", "is_hybrid")}
+REMOVED_TABLES = {"_PREVIOUSLY_SUPPORTED_MODELS": "previously_supported",
+                  "_OOT_SUPPORTED_MODELS": "out_of_tree"}
+
+
+def architecture_facts(src: Source) -> Dict[str, Any]:
+    """Return {"registered", "v0_only", "inner_state", "transcription", "attention_free", "hybrid":
+    [names], "previously_supported", "out_of_tree": {name: ...}}.
+
+    {} when the registry cannot be read. An architecture whose class cannot be found has no
+    interface (vLLM would fail to inspect it anyway).
+    """
+    mod = src.module_file(REGISTRY_FILE)
+    if mod is None:
+        return {}
+    classes: Dict[str, Tuple[str, str]] = {}
+    out: Dict[str, Any] = {}
+    for node in mod.tree.body:
+        target = _assigned_name(node)
+        value = getattr(node, "value", None)
+        if target is None or not isinstance(value, ast.Dict):
+            continue
+        if target in REMOVED_TABLES:
+            out[REMOVED_TABLES[target]] = {k.value: v.value for k, v in zip(value.keys, value.values)
+                                           if _is_str(k) and _is_str(v)}
+        elif target.endswith("_MODELS"):
+            for key, entry in zip(value.keys, value.values):
+                if _is_str(key) and isinstance(entry, ast.Tuple) and len(entry.elts) >= 2 \
+                        and _is_str(entry.elts[0]) and _is_str(entry.elts[1]):
+                    classes.setdefault(key.value, (entry.elts[0].value, entry.elts[1].value))
+    lists = {key: _with_interface(src, classes, interface, flag)
+             for key, (interface, flag) in INTERFACES.items()}
+    return {"registered": sorted(classes), **lists, **out}
+
+
+def _with_interface(src: Source, classes: Dict[str, Tuple[str, str]], interface: str, flag: str) -> list:
+    """Return the registered architectures whose class is or inherits `interface`, sorted.
+
+    Parsing every model file costs seconds (0.33 registers 415 architectures), so only the
+    modules that name the interface, its flag or a class already found to have it are parsed,
+    until no new one turns up: a class inherits only what its module imports by name.
+    """
+    holders: Set[str] = {interface, flag}
+    found: Set[str] = set()
+    seen: Dict[str, bool] = {}
+    grew = True
+    while grew:
+        grew = False
+        for arch, (module, cls) in classes.items():
+            if arch in found or not _mentions(src, module, holders):
+                continue
+            mod = src.module(f"{MODELS_PACKAGE}.{module}")
+            hit = src.find_class(mod, cls) if mod is not None else None
+            if hit is not None and _class_has(src, hit[0], hit[1], interface, flag, seen, holders, 0):
+                found.add(arch)
+                grew = True
+    return sorted(found)
+
+
+def _mentions(src: Source, module: str, names: Set[str]) -> bool:
+    """Whether the model module's text names any of `names`."""
+    base = f"{MODELS_PACKAGE}.{module}".replace(".", "/")
+    for rel in (base + ".py", base + "/__init__.py"):
+        if src.stat(rel) is not None:
+            try:
+                text = (src.site / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return False
+            return any(name in text for name in names)
+    return False
+
+
+def _class_has(src: Source, mod: Module, node: ast.ClassDef, interface: str, flag: str,
+               seen: Dict[str, bool], holders: Set[str], depth: int) -> bool:
+    """Whether the class is or inherits `interface`, or sets its ClassVar `flag` itself.
+
+    Every class found to have it joins `holders`, so the modules naming it are read next.
+    """
+    qual = f"{mod.name}.{node.name}"
+    if node.name == interface:
+        return True
+    if qual in seen or depth > MAX_DEPTH:
+        return seen.get(qual, False)
+    seen[qual] = False  # a cycle: not (yet) known to have it
+    result = False
+    for stmt in node.body:
+        if _assigned_name(stmt) == flag and isinstance(getattr(stmt, "value", None), ast.Constant):
+            result = stmt.value.value is True
+            break
+    else:
+        for base in node.bases:
+            found = src.entity(base, mod)
+            if found is None:
+                continue
+            if found[0] == "external" and found[1].rsplit(".", 1)[-1] == interface:
+                result = True
+            elif found[0] == "class":
+                result = _class_has(src, found[1], found[2], interface, flag, seen, holders, depth + 1)
+            if result:
+                break
+    seen[qual] = result
+    if result:
+        holders.add(node.name)
+    return result
+
+
+def _assigned_name(node: ast.stmt) -> Optional[str]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
+
+
+def _is_str(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)

@@ -1,0 +1,59 @@
+"""What a copy's model registry makes of the model's config.json `architectures`.
+
+vLLM looks the names up in `vllm/model_executor/models/registry.py`
+(`_ModelRegistry.inspect_model_cls`: the first registered name wins) and reads the class's
+interfaces; a name no longer registered is refused by `_raise_for_unsupported`. The lists are
+the copy's facts (`Facts.architectures`, read by facts_extract/architectures.py); this module
+only asks them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+
+
+def architectures(cfg: ServeConfig) -> Tuple[str, ...]:
+    """Return config.json's `architectures`, () when the model's config was not read."""
+    return cfg.model_facts.architectures if cfg.model_facts is not None else ()
+
+
+def shown(cfg: ServeConfig) -> str:
+    """Return the architectures as vLLM formats `model_config.architectures` (a Python list)."""
+    return str(list(architectures(cfg)))
+
+
+def resolved(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+    """Return the architecture vLLM inspects: the first the copy registers; None when none is known."""
+    registered = set(facts.architectures.get("registered") or ())
+    return next((a for a in architectures(cfg) if a in registered), None)
+
+
+def has(cfg: ServeConfig, facts: Facts, interface: str) -> bool:
+    """Return whether the inspected architecture's class has `interface` ("v0_only", "inner_state")."""
+    arch = resolved(cfg, facts)
+    return arch is not None and arch in (facts.architectures.get(interface) or ())
+
+
+def removed_message(cfg: ServeConfig, facts: Facts) -> Optional[Tuple[str, str]]:
+    """Return (architecture, vLLM's ValueError) when the copy names every architecture as removed.
+
+    `_raise_for_unsupported` (0.11+): with none of them registered, the first that
+    `_PREVIOUSLY_SUPPORTED_MODELS` or `_OOT_SUPPORTED_MODELS` names is refused with its message.
+    """
+    names = architectures(cfg)
+    if not names or resolved(cfg, facts) is not None:
+        return None
+    previous = facts.architectures.get("previously_supported") or {}
+    plugins = facts.architectures.get("out_of_tree") or {}
+    for arch in names:
+        if arch in previous:
+            return arch, (f"Model architecture {arch} was supported in vLLM until v{previous[arch]}, and is "
+                          "not supported anymore. Please use an older version of vLLM if you want to use "
+                          "this model architecture.")
+        if arch in plugins:
+            return arch, (f"Model architecture {arch} is not supported in-tree anymore. Please install the "
+                          f"plugin at {plugins[arch]} if you want to use this model architecture.")
+    return None
