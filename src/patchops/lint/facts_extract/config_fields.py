@@ -1,5 +1,8 @@
 """Fields of vLLM's config classes, read with `ast`: nested JSON configs and value ranges.
 
+Over 400 lines because both readers resolve the same classes, fields and EngineArgs dests
+(a split would pass those maps between two modules).
+
 Two kinds of knowledge argparse does not hold, read from the config dataclasses themselves:
 
 * nested configs (`--speculative-config`, `--compilation-config`): each field's name, the

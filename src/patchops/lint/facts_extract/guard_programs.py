@@ -1,5 +1,9 @@
 """The checks vLLM's config classes run when they are built, read with `ast` as small programs.
 
+Over 400 lines because the method reader and the reader of where EngineArgs builds each class
+walk the same methods and must agree on what a condition is; the expression translation
+itself lives in guard_expressions.
+
 config_guards reads one shape (`if self.x > 1.0: raise` at the top of a method). Most
 config-time refusals have other shapes: a guard under a switch (`if self.enable_eplb:` ...
 `if not self.enable_expert_parallel: raise`), membership in a local tuple (`max_lora_rank

@@ -63,7 +63,8 @@ class ConfigCheckRefuses(Rule):
             at = refusal.settings[0]
             names = tuple(s.name for s in refusal.settings)
             yield self.diagnostic(
-                cfg, at, f"vLLM {facts.version}'s {refusal.config_class} refuses "
-                f"{' with '.join(dict.fromkeys(n.lstrip('-') for n in names))}: {refusal.message}",
+                cfg, at, f"vLLM {facts.version} refuses "
+                f"{' with '.join(dict.fromkeys(n.lstrip('-') for n in names))} ({refusal.config_class}): "
+                f"{refusal.message}",
                 fields=names, fix="change the setting to a value the check accepts",
                 vllm_message=f"{refusal.exception}: {refusal.message}")

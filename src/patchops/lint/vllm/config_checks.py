@@ -49,6 +49,9 @@ def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
     classes = found.get("classes") or {}
     rewritten = set(found.get("rewritten") or ())
     states = {name: _initial_state(cfg, facts, spec, rewritten) for name, spec in classes.items()}
+    for state in states.values():
+        if state is not None:
+            state.others = states
     out = []
     for name, spec in classes.items():
         state = states[name]
@@ -68,6 +71,7 @@ class _State:
         self.sources = sources      # same keys -> the user's Setting behind the value
         self.engine = engine
         self.envs = envs
+        self.others: Dict[str, Optional["_State"]] = {}   # the other classes' states (verify_with_*)
         self.all_unknown = False
 
     def get(self, key: str) -> Any:
@@ -212,7 +216,12 @@ def _sources_of(expr: Any, state: _State) -> List[Setting]:
         for part in expr:
             out += _sources_of(part, state)
     elif isinstance(expr, list) and expr:
-        if expr[0] in ("field", "param", "local") and len(expr) == 2:
+        if expr[0] == "other" and len(expr) == 3:
+            other = state.others.get(expr[1]) if state.others else None
+            found = other.source("field:" + expr[2]) if other is not None else None
+            if found is not None:
+                out.append(found)
+        elif expr[0] in ("field", "param", "local") and len(expr) == 2:
             found = state.source(f"{expr[0]}:{expr[1]}")
             if found is not None:
                 out.append(found)
