@@ -9,7 +9,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from patchops.records import FrozenRecordError, as_dict, field, record, replace
+from patchops.records import FrozenRecordError, as_dict, field, field_names, record, replace
 
 
 @record(frozen=True)
@@ -69,7 +69,8 @@ def test_mutable_records_assign_and_are_unhashable():
         hash(bag)
 
 
-def test_replace_and_as_dict():
+def test_replace_as_dict_and_field_names():
+    assert field_names(Point) == field_names(Point(1)) == ("x", "y", "label")
     assert replace(Point(1, 2), y=5) == Point(1, 5)
     with pytest.raises(TypeError, match="no field 'z'"):
         replace(Point(1), z=1)
