@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from patchops.errors import PatchopsError, PatchsetError
+from patchops.locate import distinct_copies
 from patchops.store import Store, sha256
 from patchops.store_state import FileEntry
 
@@ -55,7 +56,7 @@ def diff(copies: Sequence, target: Optional[str] = None) -> List[FileDiff]:
     is_file = target is not None and (target.endswith(".py") or "/" in target)
     found: Dict[Tuple[str, str], FileDiff] = {}
     any_recorded = False
-    for copy in _unique(copies):
+    for copy in distinct_copies(copies):
         store = Store(copy.site_dir, copy.package_dir.name)
         state = store.read_state() if store.exists() else None
         entries = state.files if state is not None else {}
@@ -95,7 +96,7 @@ def export(copies: Sequence, patchset) -> str:
     from patchops.rewrite import rewrite_source
 
     patches: Dict[str, List[Path]] = {}
-    for copy in _unique(copies):
+    for copy in distinct_copies(copies):
         store = Store(copy.site_dir, copy.package_dir.name)
         entries = store.read_state().files if store.exists() else {}
         chunks = []
@@ -126,16 +127,6 @@ def export(copies: Sequence, patchset) -> str:
         raise PatchopsError(f'nothing to export: patchset "{patchset.name}" changes nothing in {where} '
                             f"(already satisfied there, or not for its vLLM version)")
     return text
-
-
-def _unique(copies: Sequence) -> List:
-    seen, out = set(), []
-    for copy in copies:
-        key = os.path.realpath(copy.package_dir)
-        if key not in seen:
-            seen.add(key)
-            out.append(copy)
-    return out
 
 
 def _select(copy, entries: Dict[str, FileEntry], target: Optional[str], is_file: bool) -> List[str]:
