@@ -1,4 +1,4 @@
-"""The library API the CLI calls: plain functions returning plain dataclasses.
+"""The library API the CLI calls: plain functions returning plain records and dataclasses.
 
 Other programs (CI gates, launch scripts) call these directly (`from patchops import api`,
 `api.status_report()`, `api.lint_inputs([...])`); nothing here prints. Each name loads its

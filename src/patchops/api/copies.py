@@ -1,9 +1,8 @@
 """The library API for the copies: locate, patchsets, apply, status, rollback, verify, diff, capture.
 
 Reached through `patchops.api` (its names load this module on first use), so `status` and
-`apply` never create the lint result dataclasses: each costs as much to define as a tenth of
-the command's own work (issue 11). Plain functions returning plain dataclasses; nothing here
-prints.
+`apply` never load lint's modules (issue 11). Plain functions returning plain records
+(patchops.records); nothing here prints.
 """
 
 from __future__ import annotations

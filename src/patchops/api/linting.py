@@ -1,7 +1,7 @@
 """The library API for linting: lint, lint --fix, explain, launch plans, engine checks, rules.
 
 Reached through `patchops.api` (its names load this module on first use). Plain functions
-returning plain dataclasses; nothing here prints.
+returning plain records (patchops.records); nothing here prints.
 """
 
 from __future__ import annotations
