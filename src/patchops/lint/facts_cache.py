@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from patchops.cache import cache_root, write_json
+from patchops.digest_cache import RACY_SECONDS
 
 if TYPE_CHECKING:  # a cached lint result checks an entry without loading Facts
     from patchops.lint.facts import Facts
@@ -77,9 +78,6 @@ def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str]) -> Dic
             "extras": {path: _fingerprint(Path(path)) for path in extras}}
 
 
-# A file whose ctime is this close to the hashing may have been written again in the same
-# clock tick, after the read ("racily clean" in git): it gets no stamp (as verify.py).
-RACY_SECONDS = 2.0
 
 
 def _file_stamp(path: Path) -> Optional[List[int]]:
