@@ -141,7 +141,7 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
         # Hash before parse: the same bytes, patchsets and version got this answer before.
         from patchops import verdicts
 
-        remembered_key = verdicts.key(current, rel, [p.path for p in wanted], version)
+        remembered_key = verdicts.key(current, rel, wanted, version)
         remembered = verdicts.get(remembered_key, ctx.path(rel))
         if remembered is not None and all(p.name in remembered for p in wanted):
             for p in wanted:
