@@ -31,6 +31,7 @@ ENGINE = """
 """
 CONFIG = """
     import enum
+    from typing import Optional
     from dataclasses import dataclass, field
     from pydantic import field_validator
     from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -255,3 +256,9 @@ def test_compilation_mode_takes_the_enum_values(version):
     assert found.severity == "error" and found.vllm_message == "mode: Input should be 0, 1, 2 or 3"
     assert lint("vllm serve m --compilation-config '{\"mode\": 3}'\n", vllm=version) == []
     assert lint("vllm serve m --compilation-config '{\"mode\": \"VLLM_COMPILE\"}'\n", vllm=version) == []
+
+
+def test_an_enum_inside_a_collection_is_not_judged_as_the_enum(tmp_path):
+    spec = _spec(tmp_path, "modes: list[Mode] = field(default_factory=list)\n")
+    assert "enum_values" not in spec["fields"]["modes"]
+    assert _spec(tmp_path / "optional", "other: Optional[Mode] = None\n")["fields"]["other"]["enum_values"] == [0, 3]

@@ -48,7 +48,7 @@ def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, An
     hints = Hints(classes)
     engine_mod = src.module_file(ARG_UTILS)
     engine = src.find_class(engine_mod, "EngineArgs") if engine_mod is not None else None
-    at_parse = parse_time_classes(src, classes, engine, set(NESTED_CONFIGS.values()))
+    at_parse = parse_time_classes(classes, engine, set(NESTED_CONFIGS.values()))
     for dest, class_name in NESTED_CONFIGS.items():
         found = _find_config_class(src, class_name)
         if found is not None:
@@ -83,7 +83,8 @@ def _class_spec(src: Source, classes: Classes, hints: Hints, mod: Module, cls: a
             fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
         if name in enums:
             fields[name]["names"] = enums[name]
-        values = _enum_values(src, classes, info) if name not in rewritten else None
+        values = _enum_values(src, classes, info, hints.atoms(info.annotation, info.mod)) \
+            if name not in rewritten else None
         if values:
             fields[name]["enum_values"] = values
         inner = src.entity(info.annotation, info.mod) if isinstance(
@@ -120,12 +121,15 @@ def _enum_validators(src: Source, mod: Module, cls: ast.ClassDef, classes: Class
                         yield name, members
 
 
-def _enum_values(src: Source, classes: Classes, info) -> Optional[List[Any]]:
+def _enum_values(src: Source, classes: Classes, info, atoms) -> Optional[List[Any]]:
     """Return the member values of a field typed by one enum (`mode: CompilationMode`), else None.
 
     pydantic validates such a field by value: `{"mode": 9}` fails with `Input should be 0, 1,
-    2 or 3` (0.20+). Only literal int or str values are kept (`auto()` is not judged).
+    2 or 3` (0.12+). Only literal int or str values are kept (`auto()` is not judged), and only
+    for the enum itself or an Optional of it (not `list[Mode]`).
     """
+    if sorted(a[0] for a in atoms if a[0] != "none") != ["class"]:
+        return None
     found = []
     for node in ast.walk(info.annotation):
         if isinstance(node, (ast.Name, ast.Attribute)):

@@ -4,8 +4,8 @@
 class's own post-init, in a different shape per release: `assert count_none + count_all <= 1`
 over `self.custom_ops.count("none")` (0.8.5 `model_post_init`, 0.10 `__post_init__`); a loop
 `for op in self.custom_ops: if op not in {"all", "none"} and (len(op) < 2 or op[0] not in
-{"+", "-"}): raise`, a comprehension `len([op for op in ... if op in {...}]) > 1` and a set
-intersection of `op[1:]` (0.32). Those are expressions over the JSON value the user wrote, so
+{"+", "-"}): raise` (0.11+), a comprehension `len([op for op in ... if op in {...}]) > 1` and
+a set intersection of `op[1:]` (0.32 has all of them but the assert). Those are expressions over the JSON value the user wrote, so
 this module reads the post-init of each nested config that EngineArgs builds at parse time
 (its field is annotated with the class) into a flat program lint runs on that value:
 
@@ -20,7 +20,7 @@ this module reads the post-init of each nested config that EngineArgs builds at 
 Expressions are JSON lists, the names of guard_expressions plus what these checks need:
 `["method", recv, name, args]` for pure str/list methods, `["call", fn, args]` for pure
 builtins, `["index", e, i]`, `["slice", e, lo, hi]`, `["comp", kind, var, iterable, conds,
-element]`, `["set", [...]]`. What cannot be read is `["unknown"]`: it can hide a check, never
+element]`, `["set", [...]]`, `["type", "str"]` (a builtin type, for isinstance). What cannot be read is `["unknown"]`: it can hide a check, never
 invent one. Cross-field checks against other configs stay with guard_programs (PO811).
 """
 
@@ -30,7 +30,7 @@ import ast
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from patchops.lint.facts_extract.config_guards import string_pieces
-from patchops.lint.facts_extract.source_tree import Module, Source, last_name
+from patchops.lint.facts_extract.source_tree import Module, last_name
 from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
 
 UNKNOWN = ["unknown"]
@@ -48,7 +48,7 @@ _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr: "
 _TYPES = ("str", "int", "float", "bool", "list", "dict", "tuple", "set")
 
 
-def parse_time_classes(src: Source, classes: Classes, engine: Optional[Tuple[Module, ast.ClassDef]],
+def parse_time_classes(classes: Classes, engine: Optional[Tuple[Module, ast.ClassDef]],
                        names: Set[str]) -> Set[str]:
     """Return the classes among `names` an EngineArgs field is annotated with (built at parse)."""
     out: Set[str] = set()
