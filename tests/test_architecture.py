@@ -83,7 +83,7 @@ LAYERS = (
      "capture", "diffs", "edit_ops", "mismatch", "verdicts", "verify"},
     {"locate", "search_path", "installed_version", "hardware", "pypi", "settings", "safe_fs",
      "faults"},
-    {"errors", "cache", "records", "__init__"},
+    {"errors", "cache", "digest_cache", "records", "__init__"},
 )
 PATCHING_SIDE = {"patching", "patchset", "patchset_yaml", "patchset_index", "rewrite", "ops/", "store",
                  "store_state", "transaction", "recovery", "site_files", "applied", "capture", "diffs", "edit_ops",

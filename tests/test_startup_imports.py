@@ -27,17 +27,21 @@ LINT_API = ("patchops.api.linting", "patchops.api.explaining", "patchops.lint")
 
 
 # `python -m patchops ARGS`, then sys.modules as the process exits, after the last import.
+# RACY_SECONDS in the environment stands in for the wait after which a file's stamp is trusted.
 DRIVER = """
-import atexit, runpy, sys
+import atexit, os, runpy, sys
+if "RACY_SECONDS" in os.environ:
+    import patchops.digest_cache
+    patchops.digest_cache.RACY_SECONDS = float(os.environ["RACY_SECONDS"])
 atexit.register(lambda: sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules))))
 sys.argv = ["patchops", *sys.argv[1:]]
 runpy.run_module("patchops", run_name="__main__", alter_sys=True)
 """
 
 
-def patchops(site: Path, cache: Path, *args: str):
+def patchops(site: Path, cache: Path, *args: str, **env_vars: str):
     """Run `python -m patchops ARGS --site SITE`; return (exit code, stdout, imported modules)."""
-    env = dict(os.environ, PATCHOPS_CACHE=str(cache), PYTHONPATH="", PATCHOPS_ROOTS="")
+    env = dict(os.environ, PATCHOPS_CACHE=str(cache), PYTHONPATH="", PATCHOPS_ROOTS="", **env_vars)
     env.pop("PATCHOPS_PATCHSETS", None)
     done = subprocess.run([sys.executable, "-c", DRIVER, *args, "--site", str(site)],
                           env=env, capture_output=True, text=True)
@@ -74,6 +78,32 @@ def test_noop_apply_imports_no_parser_or_op(patched_site):
     # Nothing is written, so no journal: the transaction module stays unloaded.
     assert loaded(imported, PARSING + LINT_API + ("patchops.patching.restore", "patchops.transaction")) == []
     assert "patchops.patching.plan" in imported
+
+
+def test_an_unchanged_copy_is_judged_without_hashlib_and_an_edit_in_place_still_shows(patched_site):
+    site, cache = patched_site
+    old = {"RACY_SECONDS": "-3600"}  # as if apply had written the files an hour ago
+    first = patchops(site, cache, "status", **old)
+    assert first[0] == 0 and f"{NAME}: applied" in first[1] and "hashlib" in first[2]
+    for args, said in ((["status"], f"{NAME}: applied"), (["apply", NAME, "--yes"], "nothing to write")):
+        code, out, imported = patchops(site, cache, *args, **old)
+        assert code == 0 and said in out and "hashlib" not in imported, args
+    target = site / "vllm" / "engine" / "arg_utils.py"
+    before = os.stat(target)
+    with open(target, "r+b") as handle:  # same inode and size, mtime put back: only ctime moves
+        handle.seek(100)
+        byte = handle.read(1)
+        handle.seek(100)
+        handle.write(b"#" if byte != b"#" else b" ")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    code, out, imported = patchops(site, cache, "status", **old)
+    assert code != 0 and f"{NAME}: drifted" in out and "hashlib" in imported
+
+
+def test_files_written_just_now_are_hashed_on_every_run(patched_site):
+    for _ in range(2):  # "just now": within the margin of a clock tick that may hide a write
+        code, out, imported = patchops(*patched_site, "status", RACY_SECONDS="3600")
+        assert code == 0 and f"{NAME}: applied" in out and "hashlib" in imported
 
 
 def test_second_status_of_an_unpatched_copy_answers_from_hashes(tmp_path):

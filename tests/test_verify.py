@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import NEWEST, vendor_hardcode
 from tests.support.full_copy import flip_byte, full_copy, unlink_write
+from patchops import digest_cache as digest_cache_module
 from patchops import patching, pypi, verify
 from tests.support import wheelcache
 from patchops.cli import DRIFTED, OK, USAGE_OR_INPUT_ERROR, app
@@ -39,7 +40,9 @@ def site(tmp_path):
 @pytest.fixture(autouse=True)
 def digest_cache(tmp_path, monkeypatch):
     """Keep each test's digest cache to itself (the wheel cache stays shared)."""
-    monkeypatch.setattr(pypi, "cache_root", lambda: tmp_path / "cache")
+    shared = pypi.cache_root()
+    monkeypatch.setattr(pypi, "cache_root", lambda: shared)
+    monkeypatch.setenv("PATCHOPS_CACHE", str(tmp_path / "cache"))
     return tmp_path / "cache" / "verify"
 
 
@@ -131,10 +134,10 @@ def test_a_warm_run_hashes_nothing_and_still_sees_an_in_place_change(tmp_path, m
     target = site / ARG
     # Every file counts as just written (however long a loaded machine took to copy them):
     # too fresh to trust its stamps, so nothing is cached.
-    monkeypatch.setattr(verify, "RACY_SECONDS", 1e9)
+    monkeypatch.setattr(digest_cache_module, "RACY_SECONDS", 1e9)
     assert verify.verify_copy(site, NEWEST).hashed > 5000
     assert not digest_cache.exists()
-    monkeypatch.setattr(verify, "RACY_SECONDS", 0.0)
+    monkeypatch.setattr(digest_cache_module, "RACY_SECONDS", 0.0)
     assert verify.verify_copy(site, NEWEST).hashed > 5000
     warm = verify.verify_copy(site, NEWEST)
     assert (warm.hashed, warm.findings) == (0, ())

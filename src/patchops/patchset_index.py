@@ -2,16 +2,17 @@
 
 Loading a patchset imports yaml, packaging and every op: a third of a `status` run. What
 status and planning ask before any file needs rewriting (name, notes, version range, the
-files its ops target on a vLLM version) depends only on the YAML's bytes, its path and
+files its ops target on a vLLM version) depends only on the YAML's text, its path and
 patchops itself, so it is kept under $PATCHOPS_CACHE/patchsets/ once the patchset loaded;
-the ops load when something needs them. A patchset that fails to load is never indexed, so
+the ops load when something needs them. An entry holds all three and answers only when they
+are the same (a crc of the path names its file: no hashlib on the way, issue 11). A patchset that fails to load is never indexed, so
 its error is the loader's every time. A cache that cannot be read or written is only slower.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Iterable, Optional, Tuple, Union
 
@@ -86,14 +87,16 @@ def load(path: Union[str, Path]) -> Union[Patchset, IndexedPatchset]:
 def load_text(text: str, path: Path) -> Union[Patchset, IndexedPatchset]:
     """Check a patchset's YAML `text` as if read from `path`, answering from the index if it can."""
     path = Path(path)
-    key = _key(text, path)
+    key = _key(path)
+    source = [__version__, str(path), text]
     try:
         entry = json.loads(_entry_path(key).read_text(encoding="utf-8"))
-        return IndexedPatchset(path, text, key, entry)
+        if entry["source"] == source:
+            return IndexedPatchset(path, text, key, entry)
     except (OSError, ValueError, TypeError, KeyError):
         pass
     patchset = load_patchset_text(text, path)
-    entry = {"name": patchset.name, "summary": patchset.summary,
+    entry = {"source": source, "name": patchset.name, "summary": patchset.summary,
              "description": patchset.description, "notes": patchset.notes,
              "versions": str(patchset.versions), "files": list(patchset.files), "by_version": {}}
     write_json(_entry_path(key), entry)
@@ -105,9 +108,8 @@ def get(name: str, dirs: Iterable[Union[str, Path]] = ()) -> Union[Patchset, Ind
     return load(patchset_file(name, dirs))
 
 
-def _key(text: str, path: Path) -> str:
-    data = json.dumps([__version__, str(path), hashlib.sha256(text.encode("utf-8")).hexdigest()])
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:32]
+def _key(path: Path) -> str:
+    return f"{zlib.crc32(str(path).encode('utf-8', 'surrogateescape')):08x}"
 
 
 def _entry_path(key: str) -> Path:

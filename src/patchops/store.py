@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Iterator, List, Mapping, Optional, Tuple, Union
 
 from patchops import safe_fs
+from patchops.digest_cache import sha256
 from patchops.errors import FileIOError, LockedError, StoreError
 from patchops.safe_fs import TMP_SUFFIX
 from patchops.site_files import atomic_write, check_inside, remove_stale_bytecode
@@ -36,11 +36,6 @@ from patchops.store_state import State
 STORE_DIR = ".patchops"
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def sha256(data: bytes) -> str:
-    """Return the hex SHA-256 of `data`."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def short(sha: Optional[str]) -> str:
@@ -280,11 +275,18 @@ class Store:
 
     def read_file(self, rel: str) -> Optional[bytes]:
         """Return file `rel`'s bytes, None if it does not exist."""
+        return self.read_file_stat(rel)[0]
+
+    def read_file_stat(self, rel: str) -> Tuple[Optional[bytes], Optional[os.stat_result]]:
+        """Return file `rel`'s bytes and its stat taken before the read, (None, None) if it
+        does not exist: a stamp taken after the read could vouch for bytes never read."""
         path = self.path(rel)
         try:
-            return path.read_bytes()
+            with open(path, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                return handle.read(), info
         except FileNotFoundError:
-            return None
+            return None, None
         except OSError as exc:
             raise safe_fs.io_error(exc, "read", path) from exc
 

@@ -19,17 +19,15 @@ import base64
 import csv
 import hashlib
 import io
-import json
 import os
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from patchops.digest_cache import UNREADABLE, DigestCache
 from patchops.errors import PatchopsError
 from patchops.locate import distinct_copies
-from patchops.site_files import atomic_write
 from patchops.store import Store
 
 MODIFIED = "modified"   # differs from RECORD and patchops did not write it
@@ -40,11 +38,6 @@ PATCHED = "patched"     # patchops wrote it, over a file that matched RECORD
 # Below this many bytes to hash, starting threads costs more than it saves.
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 CHUNK = 1024 * 1024
-UNREADABLE = "cannot read it: "  # a digest no file can have, for files that cannot be read
-# A file whose ctime is this close to the run that hashed it may have been written again in
-# the same clock tick, after the read ("racily clean" in git): its digest is not cached.
-RACY_SECONDS = 2.0
-CACHE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -158,8 +151,7 @@ def verify_copy(site_dir: Path, version: Optional[str], package: str = "vllm",
             skipped.append(entry.path)
 
     findings: List[FileFinding] = []
-    known = _DigestCache(root if cache else None)
-    started = time.time()
+    known = DigestCache(root if cache else None, "verify")
     checked: List[Tuple[RecordEntry, str, str]] = []       # (entry, path, digest)
     to_hash: List[Tuple[RecordEntry, str, os.stat_result]] = []
     for entry, full in inside:
@@ -178,7 +170,7 @@ def verify_copy(site_dir: Path, version: Optional[str], package: str = "vllm",
             checked.append((entry, full, digest))
     digests = _hash_all([(entry.algorithm, full, info.st_size) for entry, full, info in to_hash], workers)
     for (entry, full, info), digest in zip(to_hash, digests):
-        known.put(full, info, entry.algorithm, digest, started)
+        known.put(full, info, entry.algorithm, digest)
         checked.append((entry, full, digest))
     known.save()
     current: Dict[str, str] = {}
@@ -201,57 +193,6 @@ def verify(copies: Sequence, workers: Optional[int] = None) -> List[CopyVerifica
     """Check each copy (a patchops.locate.VllmCopy), once per set of files reached."""
     return [verify_copy(copy.site_dir, copy.version, copy.package_dir.name, workers)
             for copy in distinct_copies(copies)]
-
-
-class _DigestCache:
-    """Digests from earlier runs, by path, valid while inode, size, mtime and ctime stay put."""
-
-    def __init__(self, site_root: Optional[str]):
-        self.site = site_root
-        self.path: Optional[Path] = None
-        self.old: Dict[str, list] = {}
-        self.new: Dict[str, list] = {}
-        if site_root is None:
-            return
-        from patchops.cache import cache_root
-
-        key = hashlib.sha256(site_root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        self.path = cache_root() / "verify" / f"{key}.json"
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("version") == CACHE_VERSION and data.get("site") == site_root:
-                self.old = dict(data["files"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self.old = {}  # no cache, or a damaged one: hash everything
-
-    @staticmethod
-    def _stamp(info: os.stat_result) -> list:
-        return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
-
-    def get(self, path: str, info: os.stat_result, algorithm: str) -> Optional[str]:
-        """Return the digest an earlier run found, if the file cannot have changed since."""
-        found = self.old.get(path)
-        if found and found[:5] == self._stamp(info) and found[5] == algorithm:
-            self.new[path] = found
-            return found[6]
-        return None
-
-    def put(self, path: str, info: os.stat_result, algorithm: str, digest: str, started: float) -> None:
-        """Keep a digest just computed, unless the file was written too close to this run."""
-        racy = info.st_ctime_ns / 1e9 >= started - RACY_SECONDS
-        if self.path is not None and not racy and not digest.startswith(UNREADABLE):
-            self.new[path] = self._stamp(info) + [algorithm, digest]
-
-    def save(self) -> None:
-        """Write the cache; a cache that cannot be written only costs the next run time."""
-        if self.path is None or self.new == self.old:
-            return
-        data = {"version": CACHE_VERSION, "site": self.site, "files": self.new}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
-        except (OSError, PatchopsError):
-            pass
 
 
 def _hash_all(items: Sequence[Tuple[str, str, int]], workers: Optional[int]) -> List[str]:

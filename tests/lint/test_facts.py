@@ -331,7 +331,8 @@ def test_cache_hit_does_not_reparse(cache_dir, monkeypatch, facts_of):
     site = wheelcache.site_packages("0.8.5")
     first = facts_for_copy(site)
     assert first == facts_of("0.8.5")
-    assert len(list(cache_dir.glob("*.json"))) == 1
+    [entry] = [p for p in cache_dir.glob("*.json") if not p.name.endswith(".facts.json")]
+    assert sorted(p.name for p in cache_dir.glob("*.json")) == sorted([entry.name, facts_mod._facts_path(entry).name])
 
     def boom(*args, **kwargs):
         raise AssertionError("extractor called on a cache hit")
@@ -518,6 +519,30 @@ def test_an_input_read_again_unchanged_is_stamped_for_the_next_hit(cache_dir, tm
     reads = _count_reads(monkeypatch)
     assert facts_for_copy(site) == first
     assert reads == []
+
+
+def test_facts_of_another_digest_beside_an_entry_are_never_answered(cache_dir, tmp_path, monkeypatch):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    monkeypatch.setattr(facts_mod, "RACY_SECONDS", -3600.0)
+    first = facts_for_copy(site)
+    [entry] = [p for p in cache_dir.glob("*.json") if not p.name.endswith(".facts.json")]
+    stored = json.loads(facts_mod._facts_path(entry).read_text())
+    stored["digest"], stored["facts"]["version"] = "0" * 16, "9.9.9"  # say, a crash between the writes
+    facts_mod._facts_path(entry).write_text(json.dumps(stored))
+    assert facts_for_copy(site) == first and first.version == "0.8.5"
+
+
+def test_still_answers_reads_the_entry_not_the_facts(cache_dir, tmp_path, monkeypatch):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "site", with_flash_attn=False)
+    monkeypatch.setattr(facts_mod, "RACY_SECONDS", -3600.0)
+    facts_for_copy(site)
+    [entry] = [p for p in cache_dir.glob("*.json") if not p.name.endswith(".facts.json")]
+    digest = json.loads(entry.read_text())["digest"]
+    facts_mod._facts_path(entry).unlink()
+    assert facts_mod.still_answers(str(site.resolve()), [], digest)
+    assert not facts_mod.still_answers(str(site.resolve()), [], "0" * 16)
+    _hardcode_eager_keeping_size_and_mtime(site)
+    assert not facts_mod.still_answers(str(site.resolve()), [], digest)
 
 
 def test_entries_whose_names_clash_are_told_apart_by_folder_and_extra_roots(cache_dir, tmp_path, monkeypatch):

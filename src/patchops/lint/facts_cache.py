@@ -1,8 +1,10 @@
 """Facts of a vLLM copy on disk: extracted once, then read back while its sources are unchanged.
 
-A cache entry (under $PATCHOPS_CACHE/facts) lists every file extraction consulted, present or
-absent, with the sha256 of its bytes and its stat stamp; a hit reads one JSON file and stats
-those few dozen files, hashing only those whose stamp moved. The `ast` readers
+A cache entry (under $PATCHOPS_CACHE/facts) is two files: `NAME.json` lists every file
+extraction consulted, present or absent, with the sha256 of its bytes and its stat stamp,
+and the digest of that list; `NAME.facts.json` holds the facts of that digest. A hit reads
+both and stats those files, hashing only those whose stamp moved; a cached lint result asks
+only the first (the facts are two thirds of the bytes, issue 11). The `ast` readers
 (`facts_extract`) load only on a miss.
 """
 
@@ -12,9 +14,10 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from patchops.cache import cache_root, write_json
+from patchops.digest_cache import RACY_SECONDS
 
 if TYPE_CHECKING:  # a cached lint result checks an entry without loading Facts
     from patchops.lint.facts import Facts
@@ -53,6 +56,10 @@ def _cache_path(site: Path, extra_paths: Sequence[Path]) -> Path:
     return facts_cache_dir() / f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.json"
 
 
+def _facts_path(entry_path: Path) -> Path:
+    return entry_path.with_suffix(".facts.json")
+
+
 def _fingerprint(path: Path) -> Optional[str]:
     """Return the sha256 of a file's bytes (of a folder's names), None when absent.
 
@@ -77,12 +84,9 @@ def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str]) -> Dic
             "extras": {path: _fingerprint(Path(path)) for path in extras}}
 
 
-# A file whose ctime is this close to the hashing may have been written again in the same
-# clock tick, after the read ("racily clean" in git): it gets no stamp (as verify.py).
-RACY_SECONDS = 2.0
 
 
-def _file_stamp(path: Path) -> Optional[List[int]]:
+def _file_stamp(path: "os.PathLike[str] | str") -> Optional[List[int]]:
     """Return what any write to `path` moves: device, inode, size, mtime and ctime."""
     try:
         info = os.stat(path)
@@ -110,12 +114,12 @@ def _inputs_read_again(site: Path, recorded: Dict[str, Dict[str, Optional[str]]]
     fix every mtime are still caught, by ctime and by content.
     """
     read = []
+    root = str(site)
     for rel, digest in recorded["inputs"].items():
-        path = site / rel
-        now = _file_stamp(path)
+        now = _file_stamp(os.path.join(root, rel))  # strings: a Path per input costs more than its stat
         if (now is None and digest is None) or (now is not None and now == stamps.get(rel)):
             continue  # still absent, or written by nobody since it was hashed
-        if _fingerprint(path) != digest:
+        if _fingerprint(site / rel) != digest:
             return None
         if now is not None:
             read.append(rel)
@@ -146,9 +150,9 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     site = Path(site_dir).resolve()
     extras = [str(Path(p).resolve()) for p in extra_paths]
     with result_cache.unrecorded():
-        entry = _entry_for(site, extra_paths)
-    result_cache.vouch("facts", str(site), [extras, _digest(entry["fingerprints"])])
-    return Facts.from_dict(entry["facts"])
+        entry, facts = _entry_for(site, extra_paths)
+    result_cache.vouch("facts", str(site), [extras, entry["digest"]])
+    return Facts.from_dict(facts)
 
 
 def still_answers(site: str, extras: List[str], digest: str) -> bool:
@@ -156,7 +160,7 @@ def still_answers(site: str, extras: List[str], digest: str) -> bool:
     try:
         entry = json.loads(_cache_path(Path(site), extras).read_text(encoding="utf-8"))
         return entry.get("site") == site and list(entry["fingerprints"]["extras"]) == extras and \
-            _digest(entry["fingerprints"]) == digest and \
+            entry["digest"] == digest == _digest(entry["fingerprints"]) and \
             _inputs_read_again(Path(site), entry["fingerprints"], entry.get("stamps") or {}) is not None
     except (OSError, ValueError, KeyError, TypeError):
         return False
@@ -167,8 +171,8 @@ def _digest(fingerprints: Dict[str, Any]) -> str:
     return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"
 
 
-def _entry_for(site: Path, extra_paths: Sequence[Path]) -> Dict[str, Any]:
-    """Return the cache entry of the copy in `site`, extracting (and storing) it when stale."""
+def _entry_for(site: Path, extra_paths: Sequence[Path]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """Return the cache entry of the copy in `site` and its facts, extracting (and storing) them when stale."""
     import time
 
     path = _cache_path(site, extra_paths)
@@ -179,14 +183,17 @@ def _entry_for(site: Path, extra_paths: Sequence[Path]) -> Dict[str, Any]:
         hashed_at = time.time()
         read = None
         if entry.get("stamp") == stamp and entry.get("site") == str(site) and \
-                list(entry["fingerprints"]["extras"]) == [str(Path(p).resolve()) for p in extra_paths]:
+                list(entry["fingerprints"]["extras"]) == [str(Path(p).resolve()) for p in extra_paths] and \
+                entry["digest"] == _digest(entry["fingerprints"]):
             read = _inputs_read_again(site, entry["fingerprints"], stamps)
         if read is not None:
-            fresh = _stamps(site, read, hashed_at)
-            if fresh:  # stamp what was read again and is no longer racily clean
-                entry["stamps"] = {**stamps, **fresh}
-                write_json(path, entry)
-            return entry
+            stored = json.loads(_facts_path(path).read_text(encoding="utf-8"))
+            if stored["digest"] == entry["digest"]:
+                fresh = _stamps(site, read, hashed_at)
+                if fresh:  # stamp what was read again and is no longer racily clean
+                    entry["stamps"] = {**stamps, **fresh}
+                    write_json(path, entry)
+                return entry, stored["facts"]
     except (OSError, ValueError, KeyError, TypeError):
         pass
 
@@ -195,7 +202,11 @@ def _entry_for(site: Path, extra_paths: Sequence[Path]) -> Dict[str, Any]:
     hashed_at = time.time()
     facts, inputs = facts_extract.extract(site, extra_paths)
     fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths])
-    entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints,
-             "stamps": _stamps(site, sorted(inputs), hashed_at), "facts": facts.to_dict()}
-    write_json(path, entry)  # a read-only home: facts are still correct, only slower next time
-    return entry
+    entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints, "digest": _digest(fingerprints),
+             "stamps": _stamps(site, sorted(inputs), hashed_at)}
+    # The facts first: an entry is never written before the facts of its digest.
+    # A read-only home: facts are still correct, only slower next time.
+    data = facts.to_dict()
+    write_json(_facts_path(path), {"digest": entry["digest"], "facts": data})
+    write_json(path, entry)
+    return entry, data

@@ -27,11 +27,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from patchops.cache import cache_root, write_json
+from patchops.digest_cache import RACY_SECONDS
 
 SCHEMA = 1
-# A file whose ctime is this close to its recording may be written again in the same clock
-# tick without moving its stamp ("racily clean" in git): its content is hashed on every hit.
-RACY_SECONDS = 2.0
 # The environment lint reads: the settings and cache (PATCHOPS_*), the Hugging Face cache that
 # holds the model's config.json (HF_*, HOME), the import path (PYTHON*, VIRTUAL_ENV), the
 # interpreters and tools found on PATH. tests/lint/test_result_cache.py checks that every

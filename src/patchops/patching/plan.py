@@ -113,6 +113,7 @@ def plan_apply(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"], *,
         state = ctx.store.read_state()
         planned_txn[ctx.store.site_dir] = state.txn
         _plan_copy(ctx, state, list(patchsets), force, outcomes, files, problems, notes, satisfied)
+        ctx.save_digests()
     plan = ApplyPlan(copies=tuple(ctx.copy for ctx in ctxs), patchsets=tuple(patchsets),
                      outcomes=tuple(outcomes), files=tuple(files), problems=tuple(problems),
                      notes=tuple(notes), satisfied=tuple(satisfied), force=force, _stores=stores,
@@ -141,14 +142,13 @@ def _plan_copy(ctx: Target, state: State, patchsets: List["Patchset"], force: bo
         wanted = [p for p in applicable if rel in p.files_for(version)]
         path = ctx.path(rel)
         ctx.store.target(rel)  # a link out of the copy is refused before anything is read
-        data = ctx.store.read_file(rel)
-        if data is None:
+        data, current = ctx.read_hashed(rel)
+        if data is None or current is None:
             for result in rewriting.missing(rel, wanted, version, path):
                 per_file[result.patchset][rel] = (result.state, result.message)
                 if result.state == DRIFT:
                     problems.append(rewriting.where(path, result))
             continue
-        current = sha256(data)
         entry = state.files.get(rel)
         base = entry
         if entry is not None and current != entry.written:

@@ -7,7 +7,6 @@ patched copies stays cheap.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -46,6 +45,8 @@ def rewrite(data: bytes, rel: str, patchsets: Sequence["Patchset"], version: Opt
         return None
     key = (sha256(data), rel, tuple(map(id, patchsets)), version)
     if key in _REWRITES:
+        from dataclasses import replace  # FileRewrite is a dataclass; status imports this module
+
         _, first_path, done = _REWRITES[key]
         return replace(done, results=tuple(
             replace(r, message=r.message.replace(first_path, str(path))) for r in done.results))

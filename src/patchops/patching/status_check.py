@@ -18,8 +18,7 @@ from patchops.patching.states import (APPLIES, DRIFT, HAND_EDITED, REPLACED, SAT
 from patchops.patching.targets import Target, unique_targets
 from patchops.records import record
 from patchops.recovery import pending, recover
-from patchops.safe_fs import io_error
-from patchops.store import Store, sha256, short
+from patchops.store import Store, short
 from patchops.store_state import FileEntry
 
 if TYPE_CHECKING:
@@ -59,15 +58,6 @@ class StatusRow:
     file_states: Tuple[FileStatus, ...] = ()
 
 
-def _read(path: Path) -> Optional[bytes]:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise io_error(exc, "read", path) from exc
-
-
 def status(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"]) -> StatusRows:
     """Report each patchset on each copy, trusting recorded hashes before parsing anything.
 
@@ -78,6 +68,7 @@ def status(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"]) -> Sta
     for ctx in unique_targets(copies):
         notes += _recover_for_status(ctx.store)
         rows += _status_copy(ctx, patchsets)
+        ctx.save_digests()
     return StatusRows(rows, notes)
 
 
@@ -121,9 +112,9 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
     for p in applicable:
         for rel in p.files_for(version):
             if rel not in data_of:
-                data_of[rel] = _read(ctx.path(rel))
-                if data_of[rel] is not None:
-                    sha_of[rel] = sha256(data_of[rel])
+                data_of[rel], sha = ctx.read_hashed(rel)
+                if sha is not None:
+                    sha_of[rel] = sha
             data = data_of[rel]
             shown = ctx.display(rel)
             if data is None:
@@ -150,7 +141,7 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
         # Hash before parse: the same bytes, patchsets and version got this answer before.
         from patchops import verdicts
 
-        remembered_key = verdicts.key(current, rel, [p.path for p in wanted], version)
+        remembered_key = verdicts.key(current, rel, wanted, version)
         remembered = verdicts.get(remembered_key, ctx.path(rel))
         if remembered is not None and all(p.name in remembered for p in wanted):
             for p in wanted:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
+from patchops.digest_cache import DigestCache
 from patchops.locate import distinct_copies
-from patchops.records import record
+from patchops.records import field, record
 from patchops.recovery import recover
 from patchops.store import Store
 
@@ -16,10 +17,11 @@ if TYPE_CHECKING:
 
 @record
 class Target:
-    """One vLLM copy and the store beside it."""
+    """One vLLM copy, the store beside it, and the digests of its files earlier runs hashed."""
 
     copy: "VllmCopy"
     store: Store
+    digests: Optional[DigestCache] = field(default=None, repr=False, compare=False)
 
     @property
     def site_dir(self) -> Path:
@@ -30,6 +32,24 @@ class Target:
 
     def display(self, rel: str) -> str:
         return f"{self.copy.package_dir.name}/{rel}"
+
+    def read_hashed(self, rel: str) -> Tuple[Optional[bytes], Optional[str]]:
+        """Return file `rel`'s bytes and sha256, (None, None) if it does not exist.
+
+        The sha comes from the digest cache while the file's stamp is the one it had when
+        hashed (call save_digests() when done); else it is computed.
+        """
+        data, info = self.store.read_file_stat(rel)
+        if data is None or info is None:
+            return None, None
+        if self.digests is None:
+            self.digests = DigestCache(str(self.store.site_dir), "targets")
+        return data, self.digests.sha256(str(self.path(rel)), data, info)
+
+    def save_digests(self) -> None:
+        """Keep the digests read_hashed() computed, for the next run."""
+        if self.digests is not None:
+            self.digests.save()
 
 
 def unique_targets(copies: Sequence["VllmCopy"], stores: Optional[Dict[Path, Store]] = None) -> List[Target]:
