@@ -1,8 +1,10 @@
 """The checks vLLM's config classes run when they are built, read with `ast` as small programs.
 
 Over 400 lines because the method reader and the reader of where EngineArgs builds each class
-walk the same methods and must agree on what a condition is; the expression translation
-itself lives in guard_expressions.
+walk the same methods and must agree on what a condition is (a build inside EngineArgs' own
+program sees the locals computed before it), and ModelConfig's check and the environment
+defaults are read by the same walk; the expression translation itself lives in
+guard_expressions.
 
 config_guards reads one shape (`if self.x > 1.0: raise` at the top of a method). Most
 config-time refusals have other shapes: a guard under a switch (`if self.enable_eplb:` ...
@@ -34,6 +36,7 @@ from patchops.lint.facts_extract import ARG_UTILS, CLI_ARGS_FILES
 from patchops.lint.facts_extract.config_fields import CONFIG_MODULES
 from patchops.lint.facts_extract.config_guards import string_pieces as _string_pieces
 from patchops.lint.facts_extract.guard_expressions import UNKNOWN, const, expression as _expr, jsonable
+from patchops.lint.facts_extract.guard_expressions import one_line_properties
 from patchops.lint.facts_extract.source_tree import Module, Source
 from patchops.lint.facts_extract.source_tree import last_name
 from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
@@ -44,6 +47,11 @@ CHECKED_CLASSES = ("CacheConfig", "ParallelConfig", "SchedulerConfig", "LoRAConf
                    "DecodingConfig", "StructuredOutputsConfig", "CompilationConfig",
                    "KVTransferConfig", "ObservabilityConfig", "PromptAdapterConfig")
 ENTRY_METHODS = ("__init__", "__post_init__", "model_post_init")
+# ModelConfig: only its check of the parallel layout is read; what it asks of the checkpoint
+# (`self.is_moe`, `self.get_total_num_kv_heads()`) is a ["model", path] that lint answers from
+# config.json, and a field its other methods set is unknown.
+MODEL_CLASS = "ModelConfig"
+MODEL_ENTRIES = ("verify_with_parallel_config",)
 MAX_INLINE = 3
 # Refusals other rules predict with more context (their code in a comment); not repeated here.
 OWNED_ELSEWHERE = (
@@ -72,6 +80,9 @@ OWNED_ELSEWHERE = (
     "invalid reasoning parser",                # PO901
     "cannot be used with --headless",          # PO801
     "With `vllm serve`, you should provide",   # PO109
+    "Total number of attention heads",         # PO heads-not-divisible-by-tp
+    "Pipeline parallelism is not supported",   # the model registry's rules
+    "Number of experts in the model must be",  # PO705
 )
 # Where the serve command checks its parsed flags (validate_parsed_serve_args).
 SERVE_CHECK_FILES = CLI_ARGS_FILES + ("vllm/entrypoints/launchers/cli_args.py",)
@@ -109,10 +120,14 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
             continue
         out[name] = {"program": program, "defaults": _literal_defaults(classes, mod, cls),
                      "built": built}
+    model = _model_check(src, classes, builds, owned)
+    if model is not None:
+        out[MODEL_CLASS] = model
     # EngineArgs' own checks (`__post_init__`, `create_engine_config`) and the serve command's
     # see the flags themselves: their `self.x` / `args.x` is the flag's value.
     engine_program = _class_program(src, classes, emod, ecls, owned, entries=("__post_init__",
-                                                                             "create_engine_config"))
+                                                                             "create_engine_config"),
+                                    builds=True)
     if any(item[0] == "guard" for item in engine_program):
         out["EngineArgs"] = {"program": engine_program, "defaults": {}, "built": {"flags": True}}
     serve = _serve_check(src, owned)
@@ -121,6 +136,41 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
         out["the serve command"] = {"program": serve, "defaults": {"subparser": ["const", "serve"]},
                                     "built": {"flags": True}}
     return {"classes": out, "rewritten": sorted(_rewritten(ecls)), "envs": _env_kinds(src)} if out else {}
+
+
+def _model_check(src: Source, classes: Classes, builds, owned) -> Optional[Dict[str, Any]]:
+    """Return ModelConfig's parallel-layout check as a class entry, its fields set elsewhere unknown."""
+    found = _find_class(src, MODEL_CLASS)
+    if found is None or MODEL_CLASS not in builds:
+        return None
+    mod, cls = found
+    program = _class_program(src, classes, mod, cls, owned, entries=MODEL_ENTRIES)
+    if not any(item[0] == "guard" for item in program):
+        return None
+    checked = {m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name in MODEL_ENTRIES}
+    forget = [["assign", ["const", True], ["field", name], UNKNOWN]
+              for name in sorted(_set_by_methods(cls, checked))]
+    return {"program": forget + program, "defaults": _literal_defaults(classes, mod, cls),
+            "built": builds[MODEL_CLASS]}
+
+
+def _set_by_methods(cls: ast.ClassDef, skip) -> Set[str]:
+    """Return the fields the class's methods (but `skip`) assign, bar `self.x = x` of `__init__`."""
+    out: Set[str] = set()
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef) or method in skip:
+            continue
+        params = {a.arg for a in method.args.args} if method.name == "__init__" else set()
+        for node in ast.walk(method):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self" and not (
+                            isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+                            and node.value.id == target.attr and target.attr in params):
+                    out.add(target.attr)
+    return out
 
 
 def _serve_check(src: Source, owned) -> List[list]:
@@ -134,10 +184,16 @@ def _serve_check(src: Source, owned) -> List[list]:
     return []
 
 
-def _env_kinds(src: Source) -> Dict[str, str]:
-    """Return env var -> how envs.py reads it: "bool_int" (`bool(int(getenv(...)))`), "int", "str"."""
+def _env_kinds(src: Source) -> Dict[str, Any]:
+    """Return env var -> how envs.py reads it: "bool_int" (`bool(int(getenv(...)))`), "int", "str".
+
+    `["default", kind, text]` when envs.py's getenv names a default and no module lint reads
+    (envs.py, arg_utils, the config modules) writes the variable itself (0.8.5's VLLM_USE_V1
+    is written on a V0 fallback): unset, the variable is that default.
+    """
     mod = src.module_file("vllm/envs.py")
-    out: Dict[str, str] = {}
+    written = _written_envs(src)
+    out: Dict[str, Any] = {}
     for node in ast.walk(mod.tree) if mod is not None else ():
         if not isinstance(node, ast.Dict):
             continue
@@ -151,8 +207,24 @@ def _env_kinds(src: Source) -> Dict[str, str]:
                 body = body.args[0]
             if isinstance(body, ast.Call) and last_name(body.func) == "getenv":
                 kind = {("bool", "int"): "bool_int", ("int",): "int", (): "str"}.get(tuple(chain))
-                if kind:
+                default = body.args[1] if len(body.args) > 1 else None
+                if kind and isinstance(default, ast.Constant) and isinstance(default.value, str) \
+                        and key.value not in written:
+                    out[key.value] = ["default", kind, default.value]
+                elif kind:
                     out[key.value] = kind
+    return out
+
+
+def _written_envs(src: Source) -> Set[str]:
+    """Return the variables `os.environ["X"] = ...` sets in envs.py, arg_utils or a config module."""
+    out: Set[str] = set()
+    mods = [src.module_file("vllm/envs.py"), src.module_file(ARG_UTILS)] + [src.module(d) for d in CONFIG_MODULES]
+    for mod in mods:
+        for node in ast.walk(mod.tree) if mod is not None else ():
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
+                    and last_name(node.value) == "environ" and isinstance(node.slice, ast.Constant):
+                out.add(node.slice.value)
     return out
 
 
@@ -188,7 +260,7 @@ def _constructions(ecls: ast.ClassDef) -> Dict[str, Dict[str, Any]]:
             continue
         for call, conds in _calls_with_conditions(method.body, []):
             name = last_name(call.func)
-            if name not in CHECKED_CLASSES or not isinstance(call.func, ast.Name):
+            if name not in CHECKED_CLASSES + (MODEL_CLASS,) or not isinstance(call.func, ast.Name):
                 continue
             args = {kw.arg: _expr(kw.value, engine=True) for kw in call.keywords if kw.arg}
             when = ["and", [_expr(c, engine=True) if positive else ["not", _expr(c, engine=True)]
@@ -269,7 +341,7 @@ def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[
 
 def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef,
                    owned: Tuple[Tuple[str, ...], Tuple[str, ...]],
-                   entries: Optional[Tuple[str, ...]] = None) -> List[list]:
+                   entries: Optional[Tuple[str, ...]] = None, builds: bool = False) -> List[list]:
     methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
     program: List[list] = []
     if entries is not None:
@@ -278,11 +350,29 @@ def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef
         entries = [methods[n] for n in ENTRY_METHODS if n in methods]
         entries += [m for m in methods.values() if m.name not in ENTRY_METHODS and _after_validator(m)]
         entries += [m for name, m in sorted(methods.items()) if name.startswith("verify_with_")]
+    properties = one_line_properties(cls)
     for method in entries:
-        reader = _Reader(methods, _param_classes(method), method, owned)
+        reader = _Reader(methods, _param_classes(method), method, owned, properties=properties)
+        reader.constants = _module_constants(classes, mod, method)
+        reader.builds = builds
+        if cls.name == MODEL_CLASS:
+            reader.model_of.add("self")
         reader.block(method.body, [], 0)
         program += reader.items
     return program
+
+
+def _module_constants(classes: Classes, mod: Module, method: ast.FunctionDef) -> Dict[str, Any]:
+    """Return the UPPER_CASE names `method` reads but never binds, that evaluate to literals."""
+    bound = {a.arg for a in method.args.args + method.args.kwonlyargs}
+    bound |= {n.id for n in ast.walk(method) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    out: Dict[str, Any] = {}
+    for node in ast.walk(method):
+        if isinstance(node, ast.Name) and node.id.isupper() and node.id not in bound and node.id not in out:
+            value = classes.evaluate(node, mod)
+            if value is not UNRESOLVED and jsonable(value):
+                out[node.id] = value
+    return out
 
 
 def _after_validator(method: ast.FunctionDef) -> bool:
@@ -295,7 +385,10 @@ def _param_classes(method: ast.FunctionDef) -> Dict[str, str]:
     """Return parameter -> config class for `verify_with_x(self, x_config: XConfig)`."""
     out = {}
     for arg in method.args.args[1:]:
-        if arg.annotation is not None:
+        if isinstance(arg.annotation, ast.Constant) and isinstance(arg.annotation.value, str) \
+                and arg.annotation.value.endswith("Config"):     # `parallel_config: "ParallelConfig"`
+            out[arg.arg] = arg.annotation.value.rsplit(".", 1)[-1]
+        elif arg.annotation is not None:
             for node in ast.walk(arg.annotation):
                 if isinstance(node, (ast.Name, ast.Attribute)) and (last_name(node) or "").endswith("Config"):
                     out[arg.arg] = last_name(node)
@@ -307,13 +400,19 @@ class _Reader:
     """Flatten one method (and the `self.m()` calls it makes) into assign/guard items."""
 
     def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef, owned,
-                 self_name: str = "self"):
+                 self_name: str = "self", properties: Optional[Dict[str, ast.AST]] = None):
         self.methods = methods
+        self.method = method
+        self.properties = properties or {}
         self.owned = owned
         self.self_name = self_name
         self.params = params
         self.init_params = {a.arg for a in method.args.args[1:]} if method.name == "__init__" else set()
         self.items: List[list] = []
+        self.builds = False     # EngineArgs: also note where it builds a checked class
+        # the names holding a ModelConfig: parameters so annotated, locals a method so annotated returns
+        self.model_of = {p for p, c in params.items() if c == MODEL_CLASS}
+        self.constants: Dict[str, Any] = {}
 
     def cond(self, conds: List[list]) -> list:
         return ["and", list(conds)]
@@ -321,6 +420,8 @@ class _Reader:
     def block(self, body, conds: List[list], depth: int) -> None:
         conds = list(conds)
         for stmt in body:
+            if self.builds and isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)):
+                self.build(stmt, conds)
             if isinstance(stmt, ast.If):
                 if _calls_self(stmt.test):
                     self.forget(stmt.test, conds)
@@ -350,6 +451,8 @@ class _Reader:
                 self.assign(stmt, conds)
             elif isinstance(stmt, ast.With):
                 self.block(stmt.body, conds, depth)
+            elif isinstance(stmt, ast.For) and self.loop_of_guards(stmt, conds, depth):
+                pass
             elif isinstance(stmt, (ast.For, ast.While, ast.Try)):
                 self.forget(stmt, conds)      # a loop's or try's effect is not followed
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -358,6 +461,39 @@ class _Reader:
                     self.block(self.methods[callee].body, conds, depth + 1)
                 elif callee is not None:
                     self.forget(stmt, conds)
+
+    def loop_of_guards(self, stmt: ast.For, conds, depth: int) -> bool:
+        """Read `for m in xs: if test(m): raise` as guards that fire when some item passes.
+
+        Only a loop whose body is `if`s that do nothing but guard is read so: each guard becomes
+        ["any", m, xs, cond and test]. Return False to forget the loop instead.
+        """
+        if not isinstance(stmt.target, ast.Name) or stmt.orelse \
+                or not all(isinstance(s, ast.If) for s in stmt.body):
+            return False
+        inner = _Reader(self.methods, self.params, self.method, self.owned, self_name=self.self_name,
+                        properties=self.properties)
+        inner.model_of, inner.constants = self.model_of, self.constants
+        inner.block(stmt.body, [], depth)
+        if not inner.items or any(item[0] != "guard" for item in inner.items):
+            return False
+        name, items = stmt.target.id, self.expr(stmt.iter)
+        for _, cond, test, message, kind in inner.items:
+            self.items.append(["guard", self.cond(conds), ["any", name, items, ["and", [cond, test]]],
+                               message, kind])
+        return True
+
+    def build(self, stmt, conds) -> None:
+        """Note ["build", cond, class, {keyword: expr}] for each checked class `stmt` builds.
+
+        Run with EngineArgs' own program, a build sees the locals and rewritten flags at that
+        point (0.10's `data_parallel_size_local`, computed before `ParallelConfig(...)`).
+        """
+        for call, inner in _calls_in_expr(stmt, []):
+            if isinstance(call.func, ast.Name) and call.func.id in CHECKED_CLASSES:
+                when = conds + [self.expr(c) if positive else ["not", self.expr(c)] for c, positive in inner]
+                self.items.append(["build", self.cond(when), call.func.id,
+                                   {kw.arg: self.expr(kw.value) for kw in call.keywords if kw.arg}])
 
     def guard(self, conds, test, exc: ast.AST) -> None:
         if isinstance(exc, ast.Call):
@@ -371,6 +507,10 @@ class _Reader:
 
     def assign(self, stmt, conds) -> None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if isinstance(stmt.value, ast.Call) and _self_method(stmt.value) in self.methods:
+            returns = self.methods[_self_method(stmt.value)].returns
+            if returns is not None and last_name(returns) == MODEL_CLASS:
+                self.model_of.update(t.id for t in targets if isinstance(t, ast.Name))
         value = self.expr(stmt.value) if not isinstance(stmt, ast.AugAssign) and stmt.value is not None \
             else UNKNOWN
         for target in targets:
@@ -429,7 +569,8 @@ class _Reader:
         return pieces
 
     def expr(self, node) -> list:
-        return _expr(node, params=self.params, init_params=self.init_params, self_name=self.self_name)
+        return _expr(node, params=self.params, init_params=self.init_params, self_name=self.self_name,
+                     properties=self.properties, model_of=self.model_of, constants=self.constants)
 
 
 def _leaves(body) -> bool:

@@ -19,10 +19,14 @@ class ConfigCheckRefuses(Rule):
     adapter counts (`LoRAConfig`, only with `--enable-lora`), the long-prefill limits
     (`SchedulerConfig`), data-parallel ranks, EPLB and nsight (`ParallelConfig`), the
     structured-output backend options (`DecodingConfig`, `StructuredOutputsConfig`), the
-    `--compilation-config` and `--kv-transfer-config` keys that exclude each other. A check
-    counts only when the config decides it: a value vLLM rewrites itself, a platform query or
-    an environment read leaves it unjudged. Checks other rules explain with more context
-    (budgets, memory, executors) are left to them.
+    `--compilation-config` and `--kv-transfer-config` keys that exclude each other; EngineArgs'
+    own checks (external data parallel on a dense model, `--attention-backend` with
+    `--attention-config`'s backend), and ModelConfig's check of the parallel layout against
+    the model's config.json (decode context parallel against the KV heads, the external
+    launcher's seed). A check counts only when the config decides it: a value vLLM rewrites
+    itself, a platform query or an environment variable vLLM may set leaves it unjudged (an
+    unset one is envs.py's default). Checks other rules explain with more context (budgets,
+    memory, executors, attention heads) are left to them.
 
     ## Why is this bad?
     vLLM refuses to build its config and exits, quoting the check: "max_lora_rank (12) must be

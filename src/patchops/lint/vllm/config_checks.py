@@ -10,26 +10,15 @@ own defaults is a misreading here, not a refusal.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from patchops.lint.config import ServeConfig, Setting, parse_literal
 from patchops.lint.facts import Facts
 from patchops.lint.vllm import inputs
+from patchops.lint.vllm.guard_values import UNKNOWN, const_value, evaluate, truth
 
-
-class _Unknown:
-    def __repr__(self) -> str:
-        return "…"
-
-
-UNKNOWN = _Unknown()
-_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-        ">": operator.gt, ">=": operator.ge, "is": operator.is_, "is not": operator.is_not,
-        "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
-_BIN = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
-        "%": operator.mod}
+PLATFORMS = ("cuda", "rocm") + inputs.NON_CUDA_PLATFORMS     # those whose `is_x()` lint answers
 
 
 @dataclass(frozen=True)
@@ -48,18 +37,50 @@ def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
     found = facts.config_checks or {}
     classes = found.get("classes") or {}
     rewritten = set(found.get("rewritten") or ())
-    states = {name: _initial_state(cfg, facts, spec, rewritten) for name, spec in classes.items()}
-    for state in states.values():
+    # The programs over the flags run first: where EngineArgs' own builds a class, the
+    # keywords it passes (locals, rewritten flags) are what that class starts from.
+    flags_first = sorted(classes, key=lambda name: (not (classes[name].get("built") or {}).get("flags"),
+                                                    _reads_others(classes[name]["program"])))
+    states: Dict[str, Optional[_State]] = {}
+    host = host_answers(cfg)
+    hits: Dict[str, Any] = {}
+    builds: Dict[str, Dict[str, Any]] = {}
+    for name in flags_first:
+        spec = classes[name]
+        state = states[name] = _initial_state(cfg, facts, spec, rewritten, builds.get(name))
         if state is not None:
+            state.model, state.host = cfg.model_facts, host
+        if state is not None and (spec.get("built") or {}).get("flags"):
             state.others = states
-    out = []
-    for name, spec in classes.items():
+            hits[name] = _run(spec["program"], state, states)
+            builds.update(state.builds)
+    refused = any(hit is not None for hit in hits.values())
+    for name in flags_first:
         state = states[name]
-        if state is None:
-            continue
-        hit = _run(spec["program"], state, states)
-        if hit is not None:
-            out.append(Refusal(name, *hit))
+        if refused and name not in builds and "args" in (classes[name].get("built") or {}):
+            continue        # EngineArgs refused before it built this class
+        if state is not None and name not in hits:
+            state.others = states
+            hits[name] = _run(classes[name]["program"], state, states)
+    return [Refusal(name, *hits[name]) for name in classes if hits.get(name) is not None]
+
+
+def host_answers(cfg: ServeConfig) -> Dict[str, Any]:
+    """Return what `current_platform` answers on the stated hardware, and that Ray is not running.
+
+    A platform lint does not know (a vendor's CUDA-like) answers nothing: its `is_cuda()` is
+    the vendor's to decide.
+    """
+    out: Dict[str, Any] = {"ray_initialized": False}    # `vllm serve` starts no Ray before its config
+    name = inputs.platform(cfg)
+    if name not in PLATFORMS:
+        return out
+    for other in PLATFORMS:
+        out["is_" + other] = name == other
+    out["is_cuda_alike"] = name in ("cuda", "rocm")
+    gpus = inputs.ctx_value(cfg, "hardware.gpus")
+    if isinstance(gpus, int) and not isinstance(gpus, bool) and name in ("cuda", "rocm"):
+        out["device_count"] = gpus
     return out
 
 
@@ -73,6 +94,9 @@ class _State:
         self.envs = envs
         self.others: Dict[str, Optional["_State"]] = {}   # the other classes' states (verify_with_*)
         self.all_unknown = False
+        self.builds: Dict[str, Dict[str, Tuple[Any, List[Setting]]]] = {}   # class -> keyword -> value
+        self.model = None       # the model's config.json facts (ModelFacts), for ["model", path]
+        self.host: Dict[str, Any] = {}   # ["host", q]: the platform's answers (host_answers)
 
     def get(self, key: str) -> Any:
         if key.startswith("env:"):
@@ -91,17 +115,22 @@ class _State:
         return None
 
 
-def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -> Optional[_State]:
-    """Return the values a class starts from, or None when this config does not build it."""
+def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set,
+                   built_with: Optional[Dict[str, Tuple[Any, List[Setting]]]] = None) -> Optional[_State]:
+    """Return the values a class starts from, or None when this config does not build it.
+
+    `built_with`: the keywords EngineArgs' own program passed where it certainly built the
+    class; a keyword it knows wins over the one read from the flags alone.
+    """
     built = spec.get("built") or {}
     values: Dict[str, Any] = {}
     sources: Dict[str, Setting] = {}
     envs = _Envs(cfg, (facts.config_checks or {}).get("envs") or {})
     if built.get("flags"):
-        fixed = {"field:" + name: _const(const) for name, const in (spec.get("defaults") or {}).items()}
+        fixed = {"field:" + name: const_value(const) for name, const in (spec.get("defaults") or {}).items()}
         return _State(fixed, sources, _EngineValues(cfg, facts, rewritten), envs)
     for name, const in (spec.get("defaults") or {}).items():
-        values["field:" + name] = _const(const)
+        values["field:" + name] = const_value(const)
     if "flag" in built:
         found = inputs.setting(cfg, built["flag"])
         raw = found.value if found is not None else None
@@ -115,11 +144,13 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -
             sources["field:" + name] = found
         return _State(values, sources, envs=envs)
     engine = _EngineValues(cfg, facts, rewritten)
-    if _truth(_eval(built.get("when", ["const", True]), engine)) is not True:
+    if built_with is None and truth(evaluate(built.get("when", ["const", True]), engine)) is not True:
         return None
     for name, expr in (built.get("args") or {}).items():
-        value = _eval(expr, engine)
+        value = evaluate(expr, engine)
         stated = [engine.source(dest) for dest in _dests_in(expr) if engine.source(dest) is not None]
+        if built_with is not None and name in built_with and built_with[name][0] is not UNKNOWN:
+            value, stated = built_with[name][0], built_with[name][1] or stated
         for key in ("field:" + name, "param:" + name):
             values[key] = value
             if stated:
@@ -128,8 +159,8 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set) -
 
 
 class _Envs:
-    """Environment variables the config states, read as envs.py reads them; unknown when unset
-    (vLLM may set some itself, such as VLLM_USE_V1 on a V0 fallback)."""
+    """Environment variables the config states, read as envs.py reads them; unset, envs.py's
+    default, or unknown when vLLM may set it itself (VLLM_USE_V1 on a V0 fallback)."""
 
     def __init__(self, cfg: ServeConfig, kinds: Dict[str, str]):
         self.cfg, self.kinds = cfg, kinds
@@ -137,6 +168,8 @@ class _Envs:
     def get(self, key: str) -> Any:
         name = key[4:]
         raw, kind = inputs.env_value(self.cfg, name), self.kinds.get(name)
+        if isinstance(kind, list):        # ["default", kind, text]: unset, it is envs.py's default
+            raw, kind = (kind[2] if raw is None else raw), kind[1]
         if raw is None or kind is None:
             return UNKNOWN
         try:
@@ -165,6 +198,8 @@ class _EngineValues:
             if stated is not None:
                 return stated
         found = inputs.setting(self.cfg, dest)
+        if found is not None and flag is not None and flag.type == "json" and isinstance(found.value, str):
+            return parse_literal(found.value)     # argparse's json type has read it
         if found is not None:
             return found.value
         if dest in (self.facts.field_defaults or {}):
@@ -176,21 +211,26 @@ def _run(program: List[list], state: _State, states: Dict[str, Optional[_State]]
     for item in program:
         if item[0] == "assign":
             _, cond, target, expr = item
-            holds = _truth(_eval(cond, state, states))
+            holds = truth(evaluate(cond, state, states))
             if target[0] == "all":
                 if holds is not False:
                     state.all_unknown = True
                 continue
             key = f"{target[0]}:{target[1]}"
             if holds is True:
-                state.values[key] = _eval(expr, state, states)
+                state.values[key] = evaluate(expr, state, states)
                 state.sources.pop(key, None)
                 state.sources.update({key: s for s in _sources_of(expr, state)[:1]})
             elif holds is UNKNOWN:
                 state.values[key] = UNKNOWN
+        elif item[0] == "build":
+            _, cond, name, args = item
+            if truth(evaluate(cond, state, states)) is True:
+                state.builds[name] = {kw: (evaluate(e, state, states), _sources_of(e, state)[:1])
+                                      for kw, e in args.items()}
         elif item[0] == "guard":
             _, cond, test, message, exception = item
-            if _truth(_eval(cond, state, states)) is True and _truth(_eval(test, state, states)) is True:
+            if truth(evaluate(cond, state, states)) is True and truth(evaluate(test, state, states)) is True:
                 # The guard's own `if` (the last condition) names its subject first.
                 own = cond[1][-1:] if cond[0] == "and" else [cond]
                 read = _sources_of(own, state) + _sources_of(test, state) + _sources_of(cond, state)
@@ -198,6 +238,13 @@ def _run(program: List[list], state: _State, states: Dict[str, Optional[_State]]
                 if settings:
                     return _render(message, state, states), exception, settings
     return None
+
+
+def _reads_others(expr: Any) -> bool:
+    """Return whether a program reads another class (`verify_with_*`): it runs after that one."""
+    if isinstance(expr, list) and expr and expr[0] in ("other", "model"):
+        return True
+    return isinstance(expr, list) and any(_reads_others(part) for part in expr)
 
 
 def _dests_in(expr: Any) -> List[str]:
@@ -237,71 +284,6 @@ def _render(message: List[list], state: _State, states) -> str:
         if piece[0] == "text":
             text += piece[1]
         else:
-            value = _eval(piece[1], state, states)
+            value = evaluate(piece[1], state, states)
             text += repr(value) if piece[2] == "r" else "…" if value is UNKNOWN else str(value)
     return text
-
-
-def _const(expr: list) -> Any:
-    if expr[0] == "tuple":
-        return tuple(_const(e) for e in expr[1])
-    if expr[0] == "list":
-        return [_const(e) for e in expr[1]]
-    return expr[1] if expr[0] == "const" else UNKNOWN
-
-
-def _truth(value: Any) -> Any:
-    if value is UNKNOWN:
-        return UNKNOWN
-    try:
-        return bool(value)
-    except Exception:  # noqa: BLE001 - an odd value is not a decision
-        return UNKNOWN
-
-
-def _eval(expr: list, state, states=None) -> Any:  # noqa: C901 - one branch per node kind
-    kind = expr[0]
-    if kind == "const":
-        return expr[1]
-    if kind in ("tuple", "list"):
-        items = [_eval(e, state, states) for e in expr[1]]
-        if any(i is UNKNOWN for i in items):
-            return UNKNOWN
-        return tuple(items) if kind == "tuple" else items
-    if kind in ("field", "param", "local", "dest", "env"):
-        return state.get(f"{kind}:{expr[1]}")
-    if kind == "has":
-        return True if state.get("field:" + expr[1]) is not UNKNOWN else UNKNOWN
-    if kind == "other":
-        other = (states or {}).get(expr[1])
-        return other.get("field:" + expr[2]) if other is not None else UNKNOWN
-    if kind == "and":
-        values = [_truth(_eval(e, state, states)) for e in expr[1]]
-        if False in values:
-            return False
-        return UNKNOWN if UNKNOWN in values else True
-    if kind == "or":
-        values = [_truth(_eval(e, state, states)) for e in expr[1]]
-        if True in values:
-            return True
-        return UNKNOWN if UNKNOWN in values else False
-    if kind == "not":
-        value = _truth(_eval(expr[1], state, states))
-        return UNKNOWN if value is UNKNOWN else not value
-    args = [_eval(e, state, states) for e in expr[1:] if isinstance(e, list)]
-    if any(a is UNKNOWN for a in args):
-        return UNKNOWN
-    try:
-        if kind == "cmp":
-            return _CMP[expr[1]](*args)
-        if kind == "bin":
-            return _BIN[expr[1]](*args)
-        if kind == "neg":
-            return -args[0]
-        if kind == "len":
-            return len(args[0])
-        if kind == "ifexp":
-            return args[1] if args[0] else args[2]
-    except Exception:  # noqa: BLE001 - None < 1 and the like: vLLM's own error, not this one
-        return UNKNOWN
-    return UNKNOWN
