@@ -10,6 +10,11 @@ A second draw (`gen/serve-NNN`, SERVE_SEED and SERVE_COUNT) covers the common se
 first leaves out (LoRA, data/pipeline parallelism, logprobs, tokenizer and load formats,
 generation config, structured outputs, partial prefills, ...), each as a bundle of the flags
 that only mean something together (`--enable-lora` with its rank and adapter count).
+
+A third draw (`gen/user-NNN`, USER_SEED and USER_COUNT) mixes what users put in serve files
+and launch scripts: quantization and KV-cache dtypes, lengths against the model, TP/PP against
+heads and layers, speculative decoding, chunked prefill budgets, CUDA graphs, prefix caching,
+LoRA, structured outputs, tool and reasoning parsers, served names, and the engine's env.
 """
 
 from __future__ import annotations
@@ -112,6 +117,94 @@ SERVE_SETTINGS = {
 }
 
 
+USER_SEED = 20261203
+USER_COUNT = 80
+USER_MODELS = SERVE_MODELS + ("Qwen2.5-7B-Instruct-AWQ",)
+USER_SETTINGS = {
+    "quantization": ((("quantization", "fp8"),), (("quantization", "awq"),),
+                     (("quantization", "gptq"),), (("quantization", "awq_marlin"),),
+                     (("quantization", "bitsandbytes"),), (("quantization", "fp8"), ("dtype", "half")),
+                     (("quantization", "int8"),)),
+    "kv-cache-dtype": ((("kv-cache-dtype", "fp8"),), (("kv-cache-dtype", "fp8_e5m2"),),
+                       (("kv-cache-dtype", "fp8_e4m3"), ("calculate-kv-scales", True)),
+                       (("kv-cache-dtype", "auto"),), (("kv-cache-dtype", "fp8_inc"),),
+                       (("kv-cache-dtype", "bfloat16"),)),
+    "max-model-len": ((("max-model-len", 8192),), (("max-model-len", 32768),),
+                      (("max-model-len", 131072),), (("max-model-len", "64k"),),
+                      (("max-model-len", 200000),), (("max-model-len", -1),)),
+    "parallel": ((("tensor-parallel-size", 2),), (("tensor-parallel-size", 4),),
+                 (("tensor-parallel-size", 8),), (("tensor-parallel-size", 3),),
+                 (("tensor-parallel-size", 6),), (("pipeline-parallel-size", 3),),
+                 (("pipeline-parallel-size", 2), ("tensor-parallel-size", 4)),
+                 (("pipeline-parallel-size", 8),),
+                 (("tensor-parallel-size", 2), ("distributed-executor-backend", "mp")),
+                 (("tensor-parallel-size", 2), ("distributed-executor-backend", "ray"))),
+    "speculative": ((("speculative-config",
+                      '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}'),),
+                    (("speculative-config",
+                      '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5, '
+                      '"prompt_lookup_max": 2}'),),
+                    (("speculative-config", '{"model": "[ngram]", "num_speculative_tokens": 5, '
+                                            '"prompt_lookup_max": 3}'),),
+                    (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 0, '
+                                            '"prompt_lookup_max": 3}'),),
+                    (("speculative-config", '{"method": "eagle", "num_speculative_tokens": 3}'),),
+                    (("speculative-config", '{"method": "ngram", "prompt_lookup_max": 4}'),),
+                    (("speculative-config", '{"num_speculative_tokens": 2}'),)),
+    "chunked-prefill": ((("enable-chunked-prefill", True), ("max-num-batched-tokens", 2048)),
+                        (("enable-chunked-prefill", False), ("max-num-batched-tokens", 4096)),
+                        (("enable-chunked-prefill", False), ("max-num-batched-tokens", 65536)),
+                        (("max-num-batched-tokens", 16384), ("max-num-seqs", 128)),
+                        (("max-num-batched-tokens", 512), ("max-num-seqs", 1024)),
+                        (("enable-chunked-prefill", True),)),
+    "enforce-eager": ((("enforce-eager", True),), (("enforce-eager", False),)),
+    "cuda-graphs": ((("cuda-graph-sizes", [1, 2, 4, 8, 16]),), (("cuda-graph-sizes", [256]),),
+                    (("max-seq-len-to-capture", 8192),),
+                    (("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8]}'),),
+                    (("compilation-config", '{"full_cuda_graph": true}'),)),
+    "prefix-caching": ((("enable-prefix-caching", True),), (("enable-prefix-caching", False),),
+                       (("enable-prefix-caching", True), ("prefix-caching-hash-algo", "sha256")),
+                       (("prefix-caching-hash-algo", "md5"),)),
+    "lora": ((("enable-lora", True), ("max-lora-rank", 16)),
+             (("enable-lora", True), ("max-lora-rank", 128), ("max-loras", 2)),
+             (("enable-lora", True), ("max-lora-rank", 512)),
+             (("enable-lora", True), ("fully-sharded-loras", True)),
+             (("enable-lora", True), ("lora-dtype", "bfloat16")),
+             (("enable-lora", True), ("max-loras", 8), ("max-cpu-loras", 4)),
+             (("enable-lora", True), ("lora-modules", "sql=/tmp/sql-lora"))),
+    "structured-outputs": ((("guided-decoding-backend", "xgrammar"),),
+                           (("guided-decoding-backend", "guidance"),),
+                           (("guided-decoding-backend", "lm-format-enforcer"),),
+                           (("guided-decoding-backend", "auto"),),
+                           (("structured-outputs-config", '{"backend": "guidance"}'),),
+                           (("structured-outputs-config", '{"backend": "bogus"}'),)),
+    "tools": ((("enable-auto-tool-choice", True), ("tool-call-parser", "hermes")),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "llama3_json")),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "qwen3_coder")),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "pythonic")),
+              (("enable-auto-tool-choice", True),),
+              (("tool-call-parser", "mistral"),),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "bogus"))),
+    "reasoning": ((("reasoning-parser", "deepseek_r1"),), (("reasoning-parser", "qwen3"),),
+                  (("enable-reasoning", True), ("reasoning-parser", "deepseek_r1")),
+                  (("reasoning-parser", "nope"),)),
+    "served-model-name": ((("served-model-name", "my-model"),),
+                          (("served-model-name", ["chat", "chat-v2"]),)),
+    "memory": ((("gpu-memory-utilization", 0.92),), (("gpu-memory-utilization", 0.7),
+                                                     ("swap-space", 8)),
+               (("gpu-memory-utilization", 1.1),), (("kv-cache-memory", 8000000000),)),
+    "frontend": ((("port", 8000), ("host", "0.0.0.0")), (("api-key", "sk-test"),),
+                 (("disable-log-requests", True),), (("uvicorn-log-level", "warning"),),
+                 (("trust-remote-code", True),), (("max-num-seqs", 64),)),
+}
+USER_ENV = {
+    "VLLM_USE_V1": ("0", "1"),
+    "VLLM_ATTENTION_BACKEND": ("FLASH_ATTN", "XFORMERS", "FLASHINFER", "TRITON_ATTN",
+                               "FLEX_ATTENTION", "TORCH_SDPA"),
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
+}
+
+
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -170,8 +263,33 @@ def _serve_case(rng: random.Random, number: int) -> Case:
         args=tuple(args), about="seeded combination of serve flags", origin="generate.py")
 
 
+def _user_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    args: List[str] = []
+    for bundle in rng.sample(sorted(USER_SETTINGS), rng.randint(2, 6)):
+        in_yaml = rng.random() < 0.6
+        for option, value in rng.choice(USER_SETTINGS[bundle]):
+            if in_yaml:
+                key = option if rng.random() < 0.75 else option.replace("-", "_")
+                yaml_lines.append(f"{key}: {_yaml_value(value)}")
+            else:
+                args += _cli_tokens(option, value)
+    env: List[Tuple[str, str]] = []
+    for name in sorted(USER_ENV):
+        if rng.random() < 0.2:
+            env.append((name, rng.choice(USER_ENV[name])))
+    return Case(
+        id=f"gen/user-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice(GPU_COUNTS),
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded combination of user serve settings",
+        origin="generate.py")
+
+
 def cases() -> List[Case]:
     rng = random.Random(SEED)
     first = [_case(rng, number) for number in range(1, COUNT + 1)]
     serve = random.Random(SERVE_SEED)
-    return first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
+    user = random.Random(USER_SEED)
+    return (first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
+            + [_user_case(user, number) for number in range(1, USER_COUNT + 1)])
