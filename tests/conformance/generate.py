@@ -15,6 +15,10 @@ A third draw (`gen/user-NNN`, USER_SEED and USER_COUNT) mixes what users put in 
 and launch scripts: quantization and KV-cache dtypes, lengths against the model, TP/PP against
 heads and layers, speculative decoding, chunked prefill budgets, CUDA graphs, prefix caching,
 LoRA, structured outputs, tool and reasoning parsers, served names, and the engine's env.
+Most of its draws fail early on one flag some release lacks, so a fourth (`gen/plausible-NNN`,
+PLAUSIBLE_SEED) draws the same subjects mostly from values every release accepts, with GPUs
+enough for the parallelism, so the checks that depend on the model and on each other are
+reached.
 """
 
 from __future__ import annotations
@@ -204,6 +208,94 @@ USER_ENV = {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
 }
 
+PLAUSIBLE_SEED = 20261204
+PLAUSIBLE_COUNT = 80
+PLAUSIBLE_RISK = 0.2
+# bundle name -> (alternatives every release accepts on a fitting model, risky alternatives)
+PLAUSIBLE_SETTINGS = {
+    "quantization": (((("quantization", "fp8"),),),
+                     ((("quantization", "awq"),), (("quantization", "gptq"),),
+                      (("quantization", "awq_marlin"),), (("quantization", "fp8"), ("dtype", "float32")),
+                      (("quantization", "bitsandbytes"),))),
+    "kv-cache-dtype": (((("kv-cache-dtype", "fp8"),), (("kv-cache-dtype", "auto"),),
+                        (("kv-cache-dtype", "fp8_e4m3"),)),
+                       ((("kv-cache-dtype", "fp8_e5m2"),), (("kv-cache-dtype", "fp8"), ("block-size", 32)))),
+    "max-model-len": (((("max-model-len", 4096),), (("max-model-len", 8192),),
+                       (("max-model-len", 16384),), (("max-model-len", "8k"),)),
+                      ((("max-model-len", 32768),), (("max-model-len", 65536),),
+                       (("max-model-len", 131072),), (("max-model-len", "128K"),))),
+    "parallel": (((("tensor-parallel-size", 2),), (("tensor-parallel-size", 4),),
+                  (("tensor-parallel-size", 8),), (("pipeline-parallel-size", 2),),
+                  (("pipeline-parallel-size", 2), ("tensor-parallel-size", 2)),
+                  (("tensor-parallel-size", 2), ("distributed-executor-backend", "mp"))),
+                 ((("tensor-parallel-size", 3),), (("tensor-parallel-size", 6),),
+                  (("pipeline-parallel-size", 3),), (("pipeline-parallel-size", 5),),
+                  (("data-parallel-size", 2), ("tensor-parallel-size", 2)),
+                  (("tensor-parallel-size", 16),))),
+    "speculative": (((("speculative-config", '{"method": "ngram", "num_speculative_tokens": 4, '
+                                             '"prompt_lookup_max": 4}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 2, '
+                                             '"prompt_lookup_min": 2, "prompt_lookup_max": 5}'),)),
+                    ((("speculative-config", '{"method": "ngram", "num_speculative_tokens": 4}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, '
+                                             '"prompt_lookup_min": 6, "prompt_lookup_max": 3}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 4, '
+                                             '"prompt_lookup_max": 4, "draft_tensor_parallel_size": 2}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": -1, '
+                                             '"prompt_lookup_max": 4}'),))),
+    "batch": (((("max-num-batched-tokens", 8192),), (("max-num-batched-tokens", 16384),
+                                                     ("max-num-seqs", 256)),
+               (("enable-chunked-prefill", True), ("max-num-batched-tokens", 4096)),
+               (("max-num-seqs", 128),), (("max-num-seqs", 32), ("max-num-batched-tokens", 2048))),
+              ((("enable-chunked-prefill", False), ("max-num-batched-tokens", 4096)),
+               (("enable-chunked-prefill", False),),
+               (("max-num-batched-tokens", 256), ("max-num-seqs", 512)),
+               (("max-num-batched-tokens", 1024),))),
+    "enforce-eager": (((("enforce-eager", True),),), ()),
+    "cuda-graphs": (((("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8]}'),),),
+                    ((("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]}'),),
+                     (("compilation-config", '{"level": 0}'),),
+                     (("compilation-config", '3'),))),
+    "prefix-caching": (((("enable-prefix-caching", True),), (("enable-prefix-caching", False),)),
+                       ((("enable-prefix-caching", True), ("prefix-caching-hash-algo", "sha256")),)),
+    "lora": (((("enable-lora", True),), (("enable-lora", True), ("max-lora-rank", 32)),
+              (("enable-lora", True), ("max-lora-rank", 64), ("max-loras", 4)),
+              (("enable-lora", True), ("max-loras", 2), ("max-cpu-loras", 4))),
+             ((("enable-lora", True), ("max-lora-rank", 48)),
+              (("enable-lora", True), ("max-lora-rank", 256)),
+              (("enable-lora", True), ("max-loras", 4), ("max-cpu-loras", 2)),
+              (("enable-lora", True), ("fully-sharded-loras", True)),
+              (("enable-lora", True), ("lora-dtype", "float16")))),
+    "tools": (((("enable-auto-tool-choice", True), ("tool-call-parser", "hermes")),
+               (("enable-auto-tool-choice", True), ("tool-call-parser", "llama3_json")),
+               (("enable-auto-tool-choice", True), ("tool-call-parser", "mistral"))),
+              ((("enable-auto-tool-choice", True), ("tool-call-parser", "qwen3_coder")),
+               (("enable-auto-tool-choice", True),),
+               (("tool-call-parser", "hermes"),),
+               (("enable-auto-tool-choice", True), ("tool-call-parser", "llama4_pythonic")))),
+    "reasoning": (((("reasoning-parser", "deepseek_r1"),),),
+                  ((("reasoning-parser", "qwen3"),), (("reasoning-parser", "granite"),),
+                   (("reasoning-parser", "gpt_oss"),))),
+    "served-model-name": (((("served-model-name", "my-model"),),
+                           (("served-model-name", ["chat", "chat-v2"]),)), ()),
+    "memory": (((("gpu-memory-utilization", 0.9),), (("gpu-memory-utilization", 0.8),),
+                (("gpu-memory-utilization", 0.95),)),
+               ((("gpu-memory-utilization", 0.05),), (("gpu-memory-utilization", 1),),
+                (("cpu-offload-gb", 4),))),
+    "frontend": (((("port", 8000), ("host", "0.0.0.0")), (("api-key", "sk-test"),),
+                  (("uvicorn-log-level", "warning"),), (("trust-remote-code", True),),
+                  (("max-log-len", 100),), (("seed", 42),), (("dtype", "bfloat16"),),
+                  (("dtype", "half"),), (("generation-config", "vllm"),),
+                  (("disable-log-stats", True),)),
+                 ((("disable-log-requests", True),), (("dtype", "float32"),),
+                  (("enable-log-requests", True),), (("uvicorn-log-level", "trace"),))),
+}
+PLAUSIBLE_ENV = {
+    "VLLM_USE_V1": ("1", "0"),
+    "VLLM_ATTENTION_BACKEND": ("FLASH_ATTN", "FLASHINFER", "XFORMERS", "TRITON_ATTN"),
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
+}
+
 
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
@@ -286,10 +378,41 @@ def _user_case(rng: random.Random, number: int) -> Case:
         origin="generate.py")
 
 
+def _plausible_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    args: List[str] = []
+    world = 1
+    for bundle in rng.sample(sorted(PLAUSIBLE_SETTINGS), rng.randint(2, 5)):
+        fine, risky = PLAUSIBLE_SETTINGS[bundle]
+        in_yaml = rng.random() < 0.7
+        choice = rng.choice(risky if risky and rng.random() < PLAUSIBLE_RISK else fine)
+        for option, value in choice:
+            if option in ("tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size"):
+                world *= value
+            if in_yaml:
+                key = option if rng.random() < 0.8 else option.replace("-", "_")
+                yaml_lines.append(f"{key}: {_yaml_value(value)}")
+            else:
+                args += _cli_tokens(option, value)
+    env: List[Tuple[str, str]] = []
+    for name in sorted(PLAUSIBLE_ENV):
+        if rng.random() < 0.15:
+            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    fitting = [count for count in GPU_COUNTS if count >= world] or [max(GPU_COUNTS)]
+    gpus = rng.choice(GPU_COUNTS) if rng.random() < 0.1 else rng.choice(fitting)
+    return Case(
+        id=f"gen/plausible-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=gpus,
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded plausible serve settings",
+        origin="generate.py")
+
+
 def cases() -> List[Case]:
     rng = random.Random(SEED)
     first = [_case(rng, number) for number in range(1, COUNT + 1)]
     serve = random.Random(SERVE_SEED)
-    user = random.Random(USER_SEED)
+    user, plausible = random.Random(USER_SEED), random.Random(PLAUSIBLE_SEED)
     return (first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
-            + [_user_case(user, number) for number in range(1, USER_COUNT + 1)])
+            + [_user_case(user, number) for number in range(1, USER_COUNT + 1)]
+            + [_plausible_case(plausible, number) for number in range(1, PLAUSIBLE_COUNT + 1)])
