@@ -18,7 +18,8 @@ LoRA, structured outputs, tool and reasoning parsers, served names, and the engi
 Most of its draws fail early on one flag some release lacks, so a fourth (`gen/plausible-NNN`,
 PLAUSIBLE_SEED) draws the same subjects mostly from values every release accepts, with GPUs
 enough for the parallelism, so the checks that depend on the model and on each other are
-reached.
+reached. A fifth (`gen/tail-NNN`, TAIL_SEED) draws the long tail of serve flags found in
+deployment files (overrides, pooling, scheduler knobs, removed options, old spellings).
 """
 
 from __future__ import annotations
@@ -296,6 +297,74 @@ PLAUSIBLE_ENV = {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
 }
 
+TAIL_SEED = 20261205
+TAIL_COUNT = 80
+TAIL_SETTINGS = {
+    "hf-overrides": ('{"max_position_embeddings": 65536}', '{"rope_scaling": {"rope_type": "yarn", '
+                     '"factor": 4.0, "original_max_position_embeddings": 32768}}',
+                     '{"num_attention_heads": 30}'),
+    "rope-scaling": ('{"rope_type": "dynamic", "factor": 2.0}', '{"type": "linear", "factor": 4.0}'),
+    "rope-theta": (1000000, 500000.0),
+    "max-model-len": (8192, 65536, 131072),
+    "task": ("generate", "embed", "auto", "classify"),
+    "runner": ("generate", "pooling", "auto"),
+    "override-pooler-config": ('{"pooling_type": "MEAN"}',),
+    "preemption-mode": ("recompute", "swap", "bogus"),
+    "scheduler-delay-factor": (0.0, 0.5, -1),
+    "num-gpu-blocks-override": (512, 0),
+    "num-lookahead-slots": (0, 4),
+    "use-v2-block-manager": (True,),
+    "disable-async-output-proc": (True,),
+    "disable-custom-all-reduce": (True,),
+    "enable-sleep-mode": (True,),
+    "device": ("cuda", "auto", "cpu"),
+    "max-parallel-loading-workers": (2, 0),
+    "tokenizer-pool-size": (0, 2),
+    "max-seq-len-to-capture": (8192, 32768),
+    "long-prefill-token-threshold": (0, 2048),
+    "max-num-partial-prefills": (1, 4),
+    "speculative-model": ("[ngram]",),
+    "num-speculative-tokens": (3,),
+    "ngram-prompt-lookup-max": (4,),
+    "guided-decoding-backend": ("xgrammar:disable-any-whitespace", "outlines", "xgrammar"),
+    "enable-prompt-adapter": (True,),
+    "mm-processor-kwargs": ('{"num_crops": 4}',),
+    "limit-mm-per-prompt": ('{"image": 2}', "image=2"),
+    "worker-use-ray": (True,),
+    "kv-transfer-config": ('{"kv_connector": "SharedStorageConnector", "kv_role": "kv_both"}',),
+    "block-size": (8, 16, 32, 1, 48),
+    "max-num-seqs": (8, 256, 2048),
+    "max-num-batched-tokens": (1024, 8192, 131072),
+    "otlp-traces-endpoint": ("http://localhost:4317",),
+    "response-role": ("assistant",),
+    "return-tokens-as-token-ids": (True,),
+    "enable-prompt-tokens-details": (True,),
+    "max-logprobs": (20, 0),
+    "logits-processor-pattern": ("foo.*",),
+    "model-impl": ("auto", "vllm", "transformers", "bogus"),
+    "code-revision": ("main",),
+    "revision": ("main",),
+    "load-format": ("auto", "safetensors", "dummy", "pt", "npcache", "gguf"),
+    "config-format": ("auto", "hf", "mistral"),
+    "enable-chunked-prefill": (True, False),
+    "enable-prefix-caching": (True, False),
+    "enforce-eager": (True,),
+    "tensor-parallel-size": (2, 4),
+    "data-parallel-size": (2,),
+    "kv-cache-dtype": ("fp8", "auto"),
+    "swap-space": (0, 16),
+    "cpu-offload-gb": (0, 8),
+    "disable-log-stats": (True,),
+    "disable-frontend-multiprocessing": (True,),
+    "enable-server-load-tracking": (True,),
+    "max-lora-rank": (8,),
+    "long-lora-scaling-factors": ("4.0",),
+    "ignore-patterns": ("original/**",),
+    "pt-load-map-location": ("cpu",),
+    "reasoning-parser": ("deepseek_r1",),
+    "seed": (0,),
+}
+
 
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
@@ -408,11 +477,35 @@ def _plausible_case(rng: random.Random, number: int) -> Case:
         origin="generate.py")
 
 
+def _tail_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    args: List[str] = []
+    for option in rng.sample(sorted(TAIL_SETTINGS), rng.randint(1, 4)):
+        value = rng.choice(TAIL_SETTINGS[option])
+        if rng.random() < 0.65:
+            key = option if rng.random() < 0.8 else option.replace("-", "_")
+            yaml_lines.append(f"{key}: {_yaml_value(value)}")
+        else:
+            args += _cli_tokens(option, value)
+    env: List[Tuple[str, str]] = []
+    for name in sorted(PLAUSIBLE_ENV):
+        if rng.random() < 0.12:
+            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    return Case(
+        id=f"gen/tail-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded long-tail serve flags",
+        origin="generate.py")
+
+
 def cases() -> List[Case]:
     rng = random.Random(SEED)
     first = [_case(rng, number) for number in range(1, COUNT + 1)]
     serve = random.Random(SERVE_SEED)
     user, plausible = random.Random(USER_SEED), random.Random(PLAUSIBLE_SEED)
+    tail = random.Random(TAIL_SEED)
     return (first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
             + [_user_case(user, number) for number in range(1, USER_COUNT + 1)]
-            + [_plausible_case(plausible, number) for number in range(1, PLAUSIBLE_COUNT + 1)])
+            + [_plausible_case(plausible, number) for number in range(1, PLAUSIBLE_COUNT + 1)]
+            + [_tail_case(tail, number) for number in range(1, TAIL_COUNT + 1)])
