@@ -30,6 +30,7 @@ from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
 from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
+from patchops.lint.rules.mistral_config_not_found import MistralConfigNotFound
 from patchops.lint.rules.model_option_on_serve import ModelOptionOnServe
 from patchops.lint.rules.multimodal_limit_on_text_model import MultimodalLimitOnTextModel
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
@@ -132,6 +133,7 @@ ALL_RULES = (
     SlidingWindowOffWithRopeScaling,
     QuantizationUnsupportedHere,
     MultimodalLimitOnTextModel,
+    MistralConfigNotFound,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,
