@@ -48,7 +48,6 @@ class MistralConfigNotFound(Rule):
     name = "mistral-config-not-found"
     severity = "error"
     versions = ">=0.6"
-    reads_model = True
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example(f"model: {FOLDER}\nargs:\n  config-format: hf\n"),
