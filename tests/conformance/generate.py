@@ -19,7 +19,9 @@ Most of its draws fail early on one flag some release lacks, so a fourth (`gen/p
 PLAUSIBLE_SEED) draws the same subjects mostly from values every release accepts, with GPUs
 enough for the parallelism, so the checks that depend on the model and on each other are
 reached. A fifth (`gen/tail-NNN`, TAIL_SEED) draws the long tail of serve flags found in
-deployment files (overrides, pooling, scheduler knobs, removed options, old spellings).
+deployment files (overrides, pooling, scheduler knobs, removed options, old spellings), and
+a sixth (`gen/spelling-NNN`, SPELLING_SEED) the ways launch scripts spell them: short options,
+`--flag=value`, dotted keys, paths beside the model, one risky setting among plain ones.
 """
 
 from __future__ import annotations
@@ -365,6 +367,49 @@ TAIL_SETTINGS = {
     "seed": (0,),
 }
 
+SPELLING_SEED = 20261206
+SPELLING_COUNT = 80
+# command-line token groups, each one way a launch script writes a setting
+SPELLING_ARGS = (
+    ("-tp", "2"), ("-tp", "4"), ("-pp", "2"), ("-q", "fp8"), ("-q", "awq"), ("-O3",), ("-O", "0"),
+    ("--enable-chunked-prefill=false",), ("--enable-chunked-prefill=False",),
+    ("--max-model-len=32k",), ("--max-model-len=16384",), ("--max-model-len", "1M"),
+    ("--tokenizer-mode", "mistral"), ("--load-format", "mistral"), ("--tokenizer-mode", "custom"),
+    ("--tokenizer", "{model}"), ("--tokenizer", "/nonexistent/tokenizer"),
+    ("--hf-config-path", "{model}"), ("--chat-template", "/nonexistent/template.jinja"),
+    ("--chat-template", "{% for m in messages %}{{ m.content }}{% endfor %}"),
+    ("--served-model-name", "a", "b"), ("--lora-modules", "sql={model}"),
+    ("--enable-lora", "--lora-modules", "sql={model}"),
+    ("--speculative-config", '{"model": "{model}", "num_speculative_tokens": 3}'),
+    ("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}',
+     "--async-scheduling"),
+    ("--enable-eplb",), ("--enable-expert-parallel", "--enable-eplb"),
+    ("--max-num-partial-prefills", "2", "--no-enable-chunked-prefill"),
+    ("--structured-outputs-config.backend", "xgrammar"), ("--compilation-config.level", "3"),
+    ("-O.cudagraph_mode", "FULL"), ("-O.cudagraph_mode", "PIECEWISE"),
+    ("--compilation-config", '{"cudagraph_mode": "FULL_AND_PIECEWISE"}'),
+    ("--attention-backend", "FLASH_ATTN"), ("--attention-backend", "FLASHINFER"),
+    ("--generation-config", "/nonexistent/folder"), ("--override-generation-config", "{temperature: 1}"),
+    ("--seed", "-1"), ("--max-logprobs", "-1"), ("--distributed-executor-backend", "uni", "-tp", "2"),
+    ("--distributed-executor-backend", "external_launcher"), ("--data-parallel-size", "2",
+                                                              "--data-parallel-size-local", "1"),
+    ("--limit-mm-per-prompt", '{"image": 1}'), ("--mm-processor-kwargs", '{"max_pixels": 1000}'),
+    ("--kv-cache-dtype", "fp8", "--calculate-kv-scales"), ("--dtype", "float16", "-q", "awq"),
+    ("--enable-prefix-caching", "--prefix-caching-hash-algo", "sha256_cbor"),
+    ("--prefix-caching-hash-algo", "sha256_cbor_64bit"), ("--max-num-seqs", "1"),
+    ("--max-num-seqs", "2048", "--max-num-batched-tokens", "2048"), ("--block-size", "128"),
+    ("--block-size", "64", "--kv-cache-dtype", "fp8"), ("--gpu-memory-utilization", ".9"),
+    ("--gpu-memory-utilization", "90"), ("--swap-space", "0"), ("--trust-remote-code",),
+    ("--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--reasoning-parser", "qwen3"),
+    ("--tool-call-parser", "openai"), ("--reasoning-parser", "deepseek_v3"),
+    ("--enforce-eager", "--compilation-config", '{"cudagraph_capture_sizes": [1, 2]}'),
+    ("--max-seq-len-to-capture", "4096", "--enforce-eager"), ("--enable-sleep-mode",),
+    ("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}'),
+    ("--disable-log-requests",), ("--enable-log-requests",), ("--no-enable-log-requests",),
+    ("--uvicorn-log-level", "debug"), ("--port", "8080"), ("--host", "::"),
+    ("--api-key", "k1", "--api-key", "k2"), ("--max-model-len", "auto"), ("--max-model-len", "-1"),
+)
+
 
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
@@ -499,13 +544,34 @@ def _tail_case(rng: random.Random, number: int) -> Case:
         origin="generate.py")
 
 
+def _spelling_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    for bundle in rng.sample(sorted(PLAUSIBLE_SETTINGS), rng.randint(0, 2)):
+        for option, value in rng.choice(PLAUSIBLE_SETTINGS[bundle][0]):
+            yaml_lines.append(f"{option}: {_yaml_value(value)}")
+    args: List[str] = []
+    for tokens in rng.sample(SPELLING_ARGS, rng.randint(1, 3)):
+        args += tokens
+    env: List[Tuple[str, str]] = []
+    for name in sorted(PLAUSIBLE_ENV):
+        if rng.random() < 0.12:
+            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    return Case(
+        id=f"gen/spelling-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded launch-script spellings",
+        origin="generate.py")
+
+
 def cases() -> List[Case]:
     rng = random.Random(SEED)
     first = [_case(rng, number) for number in range(1, COUNT + 1)]
     serve = random.Random(SERVE_SEED)
     user, plausible = random.Random(USER_SEED), random.Random(PLAUSIBLE_SEED)
-    tail = random.Random(TAIL_SEED)
+    tail, spelling = random.Random(TAIL_SEED), random.Random(SPELLING_SEED)
     return (first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
             + [_user_case(user, number) for number in range(1, USER_COUNT + 1)]
             + [_plausible_case(plausible, number) for number in range(1, PLAUSIBLE_COUNT + 1)]
-            + [_tail_case(tail, number) for number in range(1, TAIL_COUNT + 1)])
+            + [_tail_case(tail, number) for number in range(1, TAIL_COUNT + 1)]
+            + [_spelling_case(spelling, number) for number in range(1, SPELLING_COUNT + 1)])
