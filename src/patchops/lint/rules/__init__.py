@@ -56,6 +56,7 @@ from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCa
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
 from patchops.lint.rules.swap_space_exceeds_host_memory import SwapSpaceExceedsHostMemory
+from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_executor_backend import UnknownExecutorBackend
 from patchops.lint.rules.tracing_without_opentelemetry import TracingWithoutOpentelemetry
@@ -134,6 +135,7 @@ ALL_RULES = (
     QuantizationUnsupportedHere,
     MultimodalLimitOnTextModel,
     MistralConfigNotFound,
+    TokenizerNotFound,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,

@@ -47,7 +47,7 @@ class MistralConfigNotFound(Rule):
     code = "PO815"
     name = "mistral-config-not-found"
     severity = "error"
-    versions = ">=0.6"
+    versions = ">=0"
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example(f"model: {FOLDER}\nargs:\n  config-format: hf\n"),
