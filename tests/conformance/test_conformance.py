@@ -131,6 +131,33 @@ def test_baseline_flags_regressions_and_improvements():
                                                     {"0.8.5": {"miss": ["t/1"]}})[0]
 
 
+def _lint_085(text):
+    from patchops.lint.rule import Example
+    from patchops.lint.runner import lint_example
+
+    return lint_example(Example(text, vllm="0.8.5"))
+
+
+CHANCE = {"verdict": "error", "stage": "parse", "type": "ArgumentError",
+          "message": "argument --guided-decoding-backend: invalid choice: 'outlines' (choose from 'auto', "
+                     "'guidance', 'xgrammar')"}
+
+
+def test_a_choice_some_launches_refuse_is_judged_by_the_launch_recorded():
+    found = _lint_085("model: m\nargs:\n  guided-decoding-backend: outlines\n")
+    assert [d.code for d in found if d.severity == "error"] == ["PO107"]
+    assert outcome(CHANCE, found) == "agree"       # this launch took the V1 Literal
+    assert outcome(OK, found) == "agree"           # this one the V0 Literal: the value is fine
+    assert outcome(BUDGET, found) == "miss"        # refused for another reason patchops missed
+
+
+def test_a_choice_every_launch_refuses_stays_an_error():
+    found = _lint_085("model: m\nargs:\n  guided-decoding-backend: bogus\n")
+    assert outcome(OK, found) == "false-error"
+    bogus = dict(CHANCE, message=CHANCE["message"].replace("'outlines'", "'bogus'"))
+    assert outcome(bogus, found) == "agree"
+
+
 def test_known_check_without_a_rule_makes_any_error_a_wrong_cause():
     causes = [(re.compile("attention heads"), ())]
     row = compare.classify(CASE, "0.8.5", HEADS, [_Diag("PO101")], causes=causes, stages=STAGES)

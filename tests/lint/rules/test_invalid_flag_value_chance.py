@@ -11,7 +11,7 @@ def test_a_value_of_one_literal_only_is_refused_with_the_reason():
     [found] = lint("model: m\nargs:\n  guided-decoding-backend: outlines\n")
     assert found.severity == "error"
     assert "invalid choice: 'outlines' (choose from 'auto', 'guidance', 'xgrammar')" in found.message
-    assert "hash order (PYTHONHASHSEED)" in found.message
+    assert "changes from launch to launch (PYTHONHASHSEED does not fix it)" in found.message
     assert found.vllm_message.endswith("(choose from 'auto', 'guidance', 'xgrammar')")
 
 
@@ -20,3 +20,15 @@ def test_values_every_literal_holds_pass_and_unknown_ones_list_all_choices():
     [found] = lint("model: m\nargs:\n  guided-decoding-backend: bogus\n")
     assert "'lm-format-enforcer', 'outlines'" in found.message and "PYTHONHASHSEED" not in found.message
     assert lint("model: m\nargs:\n  guided-decoding-backend: outlines\n", vllm="0.10.1.1") == []
+
+
+def test_the_launches_that_accept_it_go_on_with_the_value():
+    """Half of the launches take 'outlines': V0 then runs (the V1 oracle refuses it), chunked
+    prefill stays off and the batch budget is checked against max_model_len (gen/serve-097)."""
+    from lintkit import findings
+
+    budget = "  max-num-batched-tokens: 64\n  max-model-len: 4096\n"
+    by_chance = findings(None, "model: m\nargs:\n  guided-decoding-backend: outlines\n" + budget)
+    assert {(d.code, d.severity) for d in by_chance} >= {("PO107", "error"), ("PO201", "error")}
+    refused = findings(None, "model: m\nargs:\n  guided-decoding-backend: bogus\n" + budget)
+    assert "PO107" in {d.code for d in refused} and "PO201" not in {d.code for d in refused}

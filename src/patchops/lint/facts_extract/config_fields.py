@@ -27,6 +27,7 @@ from patchops.lint.facts_extract.draft_detection import draft_detection
 from patchops.lint.facts_extract.source_tree import Module, Source
 from patchops.lint.facts_extract.source_tree import last_name as _last_name
 from patchops.lint.facts_extract.static_eval import Classes, Hints
+from patchops.lint.facts_extract.value_checks import parse_time_classes, value_checks
 
 # Nested JSON flags and the class vLLM builds from them.
 NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig",
@@ -45,10 +46,17 @@ def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, An
     """Return flag dest -> {"class", "extra", "validated", "fields": {name: {...}}}."""
     out: Dict[str, Dict[str, Any]] = {}
     hints = Hints(classes)
+    engine_mod = src.module_file(ARG_UTILS)
+    engine = src.find_class(engine_mod, "EngineArgs") if engine_mod is not None else None
+    at_parse = parse_time_classes(classes, engine, set(NESTED_CONFIGS.values()))
     for dest, class_name in NESTED_CONFIGS.items():
         found = _find_config_class(src, class_name)
         if found is not None:
             out[dest] = _class_spec(src, classes, hints, *found, depth=0)
+            checks = value_checks(classes, *found) if class_name in at_parse else {}
+            if checks:
+                # built from the flag's JSON at parse time: its post-init checks the value
+                out[dest]["checks"] = checks
             detection = draft_detection(classes, *found) if dest == "speculative_config" else None
             if detection:
                 out[dest]["draft_detection"] = detection
@@ -65,6 +73,7 @@ def _class_spec(src: Source, classes: Classes, hints: Hints, mod: Module, cls: a
     """
     pydantic = _is_pydantic(src, mod, cls, classes)
     enums = dict(_enum_validators(src, mod, cls, classes))
+    rewritten = _rewriting_validators(cls)
     fields: Dict[str, Dict[str, Any]] = {}
     for name, info in classes.fields(mod, cls).items():
         if name.startswith("_") or _init_false(info.value):
@@ -74,6 +83,10 @@ def _class_spec(src: Source, classes: Classes, hints: Hints, mod: Module, cls: a
             fields[name]["unchecked"] = True   # pydantic skips it (0.10.x num_speculative_tokens)
         if name in enums:
             fields[name]["names"] = enums[name]
+        values = _enum_values(src, classes, info, hints.atoms(info.annotation, info.mod)) \
+            if name not in rewritten else None
+        if values:
+            fields[name]["enum_values"] = values
         inner = src.entity(info.annotation, info.mod) if isinstance(
             info.annotation, (ast.Name, ast.Attribute)) else None
         if depth == 0 and pydantic and inner is not None and inner[0] == "class" and \
@@ -106,6 +119,79 @@ def _enum_validators(src: Source, mod: Module, cls: ast.ClassDef, classes: Class
                     members = [m for m, _ in classes.enum_members(found[1], found[2])]
                     for name in names:
                         yield name, members
+
+
+def _enum_values(src: Source, classes: Classes, info, atoms) -> Optional[List[Any]]:
+    """Return the member values of a field typed by one enum (`mode: CompilationMode`), else None.
+
+    pydantic validates such a field by value: `{"mode": 9}` fails with `Input should be 0, 1,
+    2 or 3` (0.12+). Only literal int or str values are kept (`auto()` is not judged), and only
+    for the enum itself or an Optional of it (not `list[Mode]`).
+    """
+    if sorted(a[0] for a in atoms if a[0] != "none") != ["class"]:
+        return None
+    found = []
+    for node in ast.walk(info.annotation):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            entity = src.entity(node, info.mod)
+            if entity is not None and entity[0] == "class":
+                found.append(entity)
+    enums = [e for e in found if classes.is_enum(e[1], e[2])]
+    if len(enums) != 1 or len(found) != 1:
+        return None      # a union with another class: pydantic may take the value as that
+    values = []
+    for _name, value in classes.enum_members(enums[0][1], enums[0][2]):
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, (int, str))
+                and not isinstance(value.value, bool)):
+            return None
+        values.append(value.value)
+    return values if values and len({type(v) for v in values}) == 1 else None
+
+
+def _rewriting_validators(cls: ast.ClassDef) -> set:
+    """Return fields whose `mode="before"`/`"wrap"` validators may change a value that is no string.
+
+    Such a validator runs before pydantic's own type check, so the field's type says nothing
+    certain about what the user wrote. A validator that only converts strings (`if
+    isinstance(value, str): ...; return value`) or skips None (`if value is None: return
+    value; return handler(value)`) hands every other value on unchanged.
+    """
+    out = set()
+    for stmt in cls.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        for deco in stmt.decorator_list:
+            if not (isinstance(deco, ast.Call) and _last_name(deco.func) == "field_validator"):
+                continue
+            mode = next((k.value.value for k in deco.keywords if k.arg == "mode"
+                         and isinstance(k.value, ast.Constant)), "after")
+            if mode in ("before", "wrap", "plain") and not _passes_others_on(stmt):
+                out.update(a.value for a in deco.args if isinstance(a, ast.Constant))
+    return out
+
+
+def _passes_others_on(fn: ast.FunctionDef) -> bool:
+    params = [a.arg for a in fn.args.args]
+    value = params[1] if len(params) > 1 and params[0] == "cls" else params[0] if params else None
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if not body or value is None:
+        return False
+    last = body[-1]
+    returned = last.value if isinstance(last, ast.Return) else None
+    if isinstance(returned, ast.Call) and len(params) > 2 and _last_name(returned.func) == params[-1]:
+        returned = returned.args[0] if len(returned.args) == 1 else None   # handler(value)
+    if not (isinstance(returned, ast.Name) and returned.id == value):
+        return False
+    for stmt in body[:-1]:
+        test = stmt.test if isinstance(stmt, ast.If) and not stmt.orelse else None
+        is_str = isinstance(test, ast.Call) and _last_name(test.func) == "isinstance" and len(test.args) == 2 \
+            and isinstance(test.args[0], ast.Name) and test.args[0].id == value and _last_name(test.args[1]) == "str"
+        is_none = isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == value \
+            and isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None
+        if not (is_str or is_none):
+            return False
+    return True
 
 
 def value_range_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, Any]]:

@@ -21,6 +21,8 @@ TYPE_NAMES = {
     "human_readable_int_or_auto": "human_int_or_auto", "union_dict_and_str": "json_or_str",
     "nullable_kvs": "kvs", "from_cli": "json", "from_json": "json", "parse_dataclass": "json",
 }
+# optional_type(json.loads) of 0.8.x: JSON when the value looks like {...}, else key=value pairs.
+JSON_OR_KVS = "json_or_kvs"
 
 
 @dataclass
@@ -33,6 +35,8 @@ class KwargsStyle:
     optional_str_flag: bool = False  # 0.33: {bool, str, None} -> nargs="?" const=True
     dict_or_str: bool = False        # 0.9.2+: union_dict_and_str
     dict_subclass: bool = False      # 0.33: subclasses of dict are dicts
+    dict_type: str = "json"          # what a dict field's `type` is: JSON_OR_KVS in 0.8.x
+    dict_optional: bool = False      # 0.8.x: dict fields always take "" / "None" (optional_type)
     literal_metavar: bool = False    # 0.33: Literal + str -> metavar instead of choices
     none_choice: Any = "None"        # what is appended to choices for Optional[Literal]
     human: Dict[str, str] = field(default_factory=dict)  # field name -> human-int type name
@@ -80,8 +84,26 @@ def kwargs_style(mod: Optional[Module]) -> KwargsStyle:
     lit = funcs.get("literal_to_kwargs")
     if lit is not None and any(str_const(n) == "metavar" for n in ast.walk(lit)):
         style.literal_metavar = True
+    _read_dict_type(style, body, funcs.get("optional_type"))
     style.human = _human_int_fields(body)
     return style
+
+
+def _read_dict_type(style: KwargsStyle, body: ast.AST, optional_type: Optional[ast.AST]) -> None:
+    """Read what get_kwargs gives a dict field: `optional_type(json.loads)` (0.8.x) or JSON.
+
+    0.8.x's optional_type() reads a value that is not `{...}` as key=value pairs
+    (`nullable_kvs`, so `--limit-mm-per-prompt image=2` parses); from 0.10 it is plain JSON
+    (`parse_type(json.loads)`), and `image=2` cannot be converted.
+    """
+    for node in ast.walk(body):
+        if isinstance(node, ast.Call) and last_name(node.func) == "optional_type" and node.args \
+                and last_name(node.args[0]) == "loads":
+            style.dict_optional = True
+            if optional_type is not None and any(
+                    isinstance(n, ast.Call) and last_name(n.func) == "nullable_kvs" for n in ast.walk(optional_type)):
+                style.dict_type = JSON_OR_KVS
+            return
 
 
 def _human_int_fields(fn: ast.AST) -> Dict[str, str]:
@@ -204,7 +226,9 @@ def kwargs_from_hints(atoms: Set[tuple], name: str, style: KwargsStyle) -> Dict[
             _contains(atoms, "str") or _contains(atoms, "class") or _contains(atoms, "dataclass")):
         kw["type"] = "json_or_str"
     elif _contains(atoms, "dict"):
-        kw["type"] = "json"
+        kw["type"] = style.dict_type
+        if style.dict_optional:
+            kw["optional"] = True
     elif _contains(atoms, "str") or _contains(atoms, "class") or _contains(atoms, "dataclass") \
             or _contains(atoms, "literal"):
         kw["type"] = "str"

@@ -60,7 +60,9 @@ class Classes:
 
     def base_names(self, mod: Module, cls: ast.ClassDef, depth: int = 0) -> Set[str]:
         """Return the last names of all bases, transitively (resolvable ones followed)."""
-        names = {n for n in (last_name(b) for b in cls.bases) if n}
+        # `class MultiModalDummyOptions(dict[str, BaseDummyOptions])` (0.32): the base is `dict`
+        names = {n for n in (last_name(b.value if isinstance(b, ast.Subscript) else b)
+                             for b in cls.bases) if n}
         if depth < 8:
             for bmod, bcls in self.bases(mod, cls):
                 names |= self.base_names(bmod, bcls, depth + 1)

@@ -71,7 +71,7 @@ def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
     parse.run(tokens)
 
     for dest, (origin, value, option) in parse.values.items():
-        if dest == "help" or dest in parse.rejected:
+        if dest == "help" or (dest in parse.rejected and dest not in parse.by_chance):
             continue
         setting = dataclasses.replace(origin, name=dest, value=value)
         if dest == "config" and origin.source == "cli":

@@ -9,14 +9,14 @@ choice`) and the key (YAML or command line) each value came from.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from patchops.lint.config import ServeConfig, Setting, normalize_key
 from patchops.lint.facts import Flag
 from patchops.lint.launch_command import is_option
 from patchops.lint.reading.command_line import Token
 from patchops.lint.reading.option_table import Option, OptionTable, action_of, display_name
-from patchops.lint.reading.value_types import BadValue, check_choice, convert
+from patchops.lint.reading.value_types import BadValue, ChanceValue, check_choice, convert
 from patchops.lint.vllm.releases import Version
 
 NARGS0_ACTIONS = ("store_true", "store_false", "store_const", "count", "boolean_optional",
@@ -37,6 +37,7 @@ class ArgparsePass:
         self.values: Dict[str, Tuple[Setting, Any, str]] = {}   # dest -> (origin, value, option)
         self.unknown: List[Setting] = []
         self.rejected: Dict[str, Tuple[Setting, str]] = {}
+        self.by_chance: Set[str] = set()     # rejected in some launches only: also read as given
         self.duplicates: List[Tuple[Setting, Setting]] = []
         self.model_tag: Optional[Setting] = None
         self._last: Dict[Tuple[str, str], Setting] = {}
@@ -148,6 +149,9 @@ class ArgparsePass:
             converted = [convert(flag, s, self.version) for s in strings]
             for item in converted:
                 check_choice(flag, item)
+        except ChanceValue as exc:
+            self.reject(dest, origin, f"argument {option}: {exc}")
+            self.by_chance.add(dest)
         except BadValue as exc:
             self.reject(dest, origin, f"argument {option}: {exc}")
             return index

@@ -56,8 +56,9 @@ class InvalidFlagValue(Rule):
             if flag is not None and flag.chance_choices and any(
                     f"invalid choice: {c!r} " in why for c in flag.chance_choices):
                 message = (f"vLLM {facts.version} refuses this value in about half of all launches: {why}; its parser "
-                           "takes the choices from one of the field's Literal types in hash order "
-                           "(PYTHONHASHSEED), and only some of them hold this value")
+                           "takes the choices from one of the field's Literal types in set order, which "
+                           "changes from launch to launch (PYTHONHASHSEED does not fix it), and only "
+                           "some of them hold this value")
             yield self.diagnostic(cfg, setting, message, fields=(name,), fix=_fix(why),
                                   vllm_message=f"{prog}: error: {why}")
 

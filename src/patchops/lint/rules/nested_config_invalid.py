@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import config_checks, nested_values
 
 _BOUND_OK = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
              "lt": lambda v, b: v < b, "le": lambda v, b: v <= b}
@@ -25,8 +26,12 @@ class NestedConfigInvalid(Rule):
     is silently dropped (pydantic's default, 0.9-0.12); where pydantic validates the class, a
     `Literal` field takes only its choices (`method`), a `Field(gt=0)` its range, and a field
     only values of its type as pydantic's lax mode reads them (`"1,2"` is no list), a field
-    parsed as an enum by name only its members (`cudagraph_mode`, any case, 0.10.1+), and a
-    field that is itself a config class is checked the same way (`pass_config`).
+    parsed as an enum by name only its members (`cudagraph_mode`, any case, 0.10.1+), a field
+    typed by an enum only its member values (`mode`, 0.12+), and a field that is itself a config
+    class is checked the same way (`pass_config`). Where vLLM builds the class while parsing
+    the flag, the class's own post-init checks run on the value too, read from the copy
+    as each release writes them (`custom_ops`: one base mode `all` or `none`; from 0.11 the
+    `+op`/`-op` syntax; later also no op both enabled and disabled).
 
     ## Why is this bad?
     vLLM stops at parse or config time: `Extra inputs are not permitted` for `level` in
@@ -34,7 +39,8 @@ class NestedConfigInvalid(Rule):
     unexpected keyword argument`, `Input should be 'ngram', 'eagle', ...`, `Input should be an
     object` for a bare `3`, `KeyError: 'BOGUS'` for an unknown `cudagraph_mode`,
     `pass_config.enable_sequence_parallelism: Unexpected keyword argument` for a field 0.33
-    renamed. Where the key is dropped, the setting silently does nothing.
+    renamed, `mode: Input should be 0, 1, 2 or 3`, `Can only specify 'none' or 'all'`, `Invalid
+    syntax 'rms_norm' for custom op`. Where the key is dropped, the setting silently does nothing.
 
     ## Fix
     Use the field names and values of the vLLM that will run (`vllm serve --help=<flag>`).
@@ -70,6 +76,11 @@ class NestedConfigInvalid(Rule):
                 kind="command", vllm="0.10.1.1", at=(1, 14)),
         Example("vllm serve m --compilation-config '{\"pass_config\": {\"enable_sequence_parallelism\": true}}'\n",
                 kind="command", vllm="0.33.0", at=(1, 14)),
+        # CompilationConfig's own post-init (read from the copy) and its `mode: CompilationMode`.
+        Example("vllm serve m --compilation-config '{\"custom_ops\": [\"all\", \"none\"]}'\n",
+                kind="command", vllm="0.10.1.1", at=(1, 14)),
+        Example("vllm serve m --compilation-config '{\"mode\": 9}'\n", kind="command", vllm="0.33.0",
+                at=(1, 14)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -86,17 +97,33 @@ class NestedConfigInvalid(Rule):
                     fields=(dest,), fix=f"write it as a JSON object, e.g. '{{\"{_example_key(spec)}\": ...}}'",
                     vllm_message="Input should be an object")
                 continue
+            problems = 0
             for key, item in value.items():
                 problem = _field_problem(spec, key, item)
                 if problem is None:
                     continue
                 text, severity, vllm_text = problem
+                problems += severity != "warning"     # vLLM stops before its post-init
                 yield self.diagnostic(
                     cfg, found, f"{dest} {text}" + ("" if severity == "warning"
                                                     else f"; vLLM {facts.version} refuses it"),
                     fields=(dest,), severity=severity, vllm_message=vllm_text,
                     fix=f"use the {spec['class']} fields of vLLM {facts.version}: "
                         + ", ".join(sorted(spec["fields"])[:12]) + (", ..." if len(spec["fields"]) > 12 else ""))
+            refused = nested_values.refusal(spec, value) if not problems else None
+            if refused is not None and not _named_by_config_checks(cfg, facts, spec["class"], refused[0]):
+                message, exception, read = refused
+                yield self.diagnostic(
+                    cfg, found, f"{dest} {', '.join(read)}: {spec['class']} refuses it when vLLM "
+                    f"{facts.version} parses the flag: \"{message}\"", fields=(dest,),
+                    vllm_message=f"{exception}: {message}" if exception == "AssertionError" else message,
+                    fix=f"change {', '.join(read)} so that {spec['class']}'s own check passes")
+
+
+def _named_by_config_checks(cfg: ServeConfig, facts: Facts, config_class: str, message: str) -> bool:
+    """Return whether PO811 (config-check-refuses) reports the same refusal of the same class."""
+    return any(r.config_class == config_class and r.message == message
+               for r in config_checks.refusals(cfg, facts))
 
 
 def _example_key(spec: dict) -> str:
@@ -135,6 +162,10 @@ def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optiona
             if problem is not None:
                 return problem
         return None
+    values = field.get("enum_values")
+    if values and type(item) is type(values[0]) and item not in values:
+        listed = _either(values)
+        return f"{key} {item!r} is not one of {listed}", None, f"{within}{key}: Input should be {listed}"
     choices = field.get("choices")
     if choices is not None and item is not None and item not in choices:
         listed = ", ".join(repr(c) for c in choices)
@@ -148,6 +179,12 @@ def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optiona
                 text = f"Input should be {_BOUND_TEXT[bound]} {limit}"
                 return f"{key} ({item}) must be {_BOUND_TEXT[bound]} {limit}", None, text
     return None
+
+
+def _either(values) -> str:
+    """Join values as pydantic lists what an enum takes: `0, 1, 2 or 3`."""
+    shown = [repr(v) for v in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
 _NOUNS = {"int": "a valid integer", "float": "a valid number", "str": "a valid string",
