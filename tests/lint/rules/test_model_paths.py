@@ -45,3 +45,20 @@ def test_mistral_format_needs_params_json_in_the_folder(tmp_path):
     assert hit.severity == "error" and (hit.line, hit.column) == (3, 3)
     (model / "params.json").write_text("{}")
     assert not [d for d in lint_file(tmp_path, text, "0.8.5") if d.code == "PO815"]
+
+
+MODEL = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct"   # max_position_embeddings 32768
+
+
+@pytest.mark.parametrize("vllm, extra", [
+    ("0.33.0", "  hf-overrides: '{\"max_position_embeddings\": 65536}'\n"),
+    ("0.8.5", "  rope-scaling: '{\"rope_type\": \"dynamic\", \"factor\": 2.0}'\n")])
+def test_the_launch_overrides_raise_the_derived_length(tmp_path, vllm, extra):
+    """gen/tail-028, -030: vLLM derives 65536 from the overridden config, and accepts it."""
+    root = __import__("pathlib").Path(__file__).resolve().parents[3]
+    head = f"model: {root / MODEL}\nargs:\n"
+    for length, refused in ((65536, False), (65537, True)):
+        found = lint_file(tmp_path, head + f"  max-model-len: {length}\n" + extra, vllm)
+        assert bool([d for d in found if d.code == "PO702" and d.severity == "error"]) == refused
+    plain = lint_file(tmp_path, head + "  max-model-len: 65536\n", vllm)
+    assert [d.code for d in plain if d.code == "PO702"] == ["PO702"]
