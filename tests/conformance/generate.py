@@ -10,6 +10,18 @@ A second draw (`gen/serve-NNN`, SERVE_SEED and SERVE_COUNT) covers the common se
 first leaves out (LoRA, data/pipeline parallelism, logprobs, tokenizer and load formats,
 generation config, structured outputs, partial prefills, ...), each as a bundle of the flags
 that only mean something together (`--enable-lora` with its rank and adapter count).
+
+A third draw (`gen/user-NNN`, USER_SEED and USER_COUNT) mixes what users put in serve files
+and launch scripts: quantization and KV-cache dtypes, lengths against the model, TP/PP against
+heads and layers, speculative decoding, chunked prefill budgets, CUDA graphs, prefix caching,
+LoRA, structured outputs, tool and reasoning parsers, served names, and the engine's env.
+Most of its draws fail early on one flag some release lacks, so a fourth (`gen/plausible-NNN`,
+PLAUSIBLE_SEED) draws the same subjects mostly from values every release accepts, with GPUs
+enough for the parallelism, so the checks that depend on the model and on each other are
+reached. A fifth (`gen/tail-NNN`, TAIL_SEED) draws the long tail of serve flags found in
+deployment files (overrides, pooling, scheduler knobs, removed options, old spellings), and
+a sixth (`gen/spelling-NNN`, SPELLING_SEED) the ways launch scripts spell them: short options,
+`--flag=value`, dotted keys, paths beside the model, one risky setting among plain ones.
 """
 
 from __future__ import annotations
@@ -112,6 +124,293 @@ SERVE_SETTINGS = {
 }
 
 
+USER_SEED = 20261203
+USER_COUNT = 80
+USER_MODELS = SERVE_MODELS + ("Qwen2.5-7B-Instruct-AWQ",)
+USER_SETTINGS = {
+    "quantization": ((("quantization", "fp8"),), (("quantization", "awq"),),
+                     (("quantization", "gptq"),), (("quantization", "awq_marlin"),),
+                     (("quantization", "bitsandbytes"),), (("quantization", "fp8"), ("dtype", "half")),
+                     (("quantization", "int8"),)),
+    "kv-cache-dtype": ((("kv-cache-dtype", "fp8"),), (("kv-cache-dtype", "fp8_e5m2"),),
+                       (("kv-cache-dtype", "fp8_e4m3"), ("calculate-kv-scales", True)),
+                       (("kv-cache-dtype", "auto"),), (("kv-cache-dtype", "fp8_inc"),),
+                       (("kv-cache-dtype", "bfloat16"),)),
+    "max-model-len": ((("max-model-len", 8192),), (("max-model-len", 32768),),
+                      (("max-model-len", 131072),), (("max-model-len", "64k"),),
+                      (("max-model-len", 200000),), (("max-model-len", -1),)),
+    "parallel": ((("tensor-parallel-size", 2),), (("tensor-parallel-size", 4),),
+                 (("tensor-parallel-size", 8),), (("tensor-parallel-size", 3),),
+                 (("tensor-parallel-size", 6),), (("pipeline-parallel-size", 3),),
+                 (("pipeline-parallel-size", 2), ("tensor-parallel-size", 4)),
+                 (("pipeline-parallel-size", 8),),
+                 (("tensor-parallel-size", 2), ("distributed-executor-backend", "mp")),
+                 (("tensor-parallel-size", 2), ("distributed-executor-backend", "ray"))),
+    "speculative": ((("speculative-config",
+                      '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}'),),
+                    (("speculative-config",
+                      '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5, '
+                      '"prompt_lookup_max": 2}'),),
+                    (("speculative-config", '{"model": "[ngram]", "num_speculative_tokens": 5, '
+                                            '"prompt_lookup_max": 3}'),),
+                    (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 0, '
+                                            '"prompt_lookup_max": 3}'),),
+                    (("speculative-config", '{"method": "eagle", "num_speculative_tokens": 3}'),),
+                    (("speculative-config", '{"method": "ngram", "prompt_lookup_max": 4}'),),
+                    (("speculative-config", '{"num_speculative_tokens": 2}'),)),
+    "chunked-prefill": ((("enable-chunked-prefill", True), ("max-num-batched-tokens", 2048)),
+                        (("enable-chunked-prefill", False), ("max-num-batched-tokens", 4096)),
+                        (("enable-chunked-prefill", False), ("max-num-batched-tokens", 65536)),
+                        (("max-num-batched-tokens", 16384), ("max-num-seqs", 128)),
+                        (("max-num-batched-tokens", 512), ("max-num-seqs", 1024)),
+                        (("enable-chunked-prefill", True),)),
+    "enforce-eager": ((("enforce-eager", True),), (("enforce-eager", False),)),
+    "cuda-graphs": ((("cuda-graph-sizes", [1, 2, 4, 8, 16]),), (("cuda-graph-sizes", [256]),),
+                    (("max-seq-len-to-capture", 8192),),
+                    (("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8]}'),),
+                    (("compilation-config", '{"full_cuda_graph": true}'),)),
+    "prefix-caching": ((("enable-prefix-caching", True),), (("enable-prefix-caching", False),),
+                       (("enable-prefix-caching", True), ("prefix-caching-hash-algo", "sha256")),
+                       (("prefix-caching-hash-algo", "md5"),)),
+    "lora": ((("enable-lora", True), ("max-lora-rank", 16)),
+             (("enable-lora", True), ("max-lora-rank", 128), ("max-loras", 2)),
+             (("enable-lora", True), ("max-lora-rank", 512)),
+             (("enable-lora", True), ("fully-sharded-loras", True)),
+             (("enable-lora", True), ("lora-dtype", "bfloat16")),
+             (("enable-lora", True), ("max-loras", 8), ("max-cpu-loras", 4)),
+             (("enable-lora", True), ("lora-modules", "sql=/tmp/sql-lora"))),
+    "structured-outputs": ((("guided-decoding-backend", "xgrammar"),),
+                           (("guided-decoding-backend", "guidance"),),
+                           (("guided-decoding-backend", "lm-format-enforcer"),),
+                           (("guided-decoding-backend", "auto"),),
+                           (("structured-outputs-config", '{"backend": "guidance"}'),),
+                           (("structured-outputs-config", '{"backend": "bogus"}'),)),
+    "tools": ((("enable-auto-tool-choice", True), ("tool-call-parser", "hermes")),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "llama3_json")),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "qwen3_coder")),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "pythonic")),
+              (("enable-auto-tool-choice", True),),
+              (("tool-call-parser", "mistral"),),
+              (("enable-auto-tool-choice", True), ("tool-call-parser", "bogus"))),
+    "reasoning": ((("reasoning-parser", "deepseek_r1"),), (("reasoning-parser", "qwen3"),),
+                  (("enable-reasoning", True), ("reasoning-parser", "deepseek_r1")),
+                  (("reasoning-parser", "nope"),)),
+    "served-model-name": ((("served-model-name", "my-model"),),
+                          (("served-model-name", ["chat", "chat-v2"]),)),
+    "memory": ((("gpu-memory-utilization", 0.92),), (("gpu-memory-utilization", 0.7),
+                                                     ("swap-space", 8)),
+               (("gpu-memory-utilization", 1.1),), (("kv-cache-memory", 8000000000),)),
+    "frontend": ((("port", 8000), ("host", "0.0.0.0")), (("api-key", "sk-test"),),
+                 (("disable-log-requests", True),), (("uvicorn-log-level", "warning"),),
+                 (("trust-remote-code", True),), (("max-num-seqs", 64),)),
+}
+USER_ENV = {
+    "VLLM_USE_V1": ("0", "1"),
+    "VLLM_ATTENTION_BACKEND": ("FLASH_ATTN", "XFORMERS", "FLASHINFER", "TRITON_ATTN",
+                               "FLEX_ATTENTION", "TORCH_SDPA"),
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
+}
+
+PLAUSIBLE_SEED = 20261204
+PLAUSIBLE_COUNT = 80
+PLAUSIBLE_RISK = 0.2
+# bundle name -> (alternatives every release accepts on a fitting model, risky alternatives)
+PLAUSIBLE_SETTINGS = {
+    "quantization": (((("quantization", "fp8"),),),
+                     ((("quantization", "awq"),), (("quantization", "gptq"),),
+                      (("quantization", "awq_marlin"),), (("quantization", "fp8"), ("dtype", "float32")),
+                      (("quantization", "bitsandbytes"),))),
+    "kv-cache-dtype": (((("kv-cache-dtype", "fp8"),), (("kv-cache-dtype", "auto"),),
+                        (("kv-cache-dtype", "fp8_e4m3"),)),
+                       ((("kv-cache-dtype", "fp8_e5m2"),), (("kv-cache-dtype", "fp8"), ("block-size", 32)))),
+    "max-model-len": (((("max-model-len", 4096),), (("max-model-len", 8192),),
+                       (("max-model-len", 16384),), (("max-model-len", "8k"),)),
+                      ((("max-model-len", 32768),), (("max-model-len", 65536),),
+                       (("max-model-len", 131072),), (("max-model-len", "128K"),))),
+    "parallel": (((("tensor-parallel-size", 2),), (("tensor-parallel-size", 4),),
+                  (("tensor-parallel-size", 8),), (("pipeline-parallel-size", 2),),
+                  (("pipeline-parallel-size", 2), ("tensor-parallel-size", 2)),
+                  (("tensor-parallel-size", 2), ("distributed-executor-backend", "mp"))),
+                 ((("tensor-parallel-size", 3),), (("tensor-parallel-size", 6),),
+                  (("pipeline-parallel-size", 3),), (("pipeline-parallel-size", 5),),
+                  (("data-parallel-size", 2), ("tensor-parallel-size", 2)),
+                  (("tensor-parallel-size", 16),))),
+    "speculative": (((("speculative-config", '{"method": "ngram", "num_speculative_tokens": 4, '
+                                             '"prompt_lookup_max": 4}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 2, '
+                                             '"prompt_lookup_min": 2, "prompt_lookup_max": 5}'),)),
+                    ((("speculative-config", '{"method": "ngram", "num_speculative_tokens": 4}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, '
+                                             '"prompt_lookup_min": 6, "prompt_lookup_max": 3}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": 4, '
+                                             '"prompt_lookup_max": 4, "draft_tensor_parallel_size": 2}'),),
+                     (("speculative-config", '{"method": "ngram", "num_speculative_tokens": -1, '
+                                             '"prompt_lookup_max": 4}'),))),
+    "batch": (((("max-num-batched-tokens", 8192),), (("max-num-batched-tokens", 16384),
+                                                     ("max-num-seqs", 256)),
+               (("enable-chunked-prefill", True), ("max-num-batched-tokens", 4096)),
+               (("max-num-seqs", 128),), (("max-num-seqs", 32), ("max-num-batched-tokens", 2048))),
+              ((("enable-chunked-prefill", False), ("max-num-batched-tokens", 4096)),
+               (("enable-chunked-prefill", False),),
+               (("max-num-batched-tokens", 256), ("max-num-seqs", 512)),
+               (("max-num-batched-tokens", 1024),))),
+    "enforce-eager": (((("enforce-eager", True),),), ()),
+    "cuda-graphs": (((("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8]}'),),),
+                    ((("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]}'),),
+                     (("compilation-config", '{"level": 0}'),),
+                     (("compilation-config", '3'),))),
+    "prefix-caching": (((("enable-prefix-caching", True),), (("enable-prefix-caching", False),)),
+                       ((("enable-prefix-caching", True), ("prefix-caching-hash-algo", "sha256")),)),
+    "lora": (((("enable-lora", True),), (("enable-lora", True), ("max-lora-rank", 32)),
+              (("enable-lora", True), ("max-lora-rank", 64), ("max-loras", 4)),
+              (("enable-lora", True), ("max-loras", 2), ("max-cpu-loras", 4))),
+             ((("enable-lora", True), ("max-lora-rank", 48)),
+              (("enable-lora", True), ("max-lora-rank", 256)),
+              (("enable-lora", True), ("max-loras", 4), ("max-cpu-loras", 2)),
+              (("enable-lora", True), ("fully-sharded-loras", True)),
+              (("enable-lora", True), ("lora-dtype", "float16")))),
+    "tools": (((("enable-auto-tool-choice", True), ("tool-call-parser", "hermes")),
+               (("enable-auto-tool-choice", True), ("tool-call-parser", "llama3_json")),
+               (("enable-auto-tool-choice", True), ("tool-call-parser", "mistral"))),
+              ((("enable-auto-tool-choice", True), ("tool-call-parser", "qwen3_coder")),
+               (("enable-auto-tool-choice", True),),
+               (("tool-call-parser", "hermes"),),
+               (("enable-auto-tool-choice", True), ("tool-call-parser", "llama4_pythonic")))),
+    "reasoning": (((("reasoning-parser", "deepseek_r1"),),),
+                  ((("reasoning-parser", "qwen3"),), (("reasoning-parser", "granite"),),
+                   (("reasoning-parser", "gpt_oss"),))),
+    "served-model-name": (((("served-model-name", "my-model"),),
+                           (("served-model-name", ["chat", "chat-v2"]),)), ()),
+    "memory": (((("gpu-memory-utilization", 0.9),), (("gpu-memory-utilization", 0.8),),
+                (("gpu-memory-utilization", 0.95),)),
+               ((("gpu-memory-utilization", 0.05),), (("gpu-memory-utilization", 1),),
+                (("cpu-offload-gb", 4),))),
+    "frontend": (((("port", 8000), ("host", "0.0.0.0")), (("api-key", "sk-test"),),
+                  (("uvicorn-log-level", "warning"),), (("trust-remote-code", True),),
+                  (("max-log-len", 100),), (("seed", 42),), (("dtype", "bfloat16"),),
+                  (("dtype", "half"),), (("generation-config", "vllm"),),
+                  (("disable-log-stats", True),)),
+                 ((("disable-log-requests", True),), (("dtype", "float32"),),
+                  (("enable-log-requests", True),), (("uvicorn-log-level", "trace"),))),
+}
+PLAUSIBLE_ENV = {
+    "VLLM_USE_V1": ("1", "0"),
+    "VLLM_ATTENTION_BACKEND": ("FLASH_ATTN", "FLASHINFER", "XFORMERS", "TRITON_ATTN"),
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
+}
+
+TAIL_SEED = 20261205
+TAIL_COUNT = 80
+TAIL_SETTINGS = {
+    "hf-overrides": ('{"max_position_embeddings": 65536}', '{"rope_scaling": {"rope_type": "yarn", '
+                     '"factor": 4.0, "original_max_position_embeddings": 32768}}',
+                     '{"num_attention_heads": 30}'),
+    "rope-scaling": ('{"rope_type": "dynamic", "factor": 2.0}', '{"type": "linear", "factor": 4.0}'),
+    "rope-theta": (1000000, 500000.0),
+    "max-model-len": (8192, 65536, 131072),
+    "task": ("generate", "embed", "auto", "classify"),
+    "runner": ("generate", "pooling", "auto"),
+    "override-pooler-config": ('{"pooling_type": "MEAN"}',),
+    "preemption-mode": ("recompute", "swap", "bogus"),
+    "scheduler-delay-factor": (0.0, 0.5, -1),
+    "num-gpu-blocks-override": (512, 0),
+    "num-lookahead-slots": (0, 4),
+    "use-v2-block-manager": (True,),
+    "disable-async-output-proc": (True,),
+    "disable-custom-all-reduce": (True,),
+    "enable-sleep-mode": (True,),
+    "device": ("cuda", "auto", "cpu"),
+    "max-parallel-loading-workers": (2, 0),
+    "tokenizer-pool-size": (0, 2),
+    "max-seq-len-to-capture": (8192, 32768),
+    "long-prefill-token-threshold": (0, 2048),
+    "max-num-partial-prefills": (1, 4),
+    "speculative-model": ("[ngram]",),
+    "num-speculative-tokens": (3,),
+    "ngram-prompt-lookup-max": (4,),
+    "guided-decoding-backend": ("xgrammar:disable-any-whitespace", "outlines", "xgrammar"),
+    "enable-prompt-adapter": (True,),
+    "mm-processor-kwargs": ('{"num_crops": 4}',),
+    "limit-mm-per-prompt": ('{"image": 2}', "image=2"),
+    "worker-use-ray": (True,),
+    "kv-transfer-config": ('{"kv_connector": "SharedStorageConnector", "kv_role": "kv_both"}',),
+    "block-size": (8, 16, 32, 1, 48),
+    "max-num-seqs": (8, 256, 2048),
+    "max-num-batched-tokens": (1024, 8192, 131072),
+    "otlp-traces-endpoint": ("http://localhost:4317",),
+    "response-role": ("assistant",),
+    "return-tokens-as-token-ids": (True,),
+    "enable-prompt-tokens-details": (True,),
+    "max-logprobs": (20, 0),
+    "logits-processor-pattern": ("foo.*",),
+    "model-impl": ("auto", "vllm", "transformers", "bogus"),
+    "code-revision": ("main",),
+    "revision": ("main",),
+    "load-format": ("auto", "safetensors", "dummy", "pt", "npcache", "gguf"),
+    "config-format": ("auto", "hf", "mistral"),
+    "enable-chunked-prefill": (True, False),
+    "enable-prefix-caching": (True, False),
+    "enforce-eager": (True,),
+    "tensor-parallel-size": (2, 4),
+    "data-parallel-size": (2,),
+    "kv-cache-dtype": ("fp8", "auto"),
+    "swap-space": (0, 16),
+    "cpu-offload-gb": (0, 8),
+    "disable-log-stats": (True,),
+    "disable-frontend-multiprocessing": (True,),
+    "enable-server-load-tracking": (True,),
+    "max-lora-rank": (8,),
+    "long-lora-scaling-factors": ("4.0",),
+    "ignore-patterns": ("original/**",),
+    "pt-load-map-location": ("cpu",),
+    "reasoning-parser": ("deepseek_r1",),
+    "seed": (0,),
+}
+
+SPELLING_SEED = 20261206
+SPELLING_COUNT = 80
+# command-line token groups, each one way a launch script writes a setting
+SPELLING_ARGS = (
+    ("-tp", "2"), ("-tp", "4"), ("-pp", "2"), ("-q", "fp8"), ("-q", "awq"), ("-O3",), ("-O", "0"),
+    ("--enable-chunked-prefill=false",), ("--enable-chunked-prefill=False",),
+    ("--max-model-len=32k",), ("--max-model-len=16384",), ("--max-model-len", "1M"),
+    ("--tokenizer-mode", "mistral"), ("--load-format", "mistral"), ("--tokenizer-mode", "custom"),
+    ("--tokenizer", "{model}"), ("--tokenizer", "/nonexistent/tokenizer"),
+    ("--hf-config-path", "{model}"), ("--chat-template", "/nonexistent/template.jinja"),
+    ("--chat-template", "{% for m in messages %}{{ m.content }}{% endfor %}"),
+    ("--served-model-name", "a", "b"), ("--lora-modules", "sql={model}"),
+    ("--enable-lora", "--lora-modules", "sql={model}"),
+    ("--speculative-config", '{"model": "{model}", "num_speculative_tokens": 3}'),
+    ("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}',
+     "--async-scheduling"),
+    ("--enable-eplb",), ("--enable-expert-parallel", "--enable-eplb"),
+    ("--max-num-partial-prefills", "2", "--no-enable-chunked-prefill"),
+    ("--structured-outputs-config.backend", "xgrammar"), ("--compilation-config.level", "3"),
+    ("-O.cudagraph_mode", "FULL"), ("-O.cudagraph_mode", "PIECEWISE"),
+    ("--compilation-config", '{"cudagraph_mode": "FULL_AND_PIECEWISE"}'),
+    ("--attention-backend", "FLASH_ATTN"), ("--attention-backend", "FLASHINFER"),
+    ("--generation-config", "/nonexistent/folder"), ("--override-generation-config", "{temperature: 1}"),
+    ("--seed", "-1"), ("--max-logprobs", "-1"), ("--distributed-executor-backend", "uni", "-tp", "2"),
+    ("--distributed-executor-backend", "external_launcher"), ("--data-parallel-size", "2",
+                                                              "--data-parallel-size-local", "1"),
+    ("--limit-mm-per-prompt", '{"image": 1}'), ("--mm-processor-kwargs", '{"max_pixels": 1000}'),
+    ("--kv-cache-dtype", "fp8", "--calculate-kv-scales"), ("--dtype", "float16", "-q", "awq"),
+    ("--enable-prefix-caching", "--prefix-caching-hash-algo", "sha256_cbor"),
+    ("--prefix-caching-hash-algo", "sha256_cbor_64bit"), ("--max-num-seqs", "1"),
+    ("--max-num-seqs", "2048", "--max-num-batched-tokens", "2048"), ("--block-size", "128"),
+    ("--block-size", "64", "--kv-cache-dtype", "fp8"), ("--gpu-memory-utilization", ".9"),
+    ("--gpu-memory-utilization", "90"), ("--swap-space", "0"), ("--trust-remote-code",),
+    ("--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--reasoning-parser", "qwen3"),
+    ("--tool-call-parser", "openai"), ("--reasoning-parser", "deepseek_v3"),
+    ("--enforce-eager", "--compilation-config", '{"cudagraph_capture_sizes": [1, 2]}'),
+    ("--max-seq-len-to-capture", "4096", "--enforce-eager"), ("--enable-sleep-mode",),
+    ("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}'),
+    ("--disable-log-requests",), ("--enable-log-requests",), ("--no-enable-log-requests",),
+    ("--uvicorn-log-level", "debug"), ("--port", "8080"), ("--host", "::"),
+    ("--api-key", "k1", "--api-key", "k2"), ("--max-model-len", "auto"), ("--max-model-len", "-1"),
+)
+
+
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -170,8 +469,109 @@ def _serve_case(rng: random.Random, number: int) -> Case:
         args=tuple(args), about="seeded combination of serve flags", origin="generate.py")
 
 
+def _user_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    args: List[str] = []
+    for bundle in rng.sample(sorted(USER_SETTINGS), rng.randint(2, 6)):
+        in_yaml = rng.random() < 0.6
+        for option, value in rng.choice(USER_SETTINGS[bundle]):
+            if in_yaml:
+                key = option if rng.random() < 0.75 else option.replace("-", "_")
+                yaml_lines.append(f"{key}: {_yaml_value(value)}")
+            else:
+                args += _cli_tokens(option, value)
+    env: List[Tuple[str, str]] = []
+    for name in sorted(USER_ENV):
+        if rng.random() < 0.2:
+            env.append((name, rng.choice(USER_ENV[name])))
+    return Case(
+        id=f"gen/user-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice(GPU_COUNTS),
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded combination of user serve settings",
+        origin="generate.py")
+
+
+def _plausible_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    args: List[str] = []
+    world = 1
+    for bundle in rng.sample(sorted(PLAUSIBLE_SETTINGS), rng.randint(2, 5)):
+        fine, risky = PLAUSIBLE_SETTINGS[bundle]
+        in_yaml = rng.random() < 0.7
+        choice = rng.choice(risky if risky and rng.random() < PLAUSIBLE_RISK else fine)
+        for option, value in choice:
+            if option in ("tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size"):
+                world *= value
+            if in_yaml:
+                key = option if rng.random() < 0.8 else option.replace("-", "_")
+                yaml_lines.append(f"{key}: {_yaml_value(value)}")
+            else:
+                args += _cli_tokens(option, value)
+    env: List[Tuple[str, str]] = []
+    for name in sorted(PLAUSIBLE_ENV):
+        if rng.random() < 0.15:
+            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    fitting = [count for count in GPU_COUNTS if count >= world] or [max(GPU_COUNTS)]
+    gpus = rng.choice(GPU_COUNTS) if rng.random() < 0.1 else rng.choice(fitting)
+    return Case(
+        id=f"gen/plausible-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=gpus,
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded plausible serve settings",
+        origin="generate.py")
+
+
+def _tail_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    args: List[str] = []
+    for option in rng.sample(sorted(TAIL_SETTINGS), rng.randint(1, 4)):
+        value = rng.choice(TAIL_SETTINGS[option])
+        if rng.random() < 0.65:
+            key = option if rng.random() < 0.8 else option.replace("-", "_")
+            yaml_lines.append(f"{key}: {_yaml_value(value)}")
+        else:
+            args += _cli_tokens(option, value)
+    env: List[Tuple[str, str]] = []
+    for name in sorted(PLAUSIBLE_ENV):
+        if rng.random() < 0.12:
+            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    return Case(
+        id=f"gen/tail-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded long-tail serve flags",
+        origin="generate.py")
+
+
+def _spelling_case(rng: random.Random, number: int) -> Case:
+    yaml_lines: List[str] = []
+    for bundle in rng.sample(sorted(PLAUSIBLE_SETTINGS), rng.randint(0, 2)):
+        for option, value in rng.choice(PLAUSIBLE_SETTINGS[bundle][0]):
+            yaml_lines.append(f"{option}: {_yaml_value(value)}")
+    args: List[str] = []
+    for tokens in rng.sample(SPELLING_ARGS, rng.randint(1, 3)):
+        args += tokens
+    env: List[Tuple[str, str]] = []
+    for name in sorted(PLAUSIBLE_ENV):
+        if rng.random() < 0.12:
+            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    return Case(
+        id=f"gen/spelling-{number:03d}", model=rng.choice(USER_MODELS),
+        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded launch-script spellings",
+        origin="generate.py")
+
+
 def cases() -> List[Case]:
     rng = random.Random(SEED)
     first = [_case(rng, number) for number in range(1, COUNT + 1)]
     serve = random.Random(SERVE_SEED)
-    return first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
+    user, plausible = random.Random(USER_SEED), random.Random(PLAUSIBLE_SEED)
+    tail, spelling = random.Random(TAIL_SEED), random.Random(SPELLING_SEED)
+    return (first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
+            + [_user_case(user, number) for number in range(1, USER_COUNT + 1)]
+            + [_plausible_case(plausible, number) for number in range(1, PLAUSIBLE_COUNT + 1)]
+            + [_tail_case(tail, number) for number in range(1, TAIL_COUNT + 1)]
+            + [_spelling_case(spelling, number) for number in range(1, SPELLING_COUNT + 1)])

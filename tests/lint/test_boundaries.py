@@ -21,6 +21,7 @@ from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing
 from patchops.lint.rule import Example
 from patchops.lint.rules.kv_cache_too_small import LLAMA_31_8B
 from patchops.lint.runner import lint_example
+from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 
 from lintkit import findings
 
@@ -269,6 +270,8 @@ PROBES = {
                                    "error", "warning"),
     "PLUGIN_AS_MODULE": (found("PO907", spec("tool-parser-plugin: my_company.parsers")),
                          ("warning", "Failed to load module 'my_company' from my_company.parsers."), None),
+    # model and tokenizer paths: where a missing tokenizer stops vLLM
+    "TOKENIZER_RESOLVED_OFFLINE": (lambda f: TokenizerNotFound.stage_in(f.version), "later", "config"),
 }
 # Probes that need a file on disk take tmp_path.
 FILE_PROBES = ("MODEL_IN_CONFIG", "CONFIG_FIRST_OK")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -202,7 +202,27 @@ def model_facts_for(cfg: Any) -> Optional[ModelFacts]:
     if cfg.model is None or not isinstance(cfg.model.value, str):
         return None
     found = _find_for_launch(cfg, cfg.model.value)
-    return read_model_facts(found) if found is not None else None
+    return with_launch_overrides(read_model_facts(found), cfg) if found is not None else None
+
+
+def with_launch_overrides(model: ModelFacts, cfg: Any) -> ModelFacts:
+    """Return `model` as the launch changes it: `--hf-overrides` keys, then `--rope-scaling`.
+
+    vLLM applies both to the text config before it derives max_model_len (ModelConfig's
+    hf_overrides; 0.8.5-0.10 also turn --rope-scaling into an override), so a length the
+    overrides allow is not refused.
+    """
+    from patchops.lint.config import parse_literal
+
+    merged = dict(model.text_config)
+    for name in ("hf_overrides", "rope_scaling"):
+        found = cfg.args.get(name)
+        value = parse_literal(found.value) if found is not None and isinstance(found.value, str) \
+            else getattr(found, "value", None)
+        if not isinstance(value, dict) or not value:
+            continue
+        merged.update(value if name == "hf_overrides" else {"rope_scaling": value})
+    return model if merged == model.text_config else replace(model, text_config=merged)
 
 
 def other_model_facts(cfg: Any, model: str) -> Optional[ModelFacts]:

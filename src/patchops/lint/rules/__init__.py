@@ -30,6 +30,7 @@ from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
 from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
+from patchops.lint.rules.mistral_config_not_found import MistralConfigNotFound
 from patchops.lint.rules.model_option_on_serve import ModelOptionOnServe
 from patchops.lint.rules.multimodal_limit_on_text_model import MultimodalLimitOnTextModel
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
@@ -55,6 +56,7 @@ from patchops.lint.rules.spec_decode_with_tool_calls import SpecDecodeWithToolCa
 from patchops.lint.rules.spec_version_mismatch import SpecVersionMismatch
 from patchops.lint.rules.speculative_config_invalid import SpeculativeConfigInvalid
 from patchops.lint.rules.swap_space_exceeds_host_memory import SwapSpaceExceedsHostMemory
+from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
 from patchops.lint.rules.unknown_executor_backend import UnknownExecutorBackend
 from patchops.lint.rules.tracing_without_opentelemetry import TracingWithoutOpentelemetry
@@ -132,6 +134,8 @@ ALL_RULES = (
     SlidingWindowOffWithRopeScaling,
     QuantizationUnsupportedHere,
     MultimodalLimitOnTextModel,
+    MistralConfigNotFound,
+    TokenizerNotFound,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,

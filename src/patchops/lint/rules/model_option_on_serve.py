@@ -55,4 +55,4 @@ class ModelOptionOnServe(Rule):
         yield self.diagnostic(
             cfg, found, f"the model given as `{found.raw}` is refused by `vllm serve` of vLLM {facts.version}, "
             f"which exits while it parses the command line: give it as the first argument",
-            fix=f"write `vllm serve {found.value} ...` instead of `--model {found.value}`")
+            fields=("model",), fix=f"write `vllm serve {found.value} ...` instead of `--model {found.value}`")

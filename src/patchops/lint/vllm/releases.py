@@ -313,6 +313,13 @@ REQUEST_MAX_TOKENS_CLAMPED = Boundary(
     "api_utils.py:169 get_max_tokens, no refusal left in vllm/renderers/params.py (0.32.0); "
     "vllm/renderers/params.py:508 still refuses (0.30.0)")
 
+# --------------------------------------------------------------------------- model and tokenizer paths
+
+TOKENIZER_RESOLVED_OFFLINE = Boundary(
+    "0.12", "with HF_HUB_OFFLINE, EngineArgs.__post_init__ resolves --tokenizer through the hub cache, so a "
+    "missing path fails before the engine config (before: when the tokenizer loads at start-up)",
+    "vllm/engine/arg_utils.py:596 (0.12.0); absent in 0.11.0 (vllm-project/vllm#29706)")
+
 # --------------------------------------------------------------------------- parser plugins
 
 PLUGIN_LOAD_FAILURE_LOGGED = Boundary(

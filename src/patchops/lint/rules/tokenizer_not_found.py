@@ -1,0 +1,81 @@
+"""PO816 tokenizer-not-found."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import inputs, releases
+
+DEST = "tokenizer"
+# huggingface_hub.utils._validators.validate_repo_id: what the hub accepts as a repo id
+REPO_ID = re.compile(r"^(\b[\w\-.]+\b/)?\b[\w\-.]+\b$")
+REPO_ID_MAX = 96
+VLLM_MESSAGE = ("Repo id must be in the form 'repo_name' or 'namespace/repo_name': '{value}'. "
+                "Use `repo_type` argument if needed.")
+MISSING = "/nonexistent/patchops-example/tokenizer"
+
+
+class TokenizerNotFound(Rule):
+    """
+    ## What it does
+    Flags a `--tokenizer` that is no folder on this machine (tried as written and from the
+    input's folder) and cannot be a Hugging Face repo id either (an absolute or `./` path,
+    `~`, `..`, more than one `/`: what `huggingface_hub`'s `validate_repo_id` refuses). A name
+    the hub could hold (`org/name`) is never flagged, nor a cloud URI (`s3://...`).
+
+    ## Why is this bad?
+    vLLM cannot load the tokenizer, takes the path for a repo id, and stops: "Repo id must be
+    in the form 'repo_name' or 'namespace/repo_name': '/models/tok'". From 0.12 with
+    `HF_HUB_OFFLINE=1` (air-gapped servers) that happens while the arguments are read, before
+    the engine config; otherwise when the tokenizer loads at start-up (a later stage).
+
+    ## Fix
+    Point `--tokenizer` at the tokenizer's folder on the machine that runs vLLM, or drop it
+    (the model's folder holds its tokenizer).
+    """
+
+    code = "PO816"
+    name = "tokenizer-not-found"
+    severity = "error"
+    versions = ">=0"
+    vllm_message = VLLM_MESSAGE
+    VALID = [
+        Example("model: m\nargs:\n  tokenizer: Qwen/Qwen2.5-7B-Instruct\n"),
+        Example("vllm serve m --tokenizer tests/conformance/corpus/models/Qwen2.5-7B-Instruct\n",
+                kind="command", vllm="0.33.0"),
+    ]
+    INVALID = [
+        Example(f"model: m\nargs:\n  tokenizer: {MISSING}\n", at=(3, 3)),
+        Example(f"vllm serve m --tokenizer {MISSING}\n", kind="command", vllm="0.33.0", at=(1, 14)),
+    ]
+
+    @classmethod
+    def stage_in(cls, version: str) -> str:
+        """0.12+ resolve the tokenizer in EngineArgs under HF_HUB_OFFLINE; before, it loads later."""
+        return "config" if releases.release(version) >= releases.TOKENIZER_RESOLVED_OFFLINE else "later"
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        found = inputs.setting(cfg, DEST)
+        if found is None or not isinstance(found.value, str) or not found.value:
+            return
+        value = found.value
+        if "://" in value or _could_be_repo_id(value):
+            return
+        tried = (Path(value).expanduser(), Path(cfg.path).parent / value)
+        if any(path.exists() for path in tried):
+            return
+        yield self.diagnostic(
+            cfg, found, f"tokenizer {value!r} is no folder on this machine and cannot be a Hugging "
+            f"Face repo id, so vLLM {facts.version} cannot load it and refuses to start",
+            fields=(DEST,), fix="point tokenizer at the tokenizer's folder, or drop it",
+            vllm_message=VLLM_MESSAGE.format(value=value))
+
+
+def _could_be_repo_id(value: str) -> bool:
+    return (len(value) <= REPO_ID_MAX and REPO_ID.match(value) is not None and "--" not in value
+            and ".." not in value and not value.endswith(".git"))

@@ -1,0 +1,64 @@
+"""Paths vLLM reads beside the model: a tokenizer folder (PO816), a mistral-format params.json (PO815)."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchops.lint.facts import facts_for_version
+from patchops.lint.loaders import load_file
+from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
+from patchops.lint.runner import lint_config
+
+
+def lint_file(tmp_path, text: str, vllm: str = "0.33.0"):
+    path = tmp_path / "serve.yaml"
+    path.write_text(text)
+    return lint_config(load_file(path), facts_for_version(vllm))
+
+
+@pytest.mark.parametrize("value, flagged", [
+    ("./tok", True), ("~/no-such-tokenizer", True), ("a/b/c", True), ("org/name", False),
+    ("name", False), ("s3://bucket/tok", False)])
+def test_a_tokenizer_is_flagged_only_when_it_cannot_be_a_repo_id(tmp_path, value, flagged):
+    found = [d for d in lint_file(tmp_path, f"model: m\nargs:\n  tokenizer: {value}\n") if d.code == "PO816"]
+    assert bool(found) == flagged
+    if flagged:
+        assert found[0].severity == "error" and (found[0].line, found[0].column) == (3, 3)
+
+
+def test_a_tokenizer_folder_beside_the_spec_is_found(tmp_path):
+    (tmp_path / "tok").mkdir()
+    assert not [d for d in lint_file(tmp_path, "model: m\nargs:\n  tokenizer: ./tok\n") if d.code == "PO816"]
+
+
+def test_the_tokenizer_fails_before_the_engine_config_from_0_12():
+    assert TokenizerNotFound.stage_in("0.11.0") == "later"
+    assert TokenizerNotFound.stage_in("0.12.0") == "config"
+
+
+def test_mistral_format_needs_params_json_in_the_folder(tmp_path):
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    text = f"model: {model}\nargs:\n  config-format: mistral\n"
+    [hit] = [d for d in lint_file(tmp_path, text, "0.8.5") if d.code == "PO815"]
+    assert hit.severity == "error" and (hit.line, hit.column) == (3, 3)
+    (model / "params.json").write_text("{}")
+    assert not [d for d in lint_file(tmp_path, text, "0.8.5") if d.code == "PO815"]
+
+
+MODEL = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct"   # max_position_embeddings 32768
+
+
+@pytest.mark.parametrize("vllm, extra", [
+    ("0.33.0", "  hf-overrides: '{\"max_position_embeddings\": 65536}'\n"),
+    ("0.8.5", "  rope-scaling: '{\"rope_type\": \"dynamic\", \"factor\": 2.0}'\n")])
+def test_the_launch_overrides_raise_the_derived_length(tmp_path, vllm, extra):
+    """gen/tail-028, -030: vLLM derives 65536 from the overridden config, and accepts it."""
+    root = __import__("pathlib").Path(__file__).resolve().parents[3]
+    head = f"model: {root / MODEL}\nargs:\n"
+    for length, refused in ((65536, False), (65537, True)):
+        found = lint_file(tmp_path, head + f"  max-model-len: {length}\n" + extra, vllm)
+        assert bool([d for d in found if d.code == "PO702" and d.severity == "error"]) == refused
+    plain = lint_file(tmp_path, head + "  max-model-len: 65536\n", vllm)
+    assert [d.code for d in plain if d.code == "PO702"] == ["PO702"]
