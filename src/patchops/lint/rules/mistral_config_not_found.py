@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator
 
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
@@ -66,7 +65,7 @@ class MistralConfigNotFound(Rule):
             return
         if FORMAT not in _offered(facts):
             return
-        folder = _local_folder(cfg)
+        folder = inputs.local_model_folder(cfg)
         if folder is None or (folder / PARAMS_FILE).is_file():
             return
         yield self.diagnostic(
@@ -82,13 +81,3 @@ def _offered(facts: Facts) -> tuple:
     if flag is None:
         return ()
     return tuple(flag.choices or flag.known_values or ())
-
-
-def _local_folder(cfg: ServeConfig) -> Optional[Path]:
-    """Return the model folder vLLM reads (`Path(model).exists()`), None for a hub name."""
-    if cfg.model is None or not isinstance(cfg.model.value, str):
-        return None
-    for folder in (Path(cfg.model.value).expanduser(), Path(cfg.path).parent / cfg.model.value):
-        if folder.is_dir():
-            return folder
-    return None

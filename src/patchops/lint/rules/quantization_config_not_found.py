@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
-from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator
 
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
@@ -71,7 +70,7 @@ class QuantizationConfigNotFound(Rule):
             return
         method = found.value.lower()
         needs = facts.quantization_needs.get(method)
-        folder = _local_folder(cfg)
+        folder = inputs.local_model_folder(cfg)
         if not needs or folder is None or inputs.setting(cfg, "hf_overrides") is not None:
             return
         if "missing" in needs:
@@ -100,13 +99,3 @@ def _missing_arguments(cls: str, names: list) -> str:
         ", ".join(quoted[:-1]) + ", and " + quoted[-1]
     plural = "argument" if len(names) == 1 else "arguments"
     return f"{cls}.__init__() missing {len(names)} required positional {plural}: {listed}"
-
-
-def _local_folder(cfg: ServeConfig) -> Optional[Path]:
-    """Return the model folder vLLM reads (`os.path.isdir(model)`), None for a hub name."""
-    if cfg.model is None or not isinstance(cfg.model.value, str):
-        return None
-    for folder in (Path(cfg.model.value).expanduser(), Path(cfg.path).parent / cfg.model.value):
-        if folder.is_dir():
-            return folder
-    return None

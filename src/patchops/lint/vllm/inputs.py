@@ -6,6 +6,7 @@ Every reader takes the ServeConfig after `read_as_vllm`, so a setting vLLM drops
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 from patchops.lint.config import ServeConfig, Setting, parse_compute_capability, parse_literal
@@ -364,3 +365,13 @@ def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Option
 
 def _key(key: str) -> str:
     return key.split("=", 1)[0].lstrip("-").replace("-", "_")
+
+
+def local_model_folder(cfg: ServeConfig) -> Optional[Path]:
+    """Return the model folder vLLM reads (the path as written, else beside the input), None for a hub name."""
+    if cfg.model is None or not isinstance(cfg.model.value, str):
+        return None
+    for folder in (Path(cfg.model.value).expanduser(), Path(cfg.path).parent / cfg.model.value):
+        if folder.is_dir():
+            return folder
+    return None
