@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from conformance.cases import Case, gpu_profiles
 
@@ -469,6 +469,11 @@ def _serve_case(rng: random.Random, number: int) -> Case:
         args=tuple(args), about="seeded combination of serve flags", origin="generate.py")
 
 
+def _env_draw(rng: random.Random, table: Dict[str, Sequence[str]], chance: float) -> List[Tuple[str, str]]:
+    """Set each variable of `table`, in name order, with probability `chance`, to one of its values."""
+    return [(name, rng.choice(table[name])) for name in sorted(table) if rng.random() < chance]
+
+
 def _user_case(rng: random.Random, number: int) -> Case:
     yaml_lines: List[str] = []
     args: List[str] = []
@@ -480,10 +485,7 @@ def _user_case(rng: random.Random, number: int) -> Case:
                 yaml_lines.append(f"{key}: {_yaml_value(value)}")
             else:
                 args += _cli_tokens(option, value)
-    env: List[Tuple[str, str]] = []
-    for name in sorted(USER_ENV):
-        if rng.random() < 0.2:
-            env.append((name, rng.choice(USER_ENV[name])))
+    env = _env_draw(rng, USER_ENV, 0.2)
     return Case(
         id=f"gen/user-{number:03d}", model=rng.choice(USER_MODELS),
         gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice(GPU_COUNTS),
@@ -508,10 +510,7 @@ def _plausible_case(rng: random.Random, number: int) -> Case:
                 yaml_lines.append(f"{key}: {_yaml_value(value)}")
             else:
                 args += _cli_tokens(option, value)
-    env: List[Tuple[str, str]] = []
-    for name in sorted(PLAUSIBLE_ENV):
-        if rng.random() < 0.15:
-            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    env = _env_draw(rng, PLAUSIBLE_ENV, 0.15)
     fitting = [count for count in GPU_COUNTS if count >= world] or [max(GPU_COUNTS)]
     gpus = rng.choice(GPU_COUNTS) if rng.random() < 0.1 else rng.choice(fitting)
     return Case(
@@ -532,10 +531,7 @@ def _tail_case(rng: random.Random, number: int) -> Case:
             yaml_lines.append(f"{key}: {_yaml_value(value)}")
         else:
             args += _cli_tokens(option, value)
-    env: List[Tuple[str, str]] = []
-    for name in sorted(PLAUSIBLE_ENV):
-        if rng.random() < 0.12:
-            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    env = _env_draw(rng, PLAUSIBLE_ENV, 0.12)
     return Case(
         id=f"gen/tail-{number:03d}", model=rng.choice(USER_MODELS),
         gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),
@@ -552,10 +548,7 @@ def _spelling_case(rng: random.Random, number: int) -> Case:
     args: List[str] = []
     for tokens in rng.sample(SPELLING_ARGS, rng.randint(1, 3)):
         args += tokens
-    env: List[Tuple[str, str]] = []
-    for name in sorted(PLAUSIBLE_ENV):
-        if rng.random() < 0.12:
-            env.append((name, rng.choice(PLAUSIBLE_ENV[name])))
+    env = _env_draw(rng, PLAUSIBLE_ENV, 0.12)
     return Case(
         id=f"gen/spelling-{number:03d}", model=rng.choice(USER_MODELS),
         gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),

@@ -140,8 +140,8 @@ def facts_for_copy(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Facts:
     """Return the facts of the copy in `site_dir`, from the cache when its sources are unchanged.
 
     The cache entry lists every file extraction consulted (present or absent) with the
-    sha256 of its bytes and its stat stamp; a hit costs one JSON read and a stat of those few
-    dozen files (hashing only those whose stamp moved, and then re-stamping them). A lint run
+    sha256 of its bytes and its stat stamp; a hit costs reading the entry and its facts and a
+    stat of those files (hashing only those whose stamp moved, and then re-stamping them). A lint run
     whose result is cached records the entry, not those reads: its hit asks still_answers().
     """
     from patchops.lint import result_cache
