@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from patchops.lint import model_facts
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
@@ -21,9 +20,6 @@ VLLM_MESSAGE = ("Repo id must be in the form 'repo_name' or 'namespace/repo_name
 NOT_CACHED = ("LocalEntryNotFoundError: Cannot find an appropriate cached snapshot folder for the specified "
               "revision on the local disk and outgoing traffic has been disabled.")
 MISSING = "/nonexistent/patchops-example/tokenizer"
-# huggingface_hub/constants.py: HF_HUB_OFFLINE = _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)
-OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-TRUE_VALUES = ("1", "ON", "YES", "TRUE")
 
 
 class TokenizerNotFound(Rule):
@@ -88,11 +84,8 @@ class TokenizerNotFound(Rule):
 
     def _not_cached(self, cfg: ServeConfig, facts: Facts, found: Setting, repo_id: str) -> Iterator[Diagnostic]:
         """Offline, the repo id is looked up in the cache only (0.12+: in EngineArgs, before: at start-up)."""
-        env = model_facts.launch_environment(cfg)
-        if str(env.get(OFFLINE_VARS[0]) or env.get(OFFLINE_VARS[1]) or "").upper() not in TRUE_VALUES:
-            return
-        snapshots = model_facts.hub_snapshots(repo_id, env)
-        if snapshots.is_dir() and any(snapshots.iterdir()):
+        snapshots = inputs.offline_snapshots(cfg, repo_id)
+        if snapshots is None or snapshots.is_dir() and any(snapshots.iterdir()):
             return
         yield self.diagnostic(
             cfg, found, f"tokenizer {repo_id!r} is no folder on this machine and the Hugging Face cache "

@@ -14,6 +14,7 @@ from patchops.lint.config import as_bool as to_bool  # re-exported: rules conver
 from patchops.lint.config import as_int as to_int
 from patchops.lint.config import as_int_list as to_int_list
 from patchops.lint.facts import Facts, Flag
+from patchops.lint.model_facts import hub_snapshots, launch_environment
 from patchops.lint.model_facts import other_model_facts as model_facts_of  # re-exported: a draft model's config.json
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
@@ -82,6 +83,19 @@ def env_setting(cfg: ServeConfig, var: str) -> Optional[Setting]:
 def env_value(cfg: ServeConfig, var: str) -> Optional[str]:
     found = cfg.env.get(var)
     return None if found is None or found.value is None else str(found.value).strip()
+
+
+# huggingface_hub/constants.py: HF_HUB_OFFLINE = _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)
+HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+HUB_TRUE_VALUES = ("1", "ON", "YES", "TRUE")
+
+
+def offline_snapshots(cfg: ServeConfig, repo_id: str) -> Optional[Path]:
+    """Return the Hugging Face cache folder an offline launch must find `repo_id` in, or None
+    when the launch may ask the hub (offline: the launch's env over this process's)."""
+    env = launch_environment(cfg)
+    flag = env.get(HUB_OFFLINE_VARS[0]) or env.get(HUB_OFFLINE_VARS[1]) or ""
+    return hub_snapshots(repo_id, env) if flag.upper() in HUB_TRUE_VALUES else None
 
 
 def env_text(cfg: ServeConfig, name: str) -> Optional[str]:
