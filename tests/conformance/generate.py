@@ -22,6 +22,14 @@ reached. A fifth (`gen/tail-NNN`, TAIL_SEED) draws the long tail of serve flags 
 deployment files (overrides, pooling, scheduler knobs, removed options, old spellings), and
 a sixth (`gen/spelling-NNN`, SPELLING_SEED) the ways launch scripts spell them: short options,
 `--flag=value`, dotted keys, paths beside the model, one risky setting among plain ones.
+
+A seventh (`gen/deploy-NNN`, DEPLOY_SEED) writes whole serve files as deployments do for one
+model on a card (DEPLOY_MODELS: 7B-70B dense, MoE, MLA, Gemma 2, gpt-oss, GPTQ/AWQ/FP8
+checkpoints, a vision model): parallel sizes, lengths, parsers and quantization fitting the
+model in most draws, so the checks on heads, lengths, experts, dtypes and compute capability
+are reached. An eighth (`gen/hardware-NNN`, HARDWARE_SEED) puts one to three settings whose
+verdict depends on the card (dtype, quantization method, KV-cache dtype, block size, attention
+backend) on those models and cards.
 """
 
 from __future__ import annotations
