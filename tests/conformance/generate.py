@@ -22,6 +22,14 @@ reached. A fifth (`gen/tail-NNN`, TAIL_SEED) draws the long tail of serve flags 
 deployment files (overrides, pooling, scheduler knobs, removed options, old spellings), and
 a sixth (`gen/spelling-NNN`, SPELLING_SEED) the ways launch scripts spell them: short options,
 `--flag=value`, dotted keys, paths beside the model, one risky setting among plain ones.
+
+A seventh (`gen/deploy-NNN`, DEPLOY_SEED) writes whole serve files as deployments do for one
+model on a card (DEPLOY_MODELS: 7B-70B dense, MoE, MLA, Gemma 2, gpt-oss, GPTQ/AWQ/FP8
+checkpoints, a vision model): parallel sizes, lengths, parsers and quantization fitting the
+model in most draws, so the checks on heads, lengths, experts, dtypes and compute capability
+are reached. An eighth (`gen/hardware-NNN`, HARDWARE_SEED) puts one to three settings whose
+verdict depends on the card (dtype, quantization method, KV-cache dtype, block size, attention
+backend) on those models and cards.
 """
 
 from __future__ import annotations
@@ -30,13 +38,16 @@ import json
 import random
 from typing import Dict, List, Sequence, Tuple
 
-from conformance.cases import Case, gpu_profiles
+from conformance.cases import Case
 
 SEED = 20261201
 COUNT = 160
 MODELS = ("Qwen2.5-7B-Instruct", "Qwen2.5-32B-Instruct", "Llama-2-7b-hf",
           "Llama-3.1-8B-Instruct", "Qwen3-30B-A3B", "Qwen2.5-7B-Instruct-YaRN")
 GPU_COUNTS = (1, 2, 4, 8)
+# the GPU profiles of corpus/gpus.yaml when the first six draws were recorded: a profile added
+# later must not reshuffle their cases
+EARLY_GPUS = ("a10", "a100-40g", "a100-80g", "b200", "h100-80g", "h200", "l40s", "t4", "v100")
 
 # option -> values drawn (bool options are on/off switches)
 SETTINGS = {
@@ -447,7 +458,7 @@ def _case(rng: random.Random, number: int) -> Case:
         env.append((name, rng.choice(ENV[name])))
     return Case(
         id=f"gen/{number:03d}", model=rng.choice(MODELS),
-        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice(GPU_COUNTS),
+        gpu=rng.choice(EARLY_GPUS), gpus=rng.choice(GPU_COUNTS),
         config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
         args=tuple(args), env=tuple(env), about="seeded combination", origin="generate.py")
 
@@ -464,7 +475,7 @@ def _serve_case(rng: random.Random, number: int) -> Case:
                 args += _cli_tokens(option, value)
     return Case(
         id=f"gen/serve-{number:03d}", model=rng.choice(SERVE_MODELS),
-        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice(GPU_COUNTS),
+        gpu=rng.choice(EARLY_GPUS), gpus=rng.choice(GPU_COUNTS),
         config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
         args=tuple(args), about="seeded combination of serve flags", origin="generate.py")
 
@@ -488,7 +499,7 @@ def _user_case(rng: random.Random, number: int) -> Case:
     env = _env_draw(rng, USER_ENV, 0.2)
     return Case(
         id=f"gen/user-{number:03d}", model=rng.choice(USER_MODELS),
-        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice(GPU_COUNTS),
+        gpu=rng.choice(EARLY_GPUS), gpus=rng.choice(GPU_COUNTS),
         config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
         args=tuple(args), env=tuple(env), about="seeded combination of user serve settings",
         origin="generate.py")
@@ -515,7 +526,7 @@ def _plausible_case(rng: random.Random, number: int) -> Case:
     gpus = rng.choice(GPU_COUNTS) if rng.random() < 0.1 else rng.choice(fitting)
     return Case(
         id=f"gen/plausible-{number:03d}", model=rng.choice(USER_MODELS),
-        gpu=rng.choice(sorted(gpu_profiles())), gpus=gpus,
+        gpu=rng.choice(EARLY_GPUS), gpus=gpus,
         config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
         args=tuple(args), env=tuple(env), about="seeded plausible serve settings",
         origin="generate.py")
@@ -534,7 +545,7 @@ def _tail_case(rng: random.Random, number: int) -> Case:
     env = _env_draw(rng, PLAUSIBLE_ENV, 0.12)
     return Case(
         id=f"gen/tail-{number:03d}", model=rng.choice(USER_MODELS),
-        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),
+        gpu=rng.choice(EARLY_GPUS), gpus=rng.choice((2, 4, 8)),
         config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
         args=tuple(args), env=tuple(env), about="seeded long-tail serve flags",
         origin="generate.py")
@@ -551,9 +562,233 @@ def _spelling_case(rng: random.Random, number: int) -> Case:
     env = _env_draw(rng, PLAUSIBLE_ENV, 0.12)
     return Case(
         id=f"gen/spelling-{number:03d}", model=rng.choice(USER_MODELS),
-        gpu=rng.choice(sorted(gpu_profiles())), gpus=rng.choice((2, 4, 8)),
+        gpu=rng.choice(EARLY_GPUS), gpus=rng.choice((2, 4, 8)),
         config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
         args=tuple(args), env=tuple(env), about="seeded launch-script spellings",
+        origin="generate.py")
+
+
+DEPLOY_SEED = 20261207
+DEPLOY_COUNT = 110
+# the cards serve files are written for, weighted toward the older and smaller ones
+DEPLOY_GPUS = ("t4", "t4", "v100", "a10", "a10", "l4", "l4", "l40s", "a100-40g", "a100-80g",
+               "a100-80g", "h100-80g", "h100-80g", "h200")
+# model -> what its deployments set: tensor-parallel sizes that fit its heads (and some that do
+# not), lengths within its derived maximum (and above it), its tool and reasoning parsers, the
+# quantization its checkpoint carries (or online methods people try), whether it has experts
+# or takes images
+DEPLOY_MODELS = {
+    "Qwen2.5-7B-Instruct": dict(tp=(1, 2, 4), bad_tp=(8, 3), lens=(8192, 16384, 32768),
+                                long=(65536, 131072), tools=("hermes",), think=(),
+                                quant=("fp8",), moe=False, mm=False),
+    "Qwen2.5-7B-Instruct-YaRN": dict(tp=(1, 2, 4), bad_tp=(8,), lens=(32768, 65536, 131072),
+                                     long=(262144,), tools=("hermes",), think=(), quant=(),
+                                     moe=False, mm=False),
+    "Qwen2.5-7B-Instruct-AWQ": dict(tp=(1, 2), bad_tp=(8,), lens=(8192, 32768), long=(65536,),
+                                    tools=("hermes",), think=(), quant=("awq", "awq_marlin"),
+                                    moe=False, mm=False),
+    "Qwen2.5-7B-Instruct-GPTQ-Int4": dict(tp=(1, 2), bad_tp=(8,), lens=(8192, 32768),
+                                          long=(65536,), tools=("hermes",), think=(),
+                                          quant=("gptq", "gptq_marlin"), moe=False, mm=False),
+    "Qwen2.5-32B-Instruct": dict(tp=(2, 4, 8), bad_tp=(3, 6), lens=(16384, 32768),
+                                 long=(131072,), tools=("hermes",), think=(), quant=("fp8",),
+                                 moe=False, mm=False),
+    "Qwen3-8B": dict(tp=(1, 2, 4, 8), bad_tp=(3,), lens=(8192, 32768, 40960), long=(131072,),
+                     tools=("hermes",), think=("qwen3", "deepseek_r1"), quant=("fp8",),
+                     moe=False, mm=False),
+    "Qwen3-8B-FP8": dict(tp=(1, 2, 4), bad_tp=(6,), lens=(16384, 32768), long=(65536,),
+                         tools=("hermes",), think=("qwen3",), quant=("fp8",), moe=False,
+                         mm=False),
+    "Qwen3-30B-A3B": dict(tp=(1, 2, 4, 8), bad_tp=(3,), lens=(16384, 32768, 40960),
+                          long=(131072,), tools=("hermes", "qwen3_coder"), think=("qwen3",),
+                          quant=("fp8",), moe=True, mm=False),
+    "Llama-3.1-8B-Instruct": dict(tp=(1, 2, 4, 8), bad_tp=(3, 6), lens=(8192, 32768, 131072),
+                                  long=(200000,), tools=("llama3_json",), think=(),
+                                  quant=("fp8", "bitsandbytes"), moe=False, mm=False),
+    "Llama-3.1-70B-Instruct": dict(tp=(4, 8), bad_tp=(3, 5), lens=(8192, 32768, 65536),
+                                   long=(262144,), tools=("llama3_json",), think=(),
+                                   quant=("fp8",), moe=False, mm=False),
+    "Mixtral-8x7B-Instruct-v0.1": dict(tp=(2, 4, 8), bad_tp=(3, 6), lens=(8192, 32768),
+                                       long=(65536,), tools=("mistral",), think=(),
+                                       quant=("fp8",), moe=True, mm=False),
+    "Moonlight-16B-A3B-Instruct": dict(tp=(1, 2, 4, 8), bad_tp=(3, 6), lens=(4096, 8192),
+                                       long=(32768,), tools=(), think=("deepseek_r1",),
+                                       quant=("fp8",), moe=True, mm=False),
+    "gemma-2-9b-it": dict(tp=(1, 2, 4, 8), bad_tp=(3,), lens=(4096, 8192), long=(16384,),
+                          tools=(), think=(), quant=("fp8",), moe=False, mm=False),
+    "gpt-oss-20b": dict(tp=(1, 2, 4), bad_tp=(3, 5), lens=(32768, 131072), long=(200000,),
+                        tools=("openai",), think=("openai_gptoss",), quant=("mxfp4",), moe=True,
+                        mm=False),
+    "Mistral-7B-v0.1": dict(tp=(1, 2, 4, 8), bad_tp=(3,), lens=(8192, 32768), long=(65536,),
+                            tools=("mistral",), think=(), quant=("fp8",), moe=False, mm=False),
+    "Qwen2-VL-7B-Instruct": dict(tp=(1, 2, 4), bad_tp=(8,), lens=(8192, 32768), long=(65536,),
+                                 tools=("hermes",), think=(), quant=(), moe=False, mm=True),
+}
+# bundle name -> (plain alternatives, risky alternatives); a string value "{model}" is the
+# model folder, and the parallel, length, parser and quantization bundles come from the model
+DEPLOY_SETTINGS = {
+    "memory": (((("gpu-memory-utilization", 0.9),), (("gpu-memory-utilization", 0.85),),
+                (("gpu-memory-utilization", 0.92),), (("gpu-memory-utilization", 0.95),)),
+               ((("gpu-memory-utilization", 0.98), ("swap-space", 16)),
+                (("cpu-offload-gb", 8),), (("swap-space", 64),), (("kv-cache-memory", 4000000000),))),
+    "batch": (((("max-num-seqs", 256),), (("max-num-seqs", 128), ("max-num-batched-tokens", 8192)),
+               (("max-num-seqs", 64),), (("enable-chunked-prefill", True),
+                                         ("max-num-batched-tokens", 4096)),
+               (("max-num-seqs", 512), ("max-num-batched-tokens", 16384))),
+              ((("max-num-seqs", 1024),), (("enable-chunked-prefill", False),),
+               (("max-num-seqs", 2048), ("max-num-batched-tokens", 2048)),
+               (("max-num-batched-tokens", 1024),))),
+    "cache": (((("enable-prefix-caching", True),), (("block-size", 16),),
+               (("kv-cache-dtype", "fp8"),), (("kv-cache-dtype", "auto"),),
+               (("enable-prefix-caching", True), ("kv-cache-dtype", "fp8_e4m3"))),
+              ((("kv-cache-dtype", "fp8_e5m2"),), (("block-size", 32), ("kv-cache-dtype", "fp8")),
+               (("block-size", 64),), (("block-size", 128),), (("block-size", 8),),
+               (("kv-cache-dtype", "fp8"), ("calculate-kv-scales", True)))),
+    "dtype": (((("dtype", "auto"),), (("dtype", "bfloat16"),), (("dtype", "half"),)),
+              ((("dtype", "float16"),), (("dtype", "float32"),))),
+    "graphs": (((("enforce-eager", True),), (("enforce-eager", False),)),
+               ((("enforce-eager", True), ("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8]}')),
+                (("max-seq-len-to-capture", 8192),),
+                (("compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8, 16, 32, 64]}'),
+                 ("max-num-seqs", 32)))),
+    "served": (((("served-model-name", "{name}"),), (("served-model-name", ["{name}", "default"]),)),
+               ()),
+    "generation": (((("generation-config", "auto"),), (("generation-config", "vllm"),),
+                    (("override-generation-config", '{"temperature": 0.7, "top_p": 0.8}'),)),
+                   ((("generation-config", "{model}"),
+                     ("override-generation-config", '{"max_new_tokens": 2048}')),)),
+    "structured": (((("guided-decoding-backend", "xgrammar"),), (("guided-decoding-backend", "auto"),)),
+                   ((("guided-decoding-backend", "outlines"),), (("guided-decoding-backend", "guidance"),),
+                    (("structured-outputs-config", '{"backend": "xgrammar"}'),))),
+    "lora": (((("enable-lora", True), ("max-lora-rank", 16)),
+              (("enable-lora", True), ("max-lora-rank", 64), ("max-loras", 4)),
+              (("enable-lora", True), ("lora-modules", "adapter={model}"), ("max-lora-rank", 32))),
+             ((("enable-lora", True), ("max-lora-rank", 128)),
+              (("enable-lora", True), ("max-lora-rank", 96)),
+              (("enable-lora", True), ("max-loras", 8), ("max-cpu-loras", 4)),
+              (("lora-modules", "adapter={model}"),))),
+    "frontend": (((("host", "0.0.0.0"), ("port", 8000)), (("disable-log-stats", True),),
+                  (("uvicorn-log-level", "info"),), (("trust-remote-code", True),),
+                  (("api-key", "token-abc123"),), (("seed", 0),)),
+                 ((("disable-log-requests", True),), (("max-log-len", 200),),
+                  (("enable-log-requests", True),))),
+}
+DEPLOY_ENV = {
+    "VLLM_USE_V1": ("1", "1", "0"),
+    "VLLM_ATTENTION_BACKEND": ("FLASH_ATTN", "FLASHINFER", "XFORMERS", "TRITON_ATTN"),
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
+    "VLLM_WORKER_MULTIPROC_METHOD": ("spawn", "fork"),
+}
+
+
+def _gpu_count(rng: random.Random, name: str, counts: Sequence[int]) -> int:
+    """Draw a GPU count, one that holds the model's smallest tensor-parallel size in 9 of 10."""
+    fitting = [count for count in counts if count >= min(DEPLOY_MODELS[name]["tp"])]
+    return rng.choice(counts if rng.random() < 0.1 else fitting)
+
+
+def _model_bundles(rng: random.Random, name: str, gpus: int, risk: float) -> List[Tuple[str, object]]:
+    """Draw the settings that depend on the model: parallelism, length, quantization, parsers."""
+    shape = DEPLOY_MODELS[name]
+    risky = lambda: rng.random() < risk  # noqa: E731
+    chosen: List[Tuple[str, object]] = []
+    sizes = [tp for tp in shape["tp"] if tp <= gpus] or [min(shape["tp"])]
+    tp = rng.choice(shape["bad_tp"]) if risky() else rng.choice(sizes)
+    if tp > 1 or rng.random() < 0.3:
+        chosen.append(("tensor-parallel-size", tp))
+    if gpus >= 2 * tp and rng.random() < 0.2:
+        chosen.append((rng.choice(("pipeline-parallel-size", "data-parallel-size")), 2))
+    if shape["moe"] and rng.random() < 0.4:
+        chosen.append(("enable-expert-parallel", True))
+    if rng.random() < 0.75:
+        chosen.append(("max-model-len", rng.choice(shape["long"] if risky() else shape["lens"])))
+    if shape["quant"] and rng.random() < 0.35:
+        chosen.append(("quantization", rng.choice(shape["quant"])))
+    if shape["tools"] and rng.random() < 0.35:
+        chosen.append(("enable-auto-tool-choice", True))
+        if not risky():
+            chosen.append(("tool-call-parser", rng.choice(shape["tools"])))
+    if shape["think"] and rng.random() < 0.5:
+        if rng.random() < 0.3:
+            chosen.append(("enable-reasoning", True))
+        chosen.append(("reasoning-parser", rng.choice(shape["think"])))
+    if shape["mm"] and rng.random() < 0.7:
+        chosen.append(("limit-mm-per-prompt", rng.choice(
+            ('{"image": 2, "video": 1}', '{"image": 4}', "image=2,video=1", "image=4"))))
+    return chosen
+
+
+def _deploy_case(rng: random.Random, number: int) -> Case:
+    """Draw one serve file (or launch line) as a deployment writes it for a model and GPUs."""
+    name = rng.choice(sorted(DEPLOY_MODELS))
+    gpu, gpus = rng.choice(DEPLOY_GPUS), _gpu_count(rng, name, (1, 1, 2, 2, 4, 8))
+    settings = _model_bundles(rng, name, gpus, PLAUSIBLE_RISK)
+    for bundle in rng.sample(sorted(DEPLOY_SETTINGS), rng.randint(2, 6)):
+        fine, risky = DEPLOY_SETTINGS[bundle]
+        settings += rng.choice(risky if risky and rng.random() < PLAUSIBLE_RISK else fine)
+    short = name.split("-Instruct")[0].lower()
+    settings = [(option, [v.replace("{name}", short) for v in value] if isinstance(value, list)
+                 else value.replace("{name}", short) if isinstance(value, str) else value)
+                for option, value in settings]
+    env = _env_draw(rng, DEPLOY_ENV, 0.12)
+    as_file = rng.random() < 0.7
+    names_model = as_file and rng.random() < 0.3
+    underscores = as_file and rng.random() < 0.2
+    yaml_lines = [f"# {name} on {gpus}x {gpu}"] if as_file and rng.random() < 0.5 else []
+    if names_model:
+        yaml_lines.append("model: {model}")
+    args: List[str] = []
+    for option, value in settings:
+        if as_file:
+            key = option.replace("-", "_") if underscores else option
+            yaml_lines.append(f"{key}: {_yaml_value(value)}")
+        else:
+            args += _cli_tokens(option, value)
+    return Case(
+        id=f"gen/deploy-{number:03d}", model=name, gpu=gpu, gpus=gpus, model_arg=not names_model,
+        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        args=tuple(args), env=tuple(env), about="seeded deployment serve file",
+        origin="generate.py")
+
+
+HARDWARE_SEED = 20261208
+HARDWARE_COUNT = 70
+# settings whose verdict depends on the card: dtypes, quantization methods, KV-cache dtypes,
+# block sizes and attention backends, each a few command-line tokens
+HARDWARE_ARGS = (
+    ("--dtype", "bfloat16"), ("--dtype", "half"), ("--dtype", "auto"), ("--dtype", "float32"),
+    ("-q", "fp8"), ("--quantization", "awq"), ("--quantization", "awq_marlin"),
+    ("--quantization", "gptq"), ("--quantization", "gptq_marlin"), ("--quantization", "marlin"),
+    ("--quantization", "bitsandbytes"), ("--quantization", "mxfp4"), ("--quantization", "fbgemm_fp8"),
+    ("--quantization", "compressed-tensors"), ("--quantization", "experts_int8"),
+    ("--kv-cache-dtype", "fp8"), ("--kv-cache-dtype", "fp8_e4m3"), ("--kv-cache-dtype", "fp8_e5m2"),
+    ("--kv-cache-dtype", "fp8", "--calculate-kv-scales"), ("--block-size", "16"),
+    ("--block-size", "32"), ("--block-size", "64"), ("--block-size", "128"), ("--enforce-eager",),
+    ("--max-num-seqs", "512"), ("--gpu-memory-utilization", "0.95"), ("--max-model-len", "8192"),
+    ("--max-model-len", "32768"), ("--enable-prefix-caching",), ("--no-enable-prefix-caching",),
+    ("--enable-chunked-prefill",), ("--cpu-offload-gb", "10"), ("--swap-space", "8"),
+)
+HARDWARE_ENV = {
+    "VLLM_USE_V1": ("0", "1"),
+    "VLLM_ATTENTION_BACKEND": ("FLASH_ATTN", "FLASHINFER", "XFORMERS", "TRITON_ATTN",
+                               "FLASHMLA", "TORCH_SDPA"),
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ("1",),
+    "VLLM_WORKER_MULTIPROC_METHOD": ("spawn",),
+}
+
+
+def _hardware_case(rng: random.Random, number: int) -> Case:
+    """Draw a model on a card with one to three settings whose verdict depends on the card."""
+    name = rng.choice(sorted(DEPLOY_MODELS))
+    gpu, gpus = rng.choice(DEPLOY_GPUS), _gpu_count(rng, name, GPU_COUNTS)
+    tp = rng.choice([size for size in DEPLOY_MODELS[name]["tp"] if size <= gpus]
+                    or [min(DEPLOY_MODELS[name]["tp"])])
+    args = ["--tensor-parallel-size", str(tp)] if tp > 1 else []
+    for tokens in rng.sample(HARDWARE_ARGS, rng.randint(1, 3)):
+        args += tokens
+    return Case(
+        id=f"gen/hardware-{number:03d}", model=name, gpu=gpu, gpus=gpus, args=tuple(args),
+        env=tuple(_env_draw(rng, HARDWARE_ENV, 0.15)), about="seeded card-dependent settings",
         origin="generate.py")
 
 
@@ -563,8 +798,11 @@ def cases() -> List[Case]:
     serve = random.Random(SERVE_SEED)
     user, plausible = random.Random(USER_SEED), random.Random(PLAUSIBLE_SEED)
     tail, spelling = random.Random(TAIL_SEED), random.Random(SPELLING_SEED)
+    deploy, hardware = random.Random(DEPLOY_SEED), random.Random(HARDWARE_SEED)
     return (first + [_serve_case(serve, number) for number in range(1, SERVE_COUNT + 1)]
             + [_user_case(user, number) for number in range(1, USER_COUNT + 1)]
             + [_plausible_case(plausible, number) for number in range(1, PLAUSIBLE_COUNT + 1)]
             + [_tail_case(tail, number) for number in range(1, TAIL_COUNT + 1)]
-            + [_spelling_case(spelling, number) for number in range(1, SPELLING_COUNT + 1)])
+            + [_spelling_case(spelling, number) for number in range(1, SPELLING_COUNT + 1)]
+            + [_deploy_case(deploy, number) for number in range(1, DEPLOY_COUNT + 1)]
+            + [_hardware_case(hardware, number) for number in range(1, HARDWARE_COUNT + 1)])

@@ -287,7 +287,8 @@ def test_record_runs_the_versions_asked_else_the_default_two_or_all():
 def test_generated_cases_are_seeded():
     first, again = generate.cases(), generate.cases()
     total = (generate.COUNT + generate.SERVE_COUNT + generate.USER_COUNT + generate.PLAUSIBLE_COUNT
-             + generate.TAIL_COUNT + generate.SPELLING_COUNT)
+             + generate.TAIL_COUNT + generate.SPELLING_COUNT + generate.DEPLOY_COUNT
+             + generate.HARDWARE_COUNT)
     assert first == again and len(first) == total
     assert len({c.id for c in first}) == total
     assert len({(c.config, c.args) for c in first}) > total // 2

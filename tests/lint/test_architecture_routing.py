@@ -200,3 +200,12 @@ def test_pipeline_parallel_needs_supports_pp(pp, version, expected):
     assert all(d.vllm_message.startswith("Pipeline parallelism is not supported for this model.") for d in hits)
     llama = [d for d in lint_example(Example(text, vllm=version, model=LLAMA)) if d.code == "PO312"]
     assert llama == []
+
+
+def test_model_type_tables_read_from_real_trees():
+    old, new = arch_facts("0.8.5"), arch_facts("0.10.1.1")
+    # 0.8.5: ModelConfig.__init__'s interleaved_attn_models; no float16 refusals yet
+    assert {"gemma2", "gemma3_text", "cohere2"} <= set(old["interleaved"]) and "float16_unsupported" not in old
+    # 0.10.1.1: _FLOAT16_NOT_SUPPORTED_MODELS, read with its reasons
+    assert new["float16_unsupported"]["gemma2"].startswith("Numerical instability")
+    assert "llama" not in new["float16_unsupported"] and "interleaved" not in new

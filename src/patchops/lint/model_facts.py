@@ -39,6 +39,7 @@ class ModelFacts:
     quant_config_inline: bool = False
     architectures: Tuple[str, ...] = ()         # config.json `architectures`: the registry key vLLM looks up
     is_encoder_decoder: bool = False            # `is_encoder_decoder` of the file or its text_config
+    config_model_type: str = ""                 # the file's own `model_type` (hf_config's, not its text config's)
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -201,7 +202,7 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
     return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length,
                       multimodal=multimodal, quant_config_inline=inline,
                       architectures=tuple(a for a in architectures if isinstance(a, str)),
-                      is_encoder_decoder=enc_dec)
+                      is_encoder_decoder=enc_dec, config_model_type=str(data.get("model_type") or ""))
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:

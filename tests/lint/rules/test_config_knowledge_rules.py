@@ -262,6 +262,15 @@ def test_auto_tool_choice_needs_parser():
     assert codes(run("model: m\nargs:\n  enable-reasoning: true\n", vllm="0.10.1.1"), "PO902") == []
 
 
+def test_companion_refused_by_the_parser_is_not_missing():
+    # gen/deploy-063: 0.8.5's --reasoning-parser choices lack qwen3; the parse error is the
+    # cause, and a PO902 at the same --config token would hide it
+    given = run("model: m\nargs:\n  enable-reasoning: true\n  reasoning-parser: qwen3\n")
+    assert codes(given, "PO902") == [] and codes(given, "PO107") == [("PO107", "error", 4, 3)]
+    accepted = run("model: m\nargs:\n  enable-reasoning: true\n  reasoning-parser: deepseek_r1\n")
+    assert codes(accepted, "PO902") == [] and codes(accepted, "PO107") == []
+
+
 # --- PO108 abbreviations ----------------------------------------------------------------------
 
 def test_abbreviation_warns_where_accepted_and_errors_where_ambiguous():
@@ -286,3 +295,45 @@ def test_log_outputs_needs_log_requests_from_011():
     assert codes(run(text, vllm="0.11.0", kind="command"), "PO902") == [("PO902", "error", 1, 14)]
     assert codes(run("vllm serve m --enable-log-outputs --enable-log-requests\n", vllm="0.33.0", kind="command"),
                  "PO902") == []
+
+
+# --- PO706 and interleaved sliding windows ------------------------------------------------------
+
+MISTRAL_WINDOW = {"model_type": "mistral", "num_attention_heads": 32, "max_position_embeddings": 32768,
+                  "sliding_window": 4096}
+V0_PREFIX_CACHING = "model: m\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-caching: true\n"
+
+
+@pytest.mark.parametrize("vllm", ["0.8.5", "0.10.1.1"])
+def test_interleaved_window_never_reaches_the_cache_config(vllm):
+    # gen/deploy-086: vLLM keeps an interleaved window out of CacheConfig (is_interleaved)
+    interleaved = dict(MISTRAL_WINDOW, layer_types=["sliding_attention", "full_attention"] * 16)
+    assert codes(run(V0_PREFIX_CACHING, vllm=vllm, model=interleaved), "PO706") == []
+    every_layer = dict(MISTRAL_WINDOW, layer_types=["sliding_attention"] * 32)
+    assert codes(run(V0_PREFIX_CACHING, vllm=vllm, model=every_layer), "PO706") == [("PO706", "error", 5, 3)]
+
+
+def test_interleaved_model_types_are_the_copys():
+    gemma2 = dict(MISTRAL_WINDOW, model_type="gemma2")   # 0.8.5's interleaved_attn_models names it
+    assert codes(run(V0_PREFIX_CACHING, vllm="0.8.5", model=gemma2), "PO706") == []
+    assert codes(run(V0_PREFIX_CACHING, vllm="0.8.5", model=MISTRAL_WINDOW), "PO706") == [("PO706", "error", 5, 3)]
+
+
+# --- PO603 float16 refused by the model type ------------------------------------------------------
+
+GEMMA2 = {"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "num_attention_heads": 16,
+          "num_key_value_heads": 8, "max_position_embeddings": 8192}
+
+
+@pytest.mark.parametrize("dtype, expected", [("half", [("PO603", "error", 3, 3)]), ("float16", [("PO603", "error", 3, 3)]),
+                                             ("bfloat16", []), ("float32", []), ("auto", [])])
+def test_float16_refused_for_the_copys_model_types(dtype, expected):
+    text = f"model: m\nargs:\n  dtype: {dtype}\n"
+    assert codes(run(text, vllm="0.33.0", model=GEMMA2), "PO603") == expected
+    assert codes(run(text, vllm="0.33.0", model=dict(GEMMA2, model_type="llama")), "PO603") == []
+
+
+def test_float16_table_is_the_top_level_model_type():
+    # hf_config.model_type: Gemma 3's multimodal config is "gemma3", its text config "gemma3_text"
+    gemma3 = {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "num_attention_heads": 8}}
+    assert codes(run("model: m\nargs:\n  dtype: half\n", vllm="0.10.1.1", model=gemma3), "PO603") == [("PO603", "error", 3, 3)]

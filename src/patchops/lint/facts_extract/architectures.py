@@ -23,6 +23,8 @@ from typing import Any, Dict, Optional, Set, Tuple
 from patchops.lint.facts_extract.source_tree import MAX_DEPTH, Module, Source
 
 REGISTRY_FILE = "vllm/model_executor/models/registry.py"
+# where ModelConfig lives: 0.8.5, 0.10.x, 0.11+
+MODEL_CONFIG_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/model.py")
 MODELS_PACKAGE = "vllm.model_executor.models"
 # The interfaces read, each a Protocol class with its ClassVar flag: the facts key for each.
 INTERFACES = {"v0_only": ("SupportsV0Only", "supports_v0_only"),
@@ -63,7 +65,30 @@ def architecture_facts(src: Source) -> Dict[str, Any]:
     lists = {key: _with_interface(src, classes, interface, flag)
              for key, (interface, flag) in INTERFACES.items()}
     lists["no_pp"] = _without_pp(src, classes)
-    return {"registered": sorted(classes), **lists, **out}
+    return {"registered": sorted(classes), **lists, **out, **model_type_facts(src)}
+
+
+def model_type_facts(src: Source) -> Dict[str, Any]:
+    """Return what the config code says of some config.json `model_type`s.
+
+    "float16_unsupported": {model_type: reason} of `_FLOAT16_NOT_SUPPORTED_MODELS`, which
+    `_check_valid_dtype` refuses with an explicit float16 (0.9+); "interleaved": the
+    `interleaved_attn_models` of ModelConfig.__init__ (0.8.5), whose sliding window vLLM keeps
+    out of the cache config (later releases ask `is_interleaved`, the config's `layer_types`).
+    """
+    out: Dict[str, Any] = {}
+    for rel in MODEL_CONFIG_FILES:
+        mod = src.module_file(rel)
+        if mod is None:
+            continue
+        for node in ast.walk(mod.tree):
+            target, value = _assigned_name(node), getattr(node, "value", None)
+            if target == "_FLOAT16_NOT_SUPPORTED_MODELS" and isinstance(value, ast.Dict):
+                out["float16_unsupported"] = {k.value: v.value for k, v in zip(value.keys, value.values)
+                                              if _is_str(k) and _is_str(v)}
+            elif target == "interleaved_attn_models" and isinstance(value, (ast.List, ast.Tuple)):
+                out["interleaved"] = sorted(e.value for e in value.elts if _is_str(e))
+    return out
 
 
 def _with_interface(src: Source, classes: Dict[str, Tuple[str, str]], interface: str, flag: str) -> list:

@@ -22,6 +22,7 @@ from patchops.lint.rules.expert_parallel_without_experts import ExpertParallelWi
 from patchops.lint.rules.feature_falls_back_to_v0 import FeatureFallsBackToV0
 from patchops.lint.rules.feature_refused_by_v1 import FeatureRefusedByV1
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
+from patchops.lint.rules.float16_refused_by_model import Float16RefusedByModel
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
 from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
@@ -114,6 +115,7 @@ ALL_RULES = (
     CustomAllreduceOff,
     FlagHardcodedByFork,
     Bfloat16NeedsAmpere,
+    Float16RefusedByModel,
     HeadsNotDivisibleByTp,
     MaxModelLenAboveDerived,
     WorldSizeExceedsGpus,

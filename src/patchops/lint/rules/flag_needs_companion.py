@@ -51,8 +51,8 @@ class FlagNeedsCompanion(Rule):
             found = inputs.bool_setting(cfg, switch)
             if found is None or not inputs.bool_value(cfg, switch):
                 continue
-            if inputs.value(cfg, needed):
-                continue
+            if inputs.value(cfg, needed) or needed in cfg.rejected:
+                continue  # a companion the parser refuses fails there first (PO107), not here
             flag, companion = "--" + switch.replace("_", "-"), "--" + needed.replace("_", "-")
             yield self.diagnostic(
                 cfg, found, f"{flag.lstrip('-')} is on without {companion}; vLLM {facts.version} exits "

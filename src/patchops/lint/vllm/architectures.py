@@ -57,3 +57,20 @@ def removed_message(cfg: ServeConfig, facts: Facts) -> Optional[Tuple[str, str]]
             return arch, (f"Model architecture {arch} is not supported in-tree anymore. Please install the "
                           f"plugin at {plugins[arch]} if you want to use this model architecture.")
     return None
+
+
+def interleaved_window(cfg: ServeConfig, facts: Facts) -> bool:
+    """Return whether the model's sliding window is interleaved with full attention layers.
+
+    vLLM keeps such a window out of the cache config (the scheduler treats the model as full
+    attention): 0.8.5 for the copy's `interleaved_attn_models` or a per-layer window list,
+    later releases when `layer_types` holds both kinds (`is_interleaved`).
+    """
+    model = cfg.model_facts
+    if model is None:
+        return False
+    kinds = model.text_config.get("layer_types")
+    if isinstance(kinds, list) and {"full_attention", "sliding_attention"} <= set(kinds):
+        return True
+    return isinstance(model.text_config.get("sliding_window"), list) or \
+        model.model_type in (facts.architectures.get("interleaved") or ())
