@@ -21,6 +21,7 @@ import yaml
 from conformance.cases import DEFAULT_GPU, DEFAULT_GPUS, DEFAULT_MODEL, HERE, Case, MODELS
 
 SEEDS = HERE.parent.parent / "examples"
+CORPUS_MODELS = "tests/conformance/corpus/models/"
 
 
 def local_model(name: Optional[str]) -> str:
@@ -137,6 +138,14 @@ def _same_model(token: str, served: str) -> str:
     return json.dumps(dict(data, model="{model}"))
 
 
+def _corpus_paths(value):
+    """Name the corpus's model folders absolutely (`{models}/...`): an example writes them from
+    the repository root, where the tests run, but vLLM runs in the case's own folder."""
+    if isinstance(value, list):
+        return [_corpus_paths(v) for v in value]
+    return value.replace(CORPUS_MODELS, "{models}/") if isinstance(value, str) else value
+
+
 def convert(rule, kind: str, index: int, example) -> Case:
     """Return the case replaying `example` (raises Skip when real vLLM cannot)."""
     if example.facts:
@@ -148,6 +157,9 @@ def convert(rule, kind: str, index: int, example) -> Case:
     else:
         fields = _from_command(example.text)
     env = fields.pop("env", {})
+    for name in ("config", "args"):
+        if name in fields:
+            fields[name] = _corpus_paths(fields[name])
     return Case(id=f"rule/{rule.code}-{rule.name}/{kind}-{index}",
                 about=f"{rule.code} {kind.upper()} example {index} (written for vLLM {example.vllm})",
                 env=tuple(sorted(env.items())), origin=f"{rule.__module__}",

@@ -50,7 +50,7 @@ def model_dir(name: str) -> Path:
 @dataclass(frozen=True)
 class Case:
     """One launch. `config` is the `--config` file's text and `args` the flags after the model;
-    both may hold `{model}`, the model folder's path. With `model_arg` false the model is not
+    both may hold `{model}`, the model folder's path, and `{models}`, the corpus's model folders. With `model_arg` false the model is not
     passed positionally (the config names it). `cause` lists the patchops rule codes that
     name the reason vLLM refuses this case, when the message patterns in causes.yaml do not.
     """
@@ -81,7 +81,7 @@ class Case:
         return str(model_dir(self.model))
 
     def _fill(self, text: str) -> str:
-        return text.replace("{model}", self.model_path())
+        return text.replace("{model}", self.model_path()).replace("{models}", str(MODELS))
 
     def argv(self) -> List[str]:
         """Return the tokens after `vllm`: `serve [MODEL] [--config case.yaml] ARGS`."""

@@ -42,6 +42,7 @@ CAUSES = HERE / "causes.yaml"
 BASELINE = HERE / "baseline.json"
 OUTCOMES = ("agree", "false-error", "miss", "wrong-cause", "unmapped")
 DISAGREEMENTS = OUTCOMES[1:]
+HUB_VARS = ("HF_", "TRANSFORMERS_")  # the offline environment lint is told about
 INPUT_ERROR = "input"  # patchops refused to read the launch at all
 
 
@@ -85,9 +86,11 @@ def lint_case(case: Case, version: str, workdir: Path):
     """Return patchops' diagnostics for `case` against the shipped facts of `version`.
 
     The launch is the case's command line with its `--config` file beside it, plus the
-    declared GPUs as a spec's `hardware:` would give them. A launch patchops refuses to read
+    declared GPUs as a spec's `hardware:` would give them and the harness's offline Hugging
+    Face environment (vLLM runs with HF_HUB_OFFLINE and an empty cache). A launch patchops refuses to read
     returns the LintInputError instead.
     """
+    from patchops.engine.stand_in import offline_environment
     from patchops.errors import LintInputError
     from patchops.lint.config import Setting
     from patchops.lint.loaders import load_command
@@ -105,6 +108,9 @@ def lint_case(case: Case, version: str, workdir: Path):
         for key, value in hardware.items():
             cfg.context[f"hardware.{key}"] = Setting(key=key, name=f"hardware.{key}", value=value,
                                                      line=1, column=1)
+        for name, value in offline_environment(workdir).items():
+            if name.startswith(HUB_VARS) and name not in cfg.env:
+                cfg.env[name] = Setting(key=name, name=name, value=value, line=1, column=1, source="env")
         return lint_config(cfg, facts_for_version(version))
     except LintInputError as exc:
         return exc

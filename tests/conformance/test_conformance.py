@@ -254,6 +254,29 @@ def test_command_example_naming_the_served_model_as_draft_uses_the_same_folder()
     assert json.loads(other.args[1])["model"] == "org/head"
 
 
+def test_example_paths_into_the_corpus_are_named_absolutely():
+    """vLLM runs in the case's folder, not the repository root the example was written from."""
+    from patchops.lint.rule import Example
+
+    class Rule:
+        code, name = "PO999", "x"
+
+    tok = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct"
+    cli = borrowed.convert(Rule, "valid", 1, Example(f"vllm serve m --tokenizer {tok}\n", kind="command"))
+    assert cli.args == ("--tokenizer", "{models}/Qwen2.5-7B-Instruct")
+    assert cli.argv()[-1] == str(cli.model_path())
+    spec = borrowed.convert(Rule, "valid", 2, Example(f"model: m\nargs:\n  tokenizer: {tok}\n"))
+    assert spec.config_text() == f"tokenizer: {cli.model_path()}\n"
+
+
+def test_lint_is_told_the_harness_runs_vllm_offline(tmp_path):
+    case = Case(id="t/offline", config="tokenizer: org/never-downloaded\n")
+    found = compare.lint_case(case, "0.33.0", tmp_path)
+    assert [d.code for d in found if d.severity == "error"] == ["PO816"]
+    online = Case(id="t/online", config="tokenizer: org/never-downloaded\n", env=(("HF_HUB_OFFLINE", "0"),))
+    assert not [d for d in compare.lint_case(online, "0.33.0", tmp_path) if d.code == "PO816"]
+
+
 def test_record_runs_the_versions_asked_else_the_default_two_or_all():
     assert harness.versions_to_record(["0.32.0"], every=True) == ("0.32.0",)
     assert harness.versions_to_record(None) == harness.DEFAULT_VERSIONS == ("0.8.5", "0.33.0")

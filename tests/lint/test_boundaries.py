@@ -251,6 +251,8 @@ PROBES = {
                            "vllm: error: unrecognized arguments: --frobnicate [1, 2]",
                            "vllm: error: unrecognized arguments: --frobnicate 1 2"),
     "O_IS_OPT_LEVEL": (lambda f: "compilation_config" in seen("vllm serve m -O3", f, "command").args, True, False),
+    "O_DOTTED_IS_OPT_LEVEL": (lambda f: sorted(seen("vllm serve m -O.mode=0", f, "command").args),
+                              ["compilation_config"], ["optimization_level"]),
     "DICTS_AS_JSON": (arg("compilation_config", spec("compilation-config: {level: 3}")), None, {"level": 3}),
     "NO_FORM_FROM_YAML": (arg("enable_prefix_caching", "model: m\nentrypoint: api_server\nargs:\n"
                                                        "  enable-prefix-caching: false\n"), None, False),

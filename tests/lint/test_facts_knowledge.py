@@ -317,3 +317,49 @@ def test_model_option_guard_read_from_the_copy(source_of, version, refused):
     from patchops.lint.facts_extract.guards import model_option_guard
 
     assert model_option_guard(source_of(version)) == refused
+
+
+# --- async scheduling's speculative methods ----------------------------------------------------
+
+
+def test_async_speculative_methods_grow_by_release_and_leave_with_the_guard(source_of):
+    from patchops.lint.facts_extract.guards import async_speculative_methods
+
+    def read(version):
+        return async_speculative_methods(source_of(version), Classes(source_of(version)))
+
+    old, new = read("0.12.0"), read("0.32.0")
+    assert {"eagle", "eagle3", "mtp"} <= set(old["allowed"]) and "draft_model" not in old["allowed"]
+    assert {"draft_model", "ngram_gpu", "dspark", "dflash"} <= set(new["allowed"])
+    assert "ngram" not in new["allowed"] and "suffix" not in new["allowed"]
+    assert new["message"].startswith("Currently, async scheduling is only supported with EAGLE/MTP/Draft Model")
+    assert read("0.11.0") == {} and read("0.33.0") == {}
+
+
+def test_async_speculative_methods_drop_a_term_that_does_not_resolve(tmp_path):
+    from patchops.lint.facts_extract.guards import async_speculative_methods
+
+    def facts_of(condition):
+        (tmp_path / "vllm" / "config").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "vllm" / "config" / "vllm.py").write_text(textwrap.dedent(f'''
+            class VllmConfig:
+                def __post_init__(self):
+                    if self.scheduler_config.async_scheduling:
+                        if self.speculative_config is not None:
+                            if {condition}:
+                                raise ValueError("Currently, async scheduling is only supported with X")
+        '''))
+        src = Source(tmp_path)
+        return async_speculative_methods(src, Classes(src))
+
+    assert facts_of('self.speculative_config.method not in ("eagle", "x") and '
+                    'self.speculative_config.method != "draft_model"') == {
+        "allowed": ["draft_model", "eagle", "x"], "message": "Currently, async scheduling is only supported with X"}
+    assert facts_of('self.speculative_config.method not in get_args(Unknown)') == {}
+    assert facts_of('self.speculative_config.method != "eagle" and self.other') == {}
+
+
+def test_an_enum_typed_config_field_gives_its_values_as_choices(source_of):
+    new = value_range_facts(source_of("0.12.0"), Classes(source_of("0.12.0")))
+    assert new["optimization_level"] == {"class": "VllmConfig", "how": "enum field", "choices": [0, 1, 2, 3]}
+    assert "optimization_level" not in value_range_facts(source_of("0.10.1.1"), Classes(source_of("0.10.1.1")))

@@ -102,6 +102,7 @@ class Facts:
     companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
     swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
+    async_speculative: Dict[str, Any] = field(default_factory=dict)  # methods --async-scheduling allows (guards.py)
     config_checks: Dict[str, Any] = field(default_factory=dict)    # config classes' checks as programs (guard_programs.py)
     quantization_limits: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> min_capability, act_dtypes
     required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
@@ -177,6 +178,7 @@ class Facts:
             "companions": self.companions,
             "has_ray": self.has_ray,
             "swap_space": self.swap_space,
+            "async_speculative": self.async_speculative,
             "config_checks": self.config_checks,
             "quantization_limits": self.quantization_limits,
             "required_dists": list(self.required_dists),
@@ -215,6 +217,7 @@ class Facts:
             companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
             swap_space=dict(data.get("swap_space") or {}),
+            async_speculative=dict(data.get("async_speculative") or {}),
             config_checks=dict(data.get("config_checks") or {}),
             quantization_limits=dict(data.get("quantization_limits") or {}),
             required_dists=tuple(data.get("required_dists") or ()),

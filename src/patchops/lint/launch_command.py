@@ -220,7 +220,7 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
         value_span = None
         if text.startswith("--") and "=" in text:
             key, value = text.split("=", 1)
-        elif text.startswith("-O") and not text.startswith("--") and len(text) > 2:
+        elif text.startswith("-O") and not text.startswith("--") and len(text) > 2 and text[2] != ".":
             key, value = "-O", text[2:].lstrip("=")
         else:
             key = text

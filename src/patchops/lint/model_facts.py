@@ -135,15 +135,28 @@ def find_model_config(model: str, env: Mapping[str, str], base_dirs: Sequence[Pa
             continue
     if "/" not in model or model.startswith(("/", ".", "~")):
         return None
-    hub = env.get("HF_HUB_CACHE") or os.path.join(
-        env.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface"), "hub")
-    snapshots = Path(hub) / ("models--" + model.replace("/", "--")) / "snapshots"
+    snapshots = hub_snapshots(model, env)
     try:
         found = sorted((p / "config.json" for p in snapshots.iterdir() if (p / "config.json").is_file()),
                        key=lambda p: p.stat().st_mtime)
     except OSError:
         return None
     return found[-1] if found else None
+
+
+def hub_snapshots(repo_id: str, env: Mapping[str, str]) -> Path:
+    """Return the Hugging Face cache's snapshots folder of `repo_id` ($HF_HUB_CACHE, else
+    $HF_HOME/hub, else ~/.cache/huggingface/hub), whether or not it exists."""
+    hub = env.get("HF_HUB_CACHE") or os.path.join(
+        env.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface"), "hub")
+    return Path(hub) / ("models--" + repo_id.replace("/", "--")) / "snapshots"
+
+
+def launch_environment(cfg: Any) -> Dict[str, str]:
+    """Return the environment the launch runs in: its own `env:`/prefixes over this process's."""
+    env = dict(os.environ)
+    env.update({name: str(s.value) for name, s in cfg.env.items()})
+    return env
 
 
 def read_model_facts(path: Path) -> ModelFacts:
@@ -239,7 +252,5 @@ def other_model_facts(cfg: Any, model: str) -> Optional[ModelFacts]:
 
 
 def _find_for_launch(cfg: Any, model: str) -> Optional[Path]:
-    env = dict(os.environ)
-    env.update({name: str(s.value) for name, s in cfg.env.items()})
     base = Path(cfg.path).parent if Path(cfg.path).is_file() else None
-    return find_model_config(model, env, [base] if base else [])
+    return find_model_config(model, launch_environment(cfg), [base] if base else [])

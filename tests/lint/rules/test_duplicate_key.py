@@ -31,3 +31,12 @@ def test_command_line_duplicate_points_at_the_first():
 
 def test_no_duplicates_no_findings():
     assert lint("model: m\nargs:\n  max-model-len: 4096\n") == []
+
+
+def test_dotted_o_keys_are_told_apart_by_their_values():
+    """`-O.x v` is a key of its own with value v (not `-O` with value `.x`): the later value wins."""
+    [found] = lint("vllm serve m -O.cudagraph_mode PIECEWISE -O.cudagraph_mode FULL\n", kind="command")
+    assert found.severity == "warning" and (found.line, found.column) == (1, 14)
+    assert "this value (PIECEWISE) is silently ignored" in found.message and "with FULL" in found.message
+    [same] = lint("vllm serve m -O3 -O3\n", kind="command")
+    assert same.severity == "info" and "same value (3)" in same.message

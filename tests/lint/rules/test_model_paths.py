@@ -19,7 +19,9 @@ def lint_file(tmp_path, text: str, vllm: str = "0.33.0"):
 @pytest.mark.parametrize("value, flagged", [
     ("./tok", True), ("~/no-such-tokenizer", True), ("a/b/c", True), ("org/name", False),
     ("name", False), ("s3://bucket/tok", False)])
-def test_a_tokenizer_is_flagged_only_when_it_cannot_be_a_repo_id(tmp_path, value, flagged):
+def test_a_tokenizer_is_flagged_only_when_it_cannot_be_a_repo_id(tmp_path, monkeypatch, value, flagged):
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
     found = [d for d in lint_file(tmp_path, f"model: m\nargs:\n  tokenizer: {value}\n") if d.code == "PO816"]
     assert bool(found) == flagged
     if flagged:
@@ -29,6 +31,24 @@ def test_a_tokenizer_is_flagged_only_when_it_cannot_be_a_repo_id(tmp_path, value
 def test_a_tokenizer_folder_beside_the_spec_is_found(tmp_path):
     (tmp_path / "tok").mkdir()
     assert not [d for d in lint_file(tmp_path, "model: m\nargs:\n  tokenizer: ./tok\n") if d.code == "PO816"]
+
+
+@pytest.mark.parametrize("offline, cached, flagged", [
+    ("HF_HUB_OFFLINE: '1'", False, True), ("TRANSFORMERS_OFFLINE: 'yes'", False, True),
+    ("HF_HUB_OFFLINE: '1'", True, False), ("HF_HUB_OFFLINE: '0'", False, False), ("", False, False)])
+def test_offline_a_repo_id_needs_a_snapshot_in_the_cache(tmp_path, monkeypatch, offline, cached, flagged):
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    if cached:
+        (tmp_path / "hf" / "hub" / "models--org--tok" / "snapshots" / "abc123").mkdir(parents=True)
+    env = f"env:\n  HF_HOME: {tmp_path / 'hf'}\n  {offline}\n"
+    for vllm in ("0.33.0", "0.10.1.1"):
+        found = [d for d in lint_file(tmp_path, f"model: m\n{env}args:\n  tokenizer: org/tok\n", vllm)
+                 if d.code == "PO816"]
+        assert bool(found) == flagged
+        if flagged:
+            assert found[0].severity == "error" and found[0].line == 6 and "holds no copy" in found[0].message
+            assert found[0].vllm_message.startswith("LocalEntryNotFoundError: Cannot find an appropriate cached")
 
 
 def test_the_tokenizer_fails_before_the_engine_config_from_0_12():

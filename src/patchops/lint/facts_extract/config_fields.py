@@ -34,11 +34,11 @@ NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config
                   "kv_transfer_config": "KVTransferConfig", "structured_outputs_config": "StructuredOutputsConfig"}
 # Config classes whose fields mirror EngineArgs fields of the same name (range checks).
 RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfig", "LoRAConfig",
-                 "UVAOffloadConfig")
+                 "UVAOffloadConfig", "VllmConfig")
 CONFIG_MODULES = ("vllm.config", "vllm.config.cache", "vllm.config.model", "vllm.config.parallel",
                   "vllm.config.scheduler", "vllm.config.speculative", "vllm.config.compilation",
                   "vllm.config.lora", "vllm.config.offload", "vllm.config.kv_transfer",
-                  "vllm.config.structured_outputs")
+                  "vllm.config.structured_outputs", "vllm.config.vllm")
 BOUNDS = ("gt", "ge", "lt", "le")
 
 
@@ -234,12 +234,18 @@ def _read_ranges(src: Source, classes: Classes, dests, passed, hints, out: Dict[
         fields = classes.fields(cmod, cls)
         mapped = {name: dests.get((class_name, name), name if (None, name) in dests else None)
                   for name in fields}
+        rewritten = _rewriting_validators(cls) if _is_pydantic(src, cmod, cls, classes) else None
         for name, info in fields.items():
             if name.startswith("_"):
                 continue  # private fields are no flags
             bounds = _field_bounds(info.value)
             if bounds and mapped[name]:
                 out.setdefault(mapped[name], {"class": class_name, "how": "pydantic Field"}).update(bounds)
+            values = _enum_values(src, classes, info, hints.atoms(info.annotation, info.mod)) \
+                if rewritten is not None and name not in rewritten and mapped[name] else None
+            if values:
+                # `optimization_level: OptimizationLevel` (0.12+): `-O5` fails with "Input should be 0, 1, 2 or 3"
+                out.setdefault(mapped[name], {"class": class_name, "how": "enum field", "choices": values})
         for guard_field, bound, value, message, method in constant_guards(cls):
             dest = mapped.get(guard_field) or (guard_field if (None, guard_field) in dests else None)
             if method == "after" and dest in out and out[dest]["how"] == "pydantic Field":

@@ -28,6 +28,9 @@ A guard is "v0" when its condition tests VLLM_USE_V1 or it sits in a `..._v0` fu
 sets the model (0.6.3-0.7.3: "any"), refused as the exact token `--model` (0.8.5-0.11:
 "token"), or only warned about (0.20+: no guard).
 
+`async_speculative_methods` reads which speculative methods `--async-scheduling` allows
+(VllmConfig.__post_init__, 0.12-0.32).
+
 `front_end_bounds` reads the bounds the serve command puts on a value when a switch is on
 (`--headless` with `--api-server-count`); `swap_space_limits` reads the fractions of host
 RAM the swap-space guard refuses and warns at.
@@ -36,9 +39,10 @@ RAM the swap-space guard refuses and warns at.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional
+from typing import Any, Dict, List, Optional
 
-from patchops.lint.facts_extract.source_tree import Source
+from patchops.lint.facts_extract.source_tree import Module, Source, last_name
+from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
 
 GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
                "vllm/config/model.py", "vllm/config/scheduler.py", "vllm/config/vllm.py",
@@ -168,6 +172,51 @@ def _text(expr: Optional[ast.AST]) -> str:
         expr = expr.args[0]
     return "".join(n.value for n in ast.walk(expr) if isinstance(n, ast.Constant)
                    and isinstance(n.value, str)) if expr is not None else ""
+
+
+ASYNC_SPEC_FILE = "vllm/config/vllm.py"
+ASYNC_SPEC_MESSAGE = "async scheduling is only supported"
+
+
+def async_speculative_methods(src: Source, classes: Classes) -> Dict[str, Any]:
+    """Return {"allowed": [method, ...], "message": text} for the copy's refusal of
+    `--async-scheduling` with another kind of speculative decoding, or {} without one.
+
+    0.12-0.32 read `if self.scheduler_config.async_scheduling: ... if self.speculative_config
+    is not None: if (self.speculative_config.method not in get_args(EagleModelTypes) and ...
+    != "draft_model"): raise ValueError("Currently, async scheduling is only supported with
+    EAGLE/MTP ... kind of speculative decoding")`; the allowed list grew each release and 0.33
+    moved the check behind its choice of model runner (other wording, not read here). A term
+    that does not resolve to literals drops the fact: a partial list would invent refusals.
+    """
+    mod = src.module_file(ASYNC_SPEC_FILE)
+    if mod is None:
+        return {}
+    for node in ast.walk(mod.tree):
+        if not (isinstance(node, ast.If) and _raises(node, ASYNC_SPEC_MESSAGE)):
+            continue
+        allowed = _methods_outside(node.test, mod, classes)
+        raised = next(stmt for stmt in node.body if isinstance(stmt, ast.Raise))
+        return {"allowed": sorted(set(allowed)), "message": _text(raised.exc)} if allowed else {}
+    return {}
+
+
+def _methods_outside(test: ast.expr, mod: Module, classes: Classes) -> Optional[List[str]]:
+    """The methods a conjunction of `method not in X` / `method != "m"` lets through."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    allowed: List[str] = []
+    for term in terms:
+        if not (isinstance(term, ast.Compare) and len(term.ops) == 1 and last_name(term.left) == "method"):
+            return None
+        value = classes.evaluate(term.comparators[0], mod)
+        if isinstance(term.ops[0], ast.NotEq) and isinstance(value, str):
+            allowed.append(value)
+        elif isinstance(term.ops[0], ast.NotIn) and value is not UNRESOLVED and isinstance(value, (list, tuple)) \
+                and all(isinstance(v, str) for v in value):
+            allowed.extend(value)
+        else:
+            return None
+    return allowed
 
 
 MODEL_OPTION_FILES = ("vllm/scripts.py", "vllm/entrypoints/cli/serve.py", "vllm/utils.py",

@@ -1,9 +1,9 @@
 """Argv tokens, and how vLLM's FlexibleArgumentParser rewrites them before argparse sees them.
 
 `parse_args` (utils.py, utils/argparse_utils.py from 0.10.2) turns `_` into `-` in option
-names, `-O3` into a compilation level (0.9+) or `--optimization-level` (0.30+), and merges
-dotted `--x.y v` keys into one JSON `--x` (0.9+). `rewrite` replays that for a version over
-the tokens of both layers (the `--config` file's and the command line's).
+names, `-O3` into a compilation level (0.9+) or `--optimization-level` (0.12+; `-O.x` too from
+0.13), and merges dotted `--x.y v` keys into one JSON `--x` (0.9+). `rewrite` replays that for
+a version over the tokens of both layers (the `--config` file's and the command line's).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from patchops.lint.config import Setting
-from patchops.lint.vllm.releases import DOTTED_KEYS, O_IS_OPT_LEVEL, Version
+from patchops.lint.vllm.releases import DOTTED_KEYS, O_DOTTED_IS_OPT_LEVEL, O_IS_OPT_LEVEL, Version
 
 
 @dataclass
@@ -43,7 +43,8 @@ def rewrite(tokens: List[Token], version: Version) -> List[Token]:
             else:
                 out.append(dataclasses.replace(tok, text=_dash_key(text, version)))
             continue
-        if version >= DOTTED_KEYS and text.startswith("-O") and text != "-O" and text[2] != ".":
+        o_level = text.startswith("-O") and text != "-O" and (text[2] != "." or version >= O_DOTTED_IS_OPT_LEVEL)
+        if version >= DOTTED_KEYS and o_level:
             level = text[3:] if text[2] == "=" else text[2:]
             if version >= O_IS_OPT_LEVEL:
                 out.append(dataclasses.replace(tok, text="--optimization-level"))

@@ -2,6 +2,7 @@
 
 from patchops.lint.rules.abbreviated_flag import AbbreviatedFlag
 from patchops.lint.rules.architecture_removed import ArchitectureRemoved
+from patchops.lint.rules.async_scheduling_speculative_method import AsyncSchedulingSpeculativeMethod
 from patchops.lint.rules.attention_backend_env_removed import AttentionBackendEnvRemoved
 from patchops.lint.rules.bfloat16_needs_ampere import Bfloat16NeedsAmpere
 from patchops.lint.rules.batched_tokens_below_max_seqs import BatchedTokensBelowMaxSeqs
@@ -136,6 +137,7 @@ ALL_RULES = (
     MultimodalLimitOnTextModel,
     MistralConfigNotFound,
     TokenizerNotFound,
+    AsyncSchedulingSpeculativeMethod,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,

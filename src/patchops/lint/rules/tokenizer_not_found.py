@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from patchops.lint import model_facts
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
@@ -17,7 +18,12 @@ REPO_ID = re.compile(r"^(\b[\w\-.]+\b/)?\b[\w\-.]+\b$")
 REPO_ID_MAX = 96
 VLLM_MESSAGE = ("Repo id must be in the form 'repo_name' or 'namespace/repo_name': '{value}'. "
                 "Use `repo_type` argument if needed.")
+NOT_CACHED = ("LocalEntryNotFoundError: Cannot find an appropriate cached snapshot folder for the specified "
+              "revision on the local disk and outgoing traffic has been disabled.")
 MISSING = "/nonexistent/patchops-example/tokenizer"
+# huggingface_hub/constants.py: HF_HUB_OFFLINE = _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+TRUE_VALUES = ("1", "ON", "YES", "TRUE")
 
 
 class TokenizerNotFound(Rule):
@@ -26,13 +32,18 @@ class TokenizerNotFound(Rule):
     Flags a `--tokenizer` that is no folder on this machine (tried as written and from the
     input's folder) and cannot be a Hugging Face repo id either (an absolute or `./` path,
     `~`, `..`, more than one `/`: what `huggingface_hub`'s `validate_repo_id` refuses). A name
-    the hub could hold (`org/name`) is never flagged, nor a cloud URI (`s3://...`).
+    the hub could hold (`org/name`) is flagged only offline (`HF_HUB_OFFLINE` or
+    `TRANSFORMERS_OFFLINE` in the launch's or this environment) when the Hugging Face cache
+    holds no snapshot of it; a cloud URI (`s3://...`) never.
 
     ## Why is this bad?
     vLLM cannot load the tokenizer, takes the path for a repo id, and stops: "Repo id must be
     in the form 'repo_name' or 'namespace/repo_name': '/models/tok'". From 0.12 with
     `HF_HUB_OFFLINE=1` (air-gapped servers) that happens while the arguments are read, before
-    the engine config; otherwise when the tokenizer loads at start-up (a later stage).
+    the engine config; otherwise when the tokenizer loads at start-up (a later stage). Offline,
+    a repo id that was never downloaded stops there too: "Cannot find an appropriate cached
+    snapshot folder for the specified revision on the local disk and outgoing traffic has been
+    disabled."
 
     ## Fix
     Point `--tokenizer` at the tokenizer's folder on the machine that runs vLLM, or drop it
@@ -64,16 +75,32 @@ class TokenizerNotFound(Rule):
         if found is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
-        if "://" in value or _could_be_repo_id(value):
-            return
         tried = (Path(value).expanduser(), Path(cfg.path).parent / value)
-        if any(path.exists() for path in tried):
+        if "://" in value or any(path.exists() for path in tried):
+            return
+        if _could_be_repo_id(value):
+            yield from self._not_cached(cfg, facts, found, value)
             return
         yield self.diagnostic(
             cfg, found, f"tokenizer {value!r} is no folder on this machine and cannot be a Hugging "
             f"Face repo id, so vLLM {facts.version} cannot load it and refuses to start",
             fields=(DEST,), fix="point tokenizer at the tokenizer's folder, or drop it",
             vllm_message=VLLM_MESSAGE.format(value=value))
+
+
+    def _not_cached(self, cfg: ServeConfig, facts: Facts, found, repo_id: str) -> Iterator[Diagnostic]:
+        """Offline, the repo id is looked up in the cache only (0.12+: in EngineArgs, before: at start-up)."""
+        env = model_facts.launch_environment(cfg)
+        if str(env.get(OFFLINE_VARS[0]) or env.get(OFFLINE_VARS[1]) or "").upper() not in TRUE_VALUES:
+            return
+        snapshots = model_facts.hub_snapshots(repo_id, env)
+        if snapshots.is_dir() and any(snapshots.iterdir()):
+            return
+        yield self.diagnostic(
+            cfg, found, f"tokenizer {repo_id!r} is no folder on this machine and the Hugging Face cache "
+            f"({snapshots.parent}) holds no copy of it, so offline vLLM {facts.version} refuses to start",
+            fields=(DEST,), fix="download it into the cache, point tokenizer at its folder, or drop it",
+            vllm_message=NOT_CACHED)
 
 
 def _could_be_repo_id(value: str) -> bool:

@@ -67,6 +67,7 @@ class ValueOutOfRange(Rule):
                 "'{\"method\": \"ngram\", \"num_speculative_tokens\": 2, \"prompt_lookup_max\": 3}'\n",
                 kind="command", vllm="0.10.1.1"),
         Example("model: m\nargs:\n  max-loras: 0\n", vllm="0.33.0"),     # LoRAConfig is built only with LoRA
+        Example("vllm serve m -O3\n", kind="command", vllm="0.33.0"),
     ]
     INVALID = [
         Example("model: m\nargs:\n  gpu-memory-utilization: 1.01\n", vllm="0.8.5", at=(3, 3)),
@@ -81,6 +82,7 @@ class ValueOutOfRange(Rule):
                 at=(1, 25)),
         Example("model: m\nargs:\n  num-lookahead-slots: -1\n", vllm="0.10.1.1", at=(3, 3)),
         Example("model: m\nargs:\n  enable-lora: true\n  max-loras: 0\n", vllm="0.33.0", at=(4, 3)),
+        Example("vllm serve m -O5\n", kind="command", vllm="0.33.0", at=(1, 14)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -107,6 +109,13 @@ class ValueOutOfRange(Rule):
 
 def _problem(value: Any, check: dict) -> Optional[tuple]:
     """Return (what is wrong, vLLM's message) or None when `value` passes `check`."""
+    if check.get("how") == "enum field":
+        # pydantic takes an enum member by its value, from the CLI's string too ("3" -> O3)
+        choices = check["choices"]
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or str(value) in map(str, choices):
+            return None
+        listed = ", ".join(map(repr, choices[:-1])) + f" or {choices[-1]!r}"
+        return f"{value!r} is not one of {listed}", f"Input should be {listed}"
     if "choices" in check:
         if not isinstance(value, str) or value in check["choices"]:
             return None

@@ -285,6 +285,8 @@ UNKNOWN_LIST_SPLIT = Boundary("0.10.2", "argparse reports a rejected list as sep
                               "vllm/utils/__init__.py:2060 (0.10.2)")
 O_IS_OPT_LEVEL = Boundary("0.12", "`-O3` means --optimization-level 3 (before: compilation level)",
                           "vllm/utils/argparse_utils.py:247 (0.12.0)")
+O_DOTTED_IS_OPT_LEVEL = Boundary("0.13", "`-O.x v` is `--optimization-level .x` and a stray `v` (before: `-cc.x v`)",
+                                 "vllm/utils/argparse_utils.py:247 (0.13.0); :260 turns -O.x into -cc.x (0.12.0)")
 DICTS_AS_JSON = Boundary("0.20", "a YAML dict is passed as json.dumps (before: its Python repr)",
                          "vllm/utils/argparse_utils.py:585 (0.20.0); 0.15.0 still str()s it")
 NO_FORM_FROM_YAML = Boundary("0.30", "a false becomes `--no-k` when the reading parser registers it",
