@@ -3,9 +3,10 @@
 The programs come from `facts_extract/guard_programs.py`: assignments and guards with the
 conditions they run under, each expression evaluated by `expression_values`. Values are
 three-valued: a Python value, or UNKNOWN when the config does not decide it (a value
-EngineArgs rewrites, a platform query, an environment read). A guard counts only when its condition and its test are certainly true, and only when
-the user stated at least one of the settings it reads: a check that would fail on vLLM's
-own defaults is a misreading here, not a refusal.
+EngineArgs rewrites, a platform query, an environment read). A guard counts only when its
+condition and its test are certainly true, and only when the user stated at least one of the
+settings it reads: a check that would fail on vLLM's own defaults is a misreading here, not a
+refusal.
 """
 
 from __future__ import annotations
