@@ -82,3 +82,8 @@ def test_the_launch_overrides_raise_the_derived_length(tmp_path, vllm, extra):
         assert bool([d for d in found if d.code == "PO702" and d.severity == "error"]) == refused
     plain = lint_file(tmp_path, head + "  max-model-len: 65536\n", vllm)
     assert [d.code for d in plain if d.code == "PO702"] == ["PO702"]
+
+
+def test_a_tokenizer_name_no_file_can_have_is_reported_not_raised(tmp_path):
+    found = [d for d in lint_file(tmp_path, f"model: m\nargs:\n  tokenizer: /{'a' * 5000}\n") if d.code == "PO816"]
+    assert [(d.severity, d.line) for d in found] == [("error", 3)]

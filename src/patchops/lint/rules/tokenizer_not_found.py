@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Iterator
 
 from patchops.lint import model_facts
-from patchops.lint.config import ServeConfig
+from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, releases
@@ -75,8 +75,7 @@ class TokenizerNotFound(Rule):
         if found is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
-        tried = (Path(value).expanduser(), Path(cfg.path).parent / value)
-        if "://" in value or any(path.exists() for path in tried):
+        if "://" in value or _is_folder_here(value, Path(cfg.path).parent):
             return
         if _could_be_repo_id(value):
             yield from self._not_cached(cfg, facts, found, value)
@@ -87,8 +86,7 @@ class TokenizerNotFound(Rule):
             fields=(DEST,), fix="point tokenizer at the tokenizer's folder, or drop it",
             vllm_message=VLLM_MESSAGE.format(value=value))
 
-
-    def _not_cached(self, cfg: ServeConfig, facts: Facts, found, repo_id: str) -> Iterator[Diagnostic]:
+    def _not_cached(self, cfg: ServeConfig, facts: Facts, found: Setting, repo_id: str) -> Iterator[Diagnostic]:
         """Offline, the repo id is looked up in the cache only (0.12+: in EngineArgs, before: at start-up)."""
         env = model_facts.launch_environment(cfg)
         if str(env.get(OFFLINE_VARS[0]) or env.get(OFFLINE_VARS[1]) or "").upper() not in TRUE_VALUES:
@@ -101,6 +99,17 @@ class TokenizerNotFound(Rule):
             f"({snapshots.parent}) holds no copy of it, so offline vLLM {facts.version} refuses to start",
             fields=(DEST,), fix="download it into the cache, point tokenizer at its folder, or drop it",
             vllm_message=NOT_CACHED)
+
+
+def _is_folder_here(value: str, beside: Path) -> bool:
+    """Whether `value` names something on this machine, as written or from the input's folder."""
+    for path in (Path(value).expanduser(), beside / value):
+        try:
+            if path.exists():
+                return True
+        except OSError:   # a name no file can have (too long): nothing there
+            continue
+    return False
 
 
 def _could_be_repo_id(value: str) -> bool:
