@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
-FACTS_SCHEMA = 4
+FACTS_SCHEMA = 5
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 

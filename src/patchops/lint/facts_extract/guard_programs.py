@@ -4,7 +4,7 @@ Over 400 lines because the method reader and the reader of where EngineArgs buil
 walk the same methods and must agree on what a condition is (a build inside EngineArgs' own
 program sees the locals computed before it), and ModelConfig's check and the environment
 defaults are read by the same walk; the expression translation itself lives in
-guard_expressions.
+expressions (shared with value_checks).
 
 config_guards reads one shape (`if self.x > 1.0: raise` at the top of a method). Most
 config-time refusals have other shapes: a guard under a switch (`if self.enable_eplb:` ...
@@ -34,9 +34,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from patchops.lint.facts_extract import ARG_UTILS, CLI_ARGS_FILES
 from patchops.lint.facts_extract.config_fields import CONFIG_MODULES
-from patchops.lint.facts_extract.config_guards import string_pieces as _string_pieces
-from patchops.lint.facts_extract.guard_expressions import UNKNOWN, const, expression as _expr, jsonable
-from patchops.lint.facts_extract.guard_expressions import one_line_properties
+from patchops.lint.facts_extract import expressions
+from patchops.lint.facts_extract.expressions import UNKNOWN, Context, const, jsonable, one_line_properties
 from patchops.lint.facts_extract.source_tree import Module, Source
 from patchops.lint.facts_extract.source_tree import last_name
 from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
@@ -84,6 +83,8 @@ OWNED_ELSEWHERE = (
     "Pipeline parallelism is not supported",   # the model registry's rules
     "Number of experts in the model must be",  # PO705
 )
+# EngineArgs' own expressions where it builds a class: `self.x` is a flag, other names unknown.
+ENGINE = Context(self_kind="dest", locals=frozenset())
 # Where the serve command checks its parsed flags (validate_parsed_serve_args).
 SERVE_CHECK_FILES = CLI_ARGS_FILES + ("vllm/entrypoints/launchers/cli_args.py",)
 
@@ -109,11 +110,14 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
         if found is None:
             continue
         mod, cls = found
-        program = _class_program(src, classes, mod, cls, owned)
+        flag = nested.get(name)
+        # A class built from a JSON flag starts from the JSON as written, which pydantic checks
+        # and converts first: what is inside a value (its items, methods) is PO802's, which
+        # checks the value's type before it runs the post-init (nested_values).
+        program = _class_program(src, classes, mod, cls, owned, contents=flag is None)
         if not any(item[0] == "guard" for item in program):
             continue
         built = builds.get(name)
-        flag = nested.get(name)
         if flag is not None:
             built = {"flag": flag}
         elif built is None:
@@ -255,6 +259,7 @@ def constructions(src: Source) -> Dict[str, Dict[str, Any]]:
 def _constructions(ecls: ast.ClassDef) -> Dict[str, Dict[str, Any]]:
     """Return class -> {"when": expr, "args": {keyword: expr}} for classes built once."""
     seen: Dict[str, List[Dict[str, Any]]] = {}
+    read = lambda n: expressions.expression(n, ENGINE)  # noqa: E731
     for method in ecls.body:
         if not isinstance(method, ast.FunctionDef):
             continue
@@ -262,9 +267,8 @@ def _constructions(ecls: ast.ClassDef) -> Dict[str, Dict[str, Any]]:
             name = last_name(call.func)
             if name not in CHECKED_CLASSES + (MODEL_CLASS,) or not isinstance(call.func, ast.Name):
                 continue
-            args = {kw.arg: _expr(kw.value, engine=True) for kw in call.keywords if kw.arg}
-            when = ["and", [_expr(c, engine=True) if positive else ["not", _expr(c, engine=True)]
-                            for c, positive in conds]]
+            args = {kw.arg: read(kw.value) for kw in call.keywords if kw.arg}
+            when = ["and", [read(c) if positive else ["not", read(c)] for c, positive in conds]]
             seen.setdefault(name, []).append({"when": when, "args": args})
     return {name: found[0] for name, found in seen.items() if len(found) == 1}
 
@@ -341,7 +345,8 @@ def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[
 
 def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef,
                    owned: Tuple[Tuple[str, ...], Tuple[str, ...]],
-                   entries: Optional[Tuple[str, ...]] = None, builds: bool = False) -> List[list]:
+                   entries: Optional[Tuple[str, ...]] = None, builds: bool = False,
+                   contents: bool = True) -> List[list]:
     methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
     program: List[list] = []
     if entries is not None:
@@ -353,6 +358,7 @@ def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef
     properties = one_line_properties(cls)
     for method in entries:
         reader = _Reader(methods, _param_classes(method), method, owned, properties=properties)
+        reader.contents = contents
         reader.constants = _module_constants(classes, mod, method)
         reader.builds = builds
         if cls.name == MODEL_CLASS:
@@ -413,6 +419,7 @@ class _Reader:
         # the names holding a ModelConfig: parameters so annotated, locals a method so annotated returns
         self.model_of = {p for p, c in params.items() if c == MODEL_CLASS}
         self.constants: Dict[str, Any] = {}
+        self.contents = True    # read into values (Context.contents)
 
     def cond(self, conds: List[list]) -> list:
         return ["and", list(conds)]
@@ -473,7 +480,7 @@ class _Reader:
             return False
         inner = _Reader(self.methods, self.params, self.method, self.owned, self_name=self.self_name,
                         properties=self.properties)
-        inner.model_of, inner.constants = self.model_of, self.constants
+        inner.model_of, inner.constants, inner.contents = self.model_of, self.constants, self.contents
         inner.block(stmt.body, [], depth)
         if not inner.items or any(item[0] != "guard" for item in inner.items):
             return False
@@ -552,25 +559,15 @@ class _Reader:
         return None
 
     def message(self, node) -> List[list]:
-        if node is None:
-            return []
-        pieces = []
-        for piece in _string_pieces(node):
-            if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
-                pieces.append(["text", piece.value])
-            elif isinstance(piece, ast.FormattedValue):
-                conversion = chr(piece.conversion) if piece.conversion and piece.conversion > 0 else ""
-                if piece.format_spec is not None:
-                    pieces.append(["expr", UNKNOWN, ""])
-                else:
-                    pieces.append(["expr", self.expr(piece.value), conversion])
-            else:
-                pieces.append(["expr", self.expr(piece), ""])
-        return pieces
+        return expressions.message(node, self.context())
 
     def expr(self, node) -> list:
-        return _expr(node, params=self.params, init_params=self.init_params, self_name=self.self_name,
-                     properties=self.properties, model_of=self.model_of, constants=self.constants)
+        return expressions.expression(node, self.context())
+
+    def context(self) -> Context:
+        return Context(self_name=self.self_name, params=self.params, init_params=frozenset(self.init_params),
+                       properties=self.properties, model_of=frozenset(self.model_of), constants=self.constants,
+                       contents=self.contents)
 
 
 def _leaves(body) -> bool:

@@ -17,11 +17,10 @@ this module reads the post-init of each nested config that EngineArgs builds at 
   runs the checks with and without it, and counts a refusal only when both refuse);
 * ["forget", ["field", f] or ["local", n]]: anything else that changes it.
 
-Expressions are JSON lists, the names of guard_expressions plus what these checks need:
-`["method", recv, name, args]` for pure str/list methods, `["call", fn, args]` for pure
-builtins, `["index", e, i]`, `["slice", e, lo, hi]`, `["comp", kind, var, iterable, conds,
-element]`, `["set", [...]]`, `["type", "str"]` (a builtin type, for isinstance). What cannot be read is `["unknown"]`: it can hide a check, never
-invent one. Cross-field checks against other configs stay with guard_programs (PO811).
+Expressions are read by expressions.py (shared with guard_programs), where `self.x` is a field
+only for the class's own fields and only the names this method sets are locals. What cannot be
+read is `["unknown"]`: it can hide a check, never invent one. Cross-field checks against other
+configs stay with guard_programs (PO811).
 """
 
 from __future__ import annotations
@@ -29,23 +28,14 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from patchops.lint.facts_extract.config_guards import string_pieces
+from patchops.lint.facts_extract import expressions
+from patchops.lint.facts_extract.expressions import PURE_BUILTINS, PURE_METHODS, UNKNOWN, Context
 from patchops.lint.facts_extract.source_tree import Module, last_name
 from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
 
-UNKNOWN = ["unknown"]
 ENTRY_METHODS = ("model_post_init", "__post_init__")
-# Calls with no effect that a check may make on JSON values (strings, lists, numbers).
-PURE_METHODS = frozenset({"count", "startswith", "endswith", "lower", "upper", "strip", "lstrip",
-                          "rstrip", "split", "join", "keys", "values", "items", "get", "index"})
-PURE_BUILTINS = frozenset({"len", "sorted", "set", "list", "tuple", "any", "all", "min", "max",
-                           "sum", "isinstance"})
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort",
                               "reverse", "update", "add", "discard", "setdefault"})
-_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-        ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
-_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
-_TYPES = ("str", "int", "float", "bool", "list", "dict", "tuple", "set")
 
 
 def parse_time_classes(classes: Classes, engine: Optional[Tuple[Module, ast.ClassDef]],
@@ -233,81 +223,14 @@ class _Reader:
         return out
 
     def message(self, node: Optional[ast.AST]) -> List[list]:
-        if node is None:
-            return []
-        pieces: List[list] = []
-        for piece in string_pieces(node):
-            if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
-                pieces.append(["text", piece.value])
-            elif isinstance(piece, ast.FormattedValue):
-                conversion = chr(piece.conversion) if piece.conversion and piece.conversion > 0 else ""
-                value = UNKNOWN if piece.format_spec is not None else self.expr(piece.value)
-                pieces.append(["expr", value, conversion])
-            else:
-                pieces.append(["expr", self.expr(piece), ""])
-        return pieces
+        return expressions.message(node, self.context())
 
-    def expr(self, node: ast.AST, bound: Set[str] = frozenset()) -> list:
-        rec = lambda n: self.expr(n, bound)  # noqa: E731
-        if isinstance(node, ast.Constant):
-            value = node.value
-            return ["const", value] if value is None or isinstance(value, (bool, int, float, str)) else UNKNOWN
-        field = _self_field(node)
-        if field is not None:
-            return ["field", field] if field in self.fields else UNKNOWN
-        if isinstance(node, ast.Name):
-            if node.id in bound or node.id in self.locals:
-                return ["local", node.id]
-            return ["type", node.id] if node.id in _TYPES else UNKNOWN
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            if any(isinstance(e, ast.Starred) for e in node.elts):
-                return UNKNOWN
-            kind = {ast.Tuple: "tuple", ast.List: "list", ast.Set: "set"}[type(node)]
-            return [kind, [rec(e) for e in node.elts]]
-        if isinstance(node, ast.BoolOp):
-            return ["and" if isinstance(node.op, ast.And) else "or", [rec(v) for v in node.values]]
-        if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.Not):
-                return ["not", rec(node.operand)]
-            return ["neg", rec(node.operand)] if isinstance(node.op, ast.USub) else UNKNOWN
-        if isinstance(node, ast.Compare):
-            parts, left = [], node.left
-            for op, right in zip(node.ops, node.comparators):
-                if type(op) not in _CMP:
-                    return UNKNOWN
-                parts.append(["cmp", _CMP[type(op)], rec(left), rec(right)])
-                left = right
-            return parts[0] if len(parts) == 1 else ["and", parts]
-        if isinstance(node, ast.BinOp):
-            return ["bin", _BIN[type(node.op)], rec(node.left), rec(node.right)] if type(node.op) in _BIN \
-                else UNKNOWN
-        if isinstance(node, ast.IfExp):
-            return ["ifexp", rec(node.test), rec(node.body), rec(node.orelse)]
-        if isinstance(node, ast.Subscript):
-            index = node.slice
-            if isinstance(index, ast.Slice):
-                if index.step is not None:
-                    return UNKNOWN
-                ends = [rec(e) if e is not None else ["const", None] for e in (index.lower, index.upper)]
-                return ["slice", rec(node.value), *ends]
-            return ["index", rec(node.value), rec(index)]
-        if isinstance(node, ast.Call) and not node.keywords and \
-                not any(isinstance(a, ast.Starred) for a in node.args):
-            args = [rec(a) for a in node.args]
-            if isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS:
-                return ["call", node.func.id, args]
-            if isinstance(node.func, ast.Attribute) and node.func.attr in PURE_METHODS:
-                return ["method", rec(node.func.value), node.func.attr, args]
-            return UNKNOWN
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
-            gen = node.generators[0]
-            if not isinstance(gen.target, ast.Name) or gen.is_async:
-                return UNKNOWN
-            inner = set(bound) | {gen.target.id}
-            kind = "set" if isinstance(node, ast.SetComp) else "list"
-            return ["comp", kind, gen.target.id, rec(gen.iter),
-                    [self.expr(c, inner) for c in gen.ifs], self.expr(node.elt, inner)]
-        return UNKNOWN
+    def expr(self, node: ast.AST) -> list:
+        return expressions.expression(node, self.context())
+
+    def context(self) -> Context:
+        """`self.x` is a field only for the class's fields, and only names set here are locals."""
+        return Context(fields=frozenset(self.fields), locals=frozenset(self.locals))
 
 
 def _self_field(node: ast.AST) -> Optional[str]:

@@ -1,11 +1,12 @@
 """Run the checks a copy's config classes make (facts `config_checks`) on one config.
 
 The programs come from `facts_extract/guard_programs.py`: assignments and guards with the
-conditions they run under. Values are three-valued: a Python value, or UNKNOWN when the
-config does not decide it (a value EngineArgs rewrites, a platform query, an environment
-read). A guard counts only when its condition and its test are certainly true, and only when
-the user stated at least one of the settings it reads: a check that would fail on vLLM's
-own defaults is a misreading here, not a refusal.
+conditions they run under, each expression evaluated by `expression_values`. Values are
+three-valued: a Python value, or UNKNOWN when the config does not decide it (a value
+EngineArgs rewrites, a platform query, an environment read). A guard counts only when its
+condition and its test are certainly true, and only when the user stated at least one of the
+settings it reads: a check that would fail on vLLM's own defaults is a misreading here, not a
+refusal.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any, Dict, List, Optional, Tuple
 from patchops.lint.config import ServeConfig, Setting, parse_literal
 from patchops.lint.facts import Facts
 from patchops.lint.vllm import inputs
-from patchops.lint.vllm.guard_values import UNKNOWN, const_value, evaluate, truth
+from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth_of, value
 
 PLATFORMS = ("cuda", "rocm") + inputs.NON_CUDA_PLATFORMS     # those whose `is_x()` lint answers
+MODEL_CLASS = "ModelConfig"     # guard_programs.MODEL_CLASS: its ["model", path] reads config.json
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
             state.model, state.host = cfg.model_facts, host
         if state is not None and (spec.get("built") or {}).get("flags"):
             state.others = states
-            hits[name] = _run(spec["program"], state, states)
+            hits[name] = _run(spec["program"], state)
             builds.update(state.builds)
     refused = any(hit is not None for hit in hits.values())
     for name in flags_first:
@@ -61,7 +63,7 @@ def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
             continue        # EngineArgs refused before it built this class
         if state is not None and name not in hits:
             state.others = states
-            hits[name] = _run(classes[name]["program"], state, states)
+            hits[name] = _run(classes[name]["program"], state)
     return [Refusal(name, *hits[name]) for name in classes if hits.get(name) is not None]
 
 
@@ -84,11 +86,11 @@ def host_answers(cfg: ServeConfig) -> Dict[str, Any]:
     return out
 
 
-class _State:
+class _State(Scope):
     """The values one program runs on; a program over the flags falls back to them (`engine`)."""
 
     def __init__(self, values: Dict[str, Any], sources: Dict[str, Setting], engine=None, envs=None):
-        self.values = values        # "field:x" / "param:x" / "local:x" -> value
+        super().__init__(values)    # "field:x" / "param:x" / "local:x" -> value
         self.sources = sources      # same keys -> the user's Setting behind the value
         self.engine = engine
         self.envs = envs
@@ -99,13 +101,36 @@ class _State:
         self.host: Dict[str, Any] = {}   # ["host", q]: the platform's answers (host_answers)
 
     def get(self, key: str) -> Any:
-        if key.startswith("env:"):
+        kind, _, name = key.partition(":")
+        if kind == "other":
+            cls, _, field = name.partition(":")
+            other = self.others.get(cls)
+            return other.get("field:" + field) if other is not None else UNKNOWN
+        if kind == "model":
+            return self.model_value(name)
+        if kind == "host":
+            return self.host.get(name, UNKNOWN)
+        if kind == "env":
             return self.envs.get(key) if self.envs is not None else UNKNOWN
         if self.all_unknown and not key.startswith("local:"):
             return UNKNOWN
         if key not in self.values and self.engine is not None and key.startswith("field:"):
             return self.engine.get("dest:" + key[6:], own=True)
         return self.values.get(key, UNKNOWN)
+
+    def model_value(self, path: str) -> Any:
+        """Return what ModelConfig's `path` is for this model's config.json, or a ModelConfig field."""
+        model = self.model
+        if model is not None and path == "is_moe":      # `get_num_experts() > 0`, over the same keys
+            return model.num_experts > 0
+        if model is not None and path in ("get_total_num_kv_heads()", "model_arch_config.total_num_kv_heads"):
+            kv = model.text_config.get("num_key_value_heads")     # families with their own key: unknown
+            return kv if isinstance(kv, int) and not isinstance(kv, bool) else UNKNOWN
+        if model is not None and path == "use_mla":     # MLA needs `kv_lora_rank`; with it, envs and types decide
+            return False if not model.uses_mla else UNKNOWN
+        if "." not in path and "(" not in path and self.others.get(MODEL_CLASS) is not None:
+            return self.others[MODEL_CLASS].get("field:" + path)      # a field: the flag EngineArgs passed
+        return UNKNOWN
 
     def source(self, key: str) -> Optional[Setting]:
         if key in self.sources:
@@ -127,10 +152,10 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set,
     sources: Dict[str, Setting] = {}
     envs = _Envs(cfg, (facts.config_checks or {}).get("envs") or {})
     if built.get("flags"):
-        fixed = {"field:" + name: const_value(const) for name, const in (spec.get("defaults") or {}).items()}
+        fixed = {"field:" + name: value(const, Scope()) for name, const in (spec.get("defaults") or {}).items()}
         return _State(fixed, sources, _EngineValues(cfg, facts, rewritten), envs)
     for name, const in (spec.get("defaults") or {}).items():
-        values["field:" + name] = const_value(const)
+        values["field:" + name] = value(const, Scope())
     if "flag" in built:
         found = inputs.setting(cfg, built["flag"])
         raw = found.value if found is not None else None
@@ -138,21 +163,21 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set,
             raw = parse_literal(raw)
         if not isinstance(raw, dict):
             return None
-        for key, value in raw.items():
+        for key, stated in raw.items():
             name = str(key).replace("-", "_")
-            values["field:" + name] = value
+            values["field:" + name] = stated
             sources["field:" + name] = found
         return _State(values, sources, envs=envs)
     engine = _EngineValues(cfg, facts, rewritten)
-    if built_with is None and truth(evaluate(built.get("when", ["const", True]), engine)) is not True:
+    if built_with is None and truth_of(built.get("when", ["const", True]), engine) is not True:
         return None
     for name, expr in (built.get("args") or {}).items():
-        value = evaluate(expr, engine)
+        got = value(expr, engine)
         stated = [engine.source(dest) for dest in _dests_in(expr) if engine.source(dest) is not None]
         if built_with is not None and name in built_with and built_with[name][0] is not UNKNOWN:
-            value, stated = built_with[name][0], built_with[name][1] or stated
+            got, stated = built_with[name][0], built_with[name][1] or stated
         for key in ("field:" + name, "param:" + name):
-            values[key] = value
+            values[key] = got
             if stated:
                 sources[key] = stated[0]
     return _State(values, sources, envs=envs)
@@ -178,10 +203,11 @@ class _Envs:
             return UNKNOWN
 
 
-class _EngineValues:
+class _EngineValues(Scope):
     """EngineArgs fields as lint knows them: stated, else a literal default, unless rewritten."""
 
     def __init__(self, cfg: ServeConfig, facts: Facts, rewritten: set):
+        super().__init__()
         self.cfg, self.facts, self.rewritten = cfg, facts, rewritten
 
     def source(self, dest: str) -> Optional[Setting]:
@@ -207,36 +233,36 @@ class _EngineValues:
         return UNKNOWN
 
 
-def _run(program: List[list], state: _State, states: Dict[str, Optional[_State]]):
+def _run(program: List[list], state: _State):
     for item in program:
         if item[0] == "assign":
             _, cond, target, expr = item
-            holds = truth(evaluate(cond, state, states))
+            holds = truth_of(cond, state)
             if target[0] == "all":
                 if holds is not False:
                     state.all_unknown = True
                 continue
             key = f"{target[0]}:{target[1]}"
             if holds is True:
-                state.values[key] = evaluate(expr, state, states)
+                state.values[key] = value(expr, state)
                 state.sources.pop(key, None)
                 state.sources.update({key: s for s in _sources_of(expr, state)[:1]})
             elif holds is UNKNOWN:
                 state.values[key] = UNKNOWN
         elif item[0] == "build":
             _, cond, name, args = item
-            if truth(evaluate(cond, state, states)) is True:
-                state.builds[name] = {kw: (evaluate(e, state, states), _sources_of(e, state)[:1])
+            if truth_of(cond, state) is True:
+                state.builds[name] = {kw: (value(e, state), _sources_of(e, state)[:1])
                                       for kw, e in args.items()}
         elif item[0] == "guard":
             _, cond, test, message, exception = item
-            if truth(evaluate(cond, state, states)) is True and truth(evaluate(test, state, states)) is True:
+            if truth_of(cond, state) is True and truth_of(test, state) is True:
                 # The guard's own `if` (the last condition) names its subject first.
                 own = cond[1][-1:] if cond[0] == "and" else [cond]
                 read = _sources_of(own, state) + _sources_of(test, state) + _sources_of(cond, state)
                 settings = tuple({id(s): s for s in reversed(read)}.values())[::-1]
                 if settings:
-                    return _render(message, state, states), exception, settings
+                    return render(message, state), exception, settings
     return None
 
 
@@ -276,14 +302,3 @@ def _sources_of(expr: Any, state: _State) -> List[Setting]:
             for part in expr[1:]:
                 out += _sources_of(part, state)
     return out
-
-
-def _render(message: List[list], state: _State, states) -> str:
-    text = ""
-    for piece in message:
-        if piece[0] == "text":
-            text += piece[1]
-        else:
-            value = evaluate(piece[1], state, states)
-            text += repr(value) if piece[2] == "r" else "…" if value is UNKNOWN else str(value)
-    return text
