@@ -155,6 +155,9 @@ def _method_classes(src: Source):
     return out
 
 
+ONLINE_QUANTIZATION = "vllm/config/quantization.py"
+
+
 def quantization_limits(src: Source) -> Dict[str, Dict[str, Any]]:
     """Return method -> {"min_capability": 75, "act_dtypes": ["float16"]} where literal.
 
@@ -163,6 +166,12 @@ def quantization_limits(src: Source) -> Dict[str, Dict[str, Any]]:
     Minimum capability: 75. Current capability: 70.") and a dtype outside
     `get_supported_act_dtypes()` ("torch.bfloat16 is not supported for quantization method awq.
     Supported dtypes: [torch.float16]").
+
+    Two more keys say when those limits are not the ones that apply: "takes_over" lists the
+    checkpoint methods a class's `override_quantization_method` claims without reading the
+    user's choice (0.32's GPT-OSS MXFP4 replaces any `--quantization` on a gpt-oss checkpoint),
+    and "online" marks a `_ONLINE_SHORTHANDS` name (0.3x), which quantizes an unquantized
+    checkpoint at load through other classes.
     """
     from patchops.lint.facts_extract.static_eval import Classes
 
@@ -179,9 +188,40 @@ def quantization_limits(src: Source) -> Dict[str, Dict[str, Any]]:
         dtypes = _inherited(classes, *found, _act_dtypes)
         if isinstance(dtypes, tuple) and dtypes:
             entry["act_dtypes"] = list(dtypes)
+        claimed = _takes_over(found[1])
+        if claimed:
+            entry["takes_over"] = claimed
         if entry:
             out[name] = entry
+    for name in _online_shorthands(src):
+        out.setdefault(name, {})["online"] = True
     return out
+
+
+def _takes_over(cls: ast.ClassDef) -> List[str]:
+    """The methods named in an `override_quantization_method` that never reads its user_quant.
+
+    An override that asks the platform (IPEX: CPU and XPU only) is not one a CUDA GPU meets.
+    """
+    fn = next((s for s in cls.body if isinstance(s, ast.FunctionDef)
+               and s.name == "override_quantization_method"), None)
+    if fn is None or len(fn.args.args) < 3:
+        return []
+    user = fn.args.args[2].arg
+    if any(isinstance(n, ast.Name) and n.id in (user, "current_platform") for n in ast.walk(fn)):
+        return []
+    return sorted({c.value for n in ast.walk(fn) if isinstance(n, ast.Compare)
+                   for c in ast.walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)})
+
+
+def _online_shorthands(src: Source) -> List[str]:
+    mod = src.module_file(ONLINE_QUANTIZATION)
+    for node in mod.tree.body if mod is not None else ():
+        target = node.target if isinstance(node, ast.AnnAssign) else \
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) and target.id == "_ONLINE_SHORTHANDS" and isinstance(node.value, ast.Dict):
+            return [k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return []
 
 
 def _only_return(cls, method: str):

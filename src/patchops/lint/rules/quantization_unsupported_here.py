@@ -29,7 +29,9 @@ class QuantizationUnsupportedHere(Rule):
     a V100, fp8 on a T4 before 0.3x); a `--dtype` the method's kernels do not take (AWQ with
     bfloat16 before 0.3x, any method with float32). Without `--quantization`, vLLM may move
     a checkpoint to a faster variant of its method (awq -> awq_marlin): the check then fails
-    only when every variant does.
+    only when every variant does. Not judged: a checkpoint whose method an override claims
+    whatever `--quantization` says (a gpt-oss MXFP4 checkpoint, 0.3x), and an online method
+    (`mxfp4`, `fp8_per_block`, 0.3x) on an unquantized checkpoint, which other classes run.
 
     ## Why is this bad?
     vLLM refuses to build its config: "Quantization method specified in the model config
@@ -64,6 +66,8 @@ class QuantizationUnsupportedHere(Rule):
         checkpoint = model.quant_method if model is not None else None
         asked = inputs.setting(cfg, "quantization")
         stated = str(asked.value).lower() if asked is not None and isinstance(asked.value, str) else None
+        if checkpoint and stated and inputs.quantization_taken_over(cfg, facts):
+            return
         if checkpoint and stated and not _related(checkpoint, stated):
             yield self.diagnostic(
                 cfg, asked, f"quantization {stated!r} is not the checkpoint's method ({checkpoint!r}, "
@@ -114,7 +118,8 @@ def _related(checkpoint: str, stated: str) -> bool:
 def _candidates(checkpoint: Optional[str], stated: Optional[str], facts: Facts) -> List[str]:
     """Return the methods vLLM may run: the stated one, else the checkpoint's and its variants."""
     if stated:
-        return [stated]
+        online = (facts.quantization_limits.get(stated) or {}).get("online")
+        return [] if online and not checkpoint else [stated]
     if not checkpoint:
         return []
     return [checkpoint] + sorted(m for m in facts.quantization_limits if checkpoint in m and m != checkpoint)

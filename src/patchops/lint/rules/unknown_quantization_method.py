@@ -26,7 +26,9 @@ class UnknownQuantizationMethod(Rule):
     (`DEPRECATED_QUANTIZATION_METHODS`, 0.20+) without `--allow-deprecated-quantization`.
     The methods are read from the copy (`QuantizationMethods`); methods come and go between
     releases (0.33 drops `gguf` and `bitsandbytes`). Where argparse still lists them (0.8.5),
-    `invalid-flag-value` reports an unknown name at parse time.
+    `invalid-flag-value` reports an unknown name at parse time. Not judged when an override
+    claims the checkpoint's method whatever `--quantization` says (0.3x: a gpt-oss MXFP4
+    checkpoint), since vLLM then never looks the user's name up.
 
     ## Why is this bad?
     vLLM refuses to build its model config: "Unknown quantization method: gguf. Must be one
@@ -62,7 +64,7 @@ class UnknownQuantizationMethod(Rule):
         flag = facts.flags.get(DEST)
         names = facts.registries.get("quantization")
         if found is None or flag is None or flag.choices or not names or \
-                not isinstance(found.value, str) or not found.value:
+                not isinstance(found.value, str) or not found.value or inputs.quantization_taken_over(cfg, facts):
             return
         method = found.value if found.value in names else found.value.lower()  # lower-cased first (0.33)
         if method not in names:

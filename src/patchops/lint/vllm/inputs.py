@@ -389,3 +389,12 @@ def local_model_folder(cfg: ServeConfig) -> Optional[Path]:
         if folder.is_dir():
             return folder
     return None
+
+
+def quantization_taken_over(cfg: ServeConfig, facts: Facts) -> bool:
+    """Whether the checkpoint's method is one an override claims whatever `--quantization`
+    says (0.3x: a gpt-oss MXFP4 checkpoint), so the user's choice is never checked."""
+    model = cfg.model_facts
+    method = model.quant_method if model is not None else None
+    return bool(method) and any(method in entry.get("takes_over", ())
+                                for entry in facts.quantization_limits.values())
