@@ -135,6 +135,16 @@ def test_prefix_caching_sliding_window_v0_only_from_085():
     assert codes(run(v1, vllm="0.12.0", model=mistral), "PO706") == []
 
 
+def test_a_hybrid_cache_checkpoint_interleaves_its_window_without_layer_types():
+    """Gemma 2's config.json has no layer_types (transformers adds them) but says "hybrid"."""
+    gemma2 = {"model_type": "gemma2", "num_attention_heads": 16, "sliding_window": 4096,
+              "max_position_embeddings": 8192}
+    v0 = "model: m\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-caching: true\n"
+    assert codes(run(v0, vllm="0.10.1.1", model=gemma2), "PO706") == [("PO706", "error", 5, 3)]
+    hybrid = dict(gemma2, cache_implementation="hybrid")
+    assert codes(run(v0, vllm="0.10.1.1", model=hybrid), "PO706") == []
+
+
 # --- PO801 value ranges -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("vllm,value,bad", [

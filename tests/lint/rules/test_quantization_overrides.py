@@ -42,3 +42,10 @@ def test_the_facts_say_which_overrides_take_over_and_which_names_are_online():
     assert "mxfp4" in new["gpt_oss_mxfp4"]["takes_over"] and new["mxfp4"]["online"] is True
     assert not any("mxfp4" in e.get("takes_over", ()) or e.get("online") for e in old.values())
     assert "takes_over" not in facts_for_version("0.8.5").quantization_limits.get("ipex", {})  # asks the platform
+
+
+def test_online_names_are_no_variants_a_checkpoint_may_move_to():
+    fp8 = {**PLAIN, "quantization_config": {"quant_method": "fp8"}}
+    v100 = "hardware: {gpus: 1, compute_capability: 7.0, memory_gib: 32}\n"
+    text = f"model: org/m\n{v100}args:\n  dtype: half\n"
+    assert [d.code for d in lint_example(Example(text, vllm="0.33.0", model=fp8)) if d.code == "PO813"] == ["PO813"]

@@ -122,4 +122,6 @@ def _candidates(checkpoint: Optional[str], stated: Optional[str], facts: Facts) 
         return [] if online and not checkpoint else [stated]
     if not checkpoint:
         return []
-    return [checkpoint] + sorted(m for m in facts.quantization_limits if checkpoint in m and m != checkpoint)
+    limits = facts.quantization_limits
+    return [checkpoint] + sorted(m for m in limits if checkpoint in m and m != checkpoint
+                                 and not limits[m].get("online"))    # fp8_per_block: no checkpoint variant

@@ -64,13 +64,17 @@ def interleaved_window(cfg: ServeConfig, facts: Facts) -> bool:
 
     vLLM keeps such a window out of the cache config (the scheduler treats the model as full
     attention): 0.8.5 for the copy's `interleaved_attn_models` or a per-layer window list,
-    later releases when `layer_types` holds both kinds (`is_interleaved`).
+    later releases when `layer_types` holds both kinds (`is_interleaved`). A config.json
+    without `layer_types` gets them from transformers at load (Gemma 2); such a checkpoint says
+    so itself with `"cache_implementation": "hybrid"` (sliding and full layers in one cache).
     """
     model = cfg.model_facts
     if model is None:
         return False
     kinds = model.text_config.get("layer_types")
     if isinstance(kinds, list) and {"full_attention", "sliding_attention"} <= set(kinds):
+        return True
+    if model.text_config.get("cache_implementation") == "hybrid":
         return True
     return isinstance(model.text_config.get("sliding_window"), list) or \
         model.model_type in (facts.architectures.get("interleaved") or ())
