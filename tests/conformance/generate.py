@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from conformance.cases import Case
 
@@ -459,7 +459,7 @@ def _case(rng: random.Random, number: int) -> Case:
     return Case(
         id=f"gen/{number:03d}", model=rng.choice(MODELS),
         gpu=rng.choice(EARLY_GPUS), gpus=rng.choice(GPU_COUNTS),
-        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        config=_config_text(yaml_lines),
         args=tuple(args), env=tuple(env), about="seeded combination", origin="generate.py")
 
 
@@ -476,8 +476,13 @@ def _serve_case(rng: random.Random, number: int) -> Case:
     return Case(
         id=f"gen/serve-{number:03d}", model=rng.choice(SERVE_MODELS),
         gpu=rng.choice(EARLY_GPUS), gpus=rng.choice(GPU_COUNTS),
-        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        config=_config_text(yaml_lines),
         args=tuple(args), about="seeded combination of serve flags", origin="generate.py")
+
+
+def _config_text(yaml_lines: List[str]) -> Optional[str]:
+    """The `--config` file of a draw's YAML lines, None when every setting went to the command line."""
+    return "".join(line + "\n" for line in yaml_lines) if yaml_lines else None
 
 
 def _env_draw(rng: random.Random, table: Dict[str, Sequence[str]], chance: float) -> List[Tuple[str, str]]:
@@ -500,7 +505,7 @@ def _user_case(rng: random.Random, number: int) -> Case:
     return Case(
         id=f"gen/user-{number:03d}", model=rng.choice(USER_MODELS),
         gpu=rng.choice(EARLY_GPUS), gpus=rng.choice(GPU_COUNTS),
-        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        config=_config_text(yaml_lines),
         args=tuple(args), env=tuple(env), about="seeded combination of user serve settings",
         origin="generate.py")
 
@@ -527,7 +532,7 @@ def _plausible_case(rng: random.Random, number: int) -> Case:
     return Case(
         id=f"gen/plausible-{number:03d}", model=rng.choice(USER_MODELS),
         gpu=rng.choice(EARLY_GPUS), gpus=gpus,
-        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        config=_config_text(yaml_lines),
         args=tuple(args), env=tuple(env), about="seeded plausible serve settings",
         origin="generate.py")
 
@@ -546,7 +551,7 @@ def _tail_case(rng: random.Random, number: int) -> Case:
     return Case(
         id=f"gen/tail-{number:03d}", model=rng.choice(USER_MODELS),
         gpu=rng.choice(EARLY_GPUS), gpus=rng.choice((2, 4, 8)),
-        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        config=_config_text(yaml_lines),
         args=tuple(args), env=tuple(env), about="seeded long-tail serve flags",
         origin="generate.py")
 
@@ -563,7 +568,7 @@ def _spelling_case(rng: random.Random, number: int) -> Case:
     return Case(
         id=f"gen/spelling-{number:03d}", model=rng.choice(USER_MODELS),
         gpu=rng.choice(EARLY_GPUS), gpus=rng.choice((2, 4, 8)),
-        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        config=_config_text(yaml_lines),
         args=tuple(args), env=tuple(env), about="seeded launch-script spellings",
         origin="generate.py")
 
@@ -746,7 +751,7 @@ def _deploy_case(rng: random.Random, number: int) -> Case:
             args += _cli_tokens(option, value)
     return Case(
         id=f"gen/deploy-{number:03d}", model=name, gpu=gpu, gpus=gpus, model_arg=not names_model,
-        config="".join(line + "\n" for line in yaml_lines) if yaml_lines else None,
+        config=_config_text(yaml_lines),
         args=tuple(args), env=tuple(env), about="seeded deployment serve file",
         origin="generate.py")
 

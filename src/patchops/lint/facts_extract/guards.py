@@ -42,7 +42,7 @@ import ast
 from typing import Any, Dict, List, Optional
 
 from patchops.lint.facts_extract.source_tree import Module, Source, last_name
-from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
+from patchops.lint.facts_extract.static_eval import Classes
 
 GUARD_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/cache.py",
                "vllm/config/model.py", "vllm/config/scheduler.py", "vllm/config/vllm.py",
@@ -211,7 +211,7 @@ def _methods_outside(test: ast.expr, mod: Module, classes: Classes) -> Optional[
         value = classes.evaluate(term.comparators[0], mod)
         if isinstance(term.ops[0], ast.NotEq) and isinstance(value, str):
             allowed.append(value)
-        elif isinstance(term.ops[0], ast.NotIn) and value is not UNRESOLVED and isinstance(value, (list, tuple)) \
+        elif isinstance(term.ops[0], ast.NotIn) and isinstance(value, (list, tuple)) \
                 and all(isinstance(v, str) for v in value):
             allowed.extend(value)
         else:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Iterator
 
 from patchops.lint.config import ServeConfig, Setting
@@ -71,7 +70,7 @@ class TokenizerNotFound(Rule):
         if found is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
-        if "://" in value or _is_folder_here(value, Path(cfg.path).parent):
+        if "://" in value or inputs.local_path(cfg, value) is not None:
             return
         if _could_be_repo_id(value):
             yield from self._not_cached(cfg, facts, found, value)
@@ -92,17 +91,6 @@ class TokenizerNotFound(Rule):
             f"({snapshots.parent}) holds no copy of it, so offline vLLM {facts.version} refuses to start",
             fields=(DEST,), fix="download it into the cache, point tokenizer at its folder, or drop it",
             vllm_message=NOT_CACHED)
-
-
-def _is_folder_here(value: str, beside: Path) -> bool:
-    """Whether `value` names something on this machine, as written or from the input's folder."""
-    for path in (Path(value).expanduser(), beside / value):
-        try:
-            if path.exists():
-                return True
-        except OSError:   # a name no file can have (too long): nothing there
-            continue
-    return False
 
 
 def _could_be_repo_id(value: str) -> bool:

@@ -381,14 +381,23 @@ def _key(key: str) -> str:
     return key.split("=", 1)[0].lstrip("-").replace("-", "_")
 
 
+def local_path(cfg: ServeConfig, value: str, wanted=Path.exists) -> Optional[Path]:
+    """Return `value` as a path on this machine that is `wanted` (as written, else beside the
+    input), None when neither is; a name no file can have (too long) is not there."""
+    for path in (Path(value).expanduser(), Path(cfg.path).parent / value):
+        try:
+            if wanted(path):
+                return path
+        except OSError:
+            continue
+    return None
+
+
 def local_model_folder(cfg: ServeConfig) -> Optional[Path]:
     """Return the model folder vLLM reads (the path as written, else beside the input), None for a hub name."""
     if cfg.model is None or not isinstance(cfg.model.value, str):
         return None
-    for folder in (Path(cfg.model.value).expanduser(), Path(cfg.path).parent / cfg.model.value):
-        if folder.is_dir():
-            return folder
-    return None
+    return local_path(cfg, cfg.model.value, Path.is_dir)
 
 
 def quantization_taken_over(cfg: ServeConfig, facts: Facts) -> bool:
