@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, local_files
 
 DEST = "config_format"
 FORMAT = "mistral"
@@ -65,7 +65,7 @@ class MistralConfigNotFound(Rule):
             return
         if FORMAT not in _offered(facts):
             return
-        folder = inputs.local_model_folder(cfg)
+        folder = local_files.local_model_folder(cfg)
         if folder is None or (folder / PARAMS_FILE).is_file():
             return
         yield self.diagnostic(

@@ -9,7 +9,7 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, local_files
 
 DEST = "quantization"
 # model_executor/model_loader/weight_utils.py get_quant_config (0.6.3-0.33)
@@ -70,7 +70,7 @@ class QuantizationConfigNotFound(Rule):
             return
         method = found.value.lower()
         needs = facts.quantization_needs.get(method)
-        folder = inputs.local_model_folder(cfg)
+        folder = local_files.local_model_folder(cfg)
         if not needs or folder is None or inputs.setting(cfg, "hf_overrides") is not None:
             return
         if "missing" in needs:

@@ -8,7 +8,7 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig, Setting
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, releases
+from patchops.lint.vllm import inputs, local_files, releases
 
 DEST = "tokenizer"
 # huggingface_hub.utils._validators.validate_repo_id: what the hub accepts as a repo id
@@ -70,7 +70,7 @@ class TokenizerNotFound(Rule):
         if found is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
-        if "://" in value or inputs.local_path(cfg, value) is not None:
+        if "://" in value or local_files.local_path(cfg, value) is not None:
             return
         if _could_be_repo_id(value):
             yield from self._not_cached(cfg, facts, found, value)
@@ -83,7 +83,7 @@ class TokenizerNotFound(Rule):
 
     def _not_cached(self, cfg: ServeConfig, facts: Facts, found: Setting, repo_id: str) -> Iterator[Diagnostic]:
         """Offline, the repo id is looked up in the cache only (0.12+: in EngineArgs, before: at start-up)."""
-        snapshots = inputs.offline_snapshots(cfg, repo_id)
+        snapshots = local_files.offline_snapshots(cfg, repo_id)
         if snapshots is None or snapshots.is_dir() and any(snapshots.iterdir()):
             return
         yield self.diagnostic(

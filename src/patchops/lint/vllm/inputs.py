@@ -6,7 +6,6 @@ Every reader takes the ServeConfig after `read_as_vllm`, so a setting vLLM drops
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 from patchops.lint.config import ServeConfig, Setting, parse_compute_capability, parse_literal
@@ -14,7 +13,6 @@ from patchops.lint.config import as_bool as to_bool  # re-exported: rules conver
 from patchops.lint.config import as_int as to_int
 from patchops.lint.config import as_int_list as to_int_list
 from patchops.lint.facts import Facts, Flag
-from patchops.lint.model_facts import hub_snapshots, launch_environment
 from patchops.lint.model_facts import other_model_facts as model_facts_of  # re-exported: a draft model's config.json
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
@@ -83,19 +81,6 @@ def env_setting(cfg: ServeConfig, var: str) -> Optional[Setting]:
 def env_value(cfg: ServeConfig, var: str) -> Optional[str]:
     found = cfg.env.get(var)
     return None if found is None or found.value is None else str(found.value).strip()
-
-
-# huggingface_hub/constants.py: HF_HUB_OFFLINE = _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)
-HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-HUB_TRUE_VALUES = ("1", "ON", "YES", "TRUE")
-
-
-def offline_snapshots(cfg: ServeConfig, repo_id: str) -> Optional[Path]:
-    """Return the Hugging Face cache folder an offline launch must find `repo_id` in, or None
-    when the launch may ask the hub (offline: the launch's env over this process's)."""
-    env = launch_environment(cfg)
-    flag = env.get(HUB_OFFLINE_VARS[0]) or env.get(HUB_OFFLINE_VARS[1]) or ""
-    return hub_snapshots(repo_id, env) if flag.upper() in HUB_TRUE_VALUES else None
 
 
 def env_text(cfg: ServeConfig, name: str) -> Optional[str]:
@@ -379,25 +364,6 @@ def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Option
 
 def _key(key: str) -> str:
     return key.split("=", 1)[0].lstrip("-").replace("-", "_")
-
-
-def local_path(cfg: ServeConfig, value: str, wanted=Path.exists) -> Optional[Path]:
-    """Return `value` as a path on this machine that is `wanted` (as written, else beside the
-    input), None when neither is; a name no file can have (too long) is not there."""
-    for path in (Path(value).expanduser(), Path(cfg.path).parent / value):
-        try:
-            if wanted(path):
-                return path
-        except OSError:
-            continue
-    return None
-
-
-def local_model_folder(cfg: ServeConfig) -> Optional[Path]:
-    """Return the model folder vLLM reads (the path as written, else beside the input), None for a hub name."""
-    if cfg.model is None or not isinstance(cfg.model.value, str):
-        return None
-    return local_path(cfg, cfg.model.value, Path.is_dir)
 
 
 def quantization_taken_over(cfg: ServeConfig, facts: Facts) -> bool:
