@@ -3,7 +3,7 @@
 The corpus is every case `all_cases()` returns: the hand-written files in `corpus/cases/`,
 the seed situations of `examples/` and every lint rule's VALID/INVALID examples
 (`borrowed.py`) and the seeded combinations
-(`generate.py`). A case runs the same way on every vLLM version; its `key()` hashes what vLLM
+(`generate.py`, `generate_more.py`). A case runs the same way on every vLLM version; its `key()` hashes what vLLM
 sees, so a recorded verdict goes stale when the case changes.
 """
 
@@ -159,10 +159,10 @@ def written_cases() -> List[Case]:
 
 def all_cases() -> List[Case]:
     """Return the whole corpus, refusing duplicate ids."""
-    from conformance import borrowed, generate
+    from conformance import borrowed, generate, generate_more
 
     cases = (written_cases() + borrowed.seed_cases() + borrowed.rule_cases()
-             + generate.cases())
+             + generate.cases() + generate_more.cases())
     seen: Dict[str, Case] = {}
     for case in cases:
         if case.id in seen:

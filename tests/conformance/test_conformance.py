@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from conformance import borrowed, compare, generate, harness
+from conformance import borrowed, compare, generate, generate_more, harness
 from conformance.cases import Case, all_cases, case_from_mapping
 
 CASES = all_cases()
@@ -291,6 +291,15 @@ def test_generated_cases_are_seeded():
              + generate.HARDWARE_COUNT)
     assert first == again and len(first) == total
     assert len({c.id for c in first}) == total
+    assert len({(c.config, c.args) for c in first}) > total // 2
+
+
+def test_pooling_and_frontend_draws_are_seeded_and_apart_from_the_first_eight():
+    first, again = generate_more.cases(), generate_more.cases()
+    total = generate_more.POOLING_COUNT + generate_more.FRONTEND_COUNT
+    assert first == again and len({c.id for c in first}) == len(first) == total
+    assert {c.id.split("-")[0] for c in first} == {"gen/pooling", "gen/frontend"}
+    assert not {c.id for c in first} & {c.id for c in generate.cases()}
     assert len({(c.config, c.args) for c in first}) > total // 2
 
 

@@ -19,6 +19,7 @@ from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
 
 from patchops.lint.rule import Example
+from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
 from patchops.lint.rules.kv_cache_too_small import LLAMA_31_8B
 from patchops.lint.runner import lint_example
 from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
@@ -267,6 +268,13 @@ PROBES = {
         "This model's maximum context length is 8192 tokens. However, you requested 1024 output tokens and "
         "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
         "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
+    # pooling models
+    "EMBEDDING_RUNNER_MESSAGE": (lambda f: [d.vllm_message.split(" do")[0] for d in lint_example(Example(
+        "vllm serve m --runner generate\n", kind="command", vllm=_shipped_for(f), model=BGE_M3,
+        facts={"version": f.version})) if d.code == "PO314"], ["This model"], ["Embedding models"]),
+    "V1_POOLING": (lambda f: scheduler.max_num_batched_tokens(seen(spec(
+        "task: embed\noverride-pooler-config: '{\"pooling_type\": \"MEAN\"}'\nmax-model-len: 1024",
+        env='VLLM_USE_V1: "1"'), f), f).value, 2048, 1024),
     # parser plugins
     "PLUGIN_LOAD_FAILURE_LOGGED": (lambda f: found("PO907", spec("tool-parser-plugin: /nope/x.py"))(f)[0],
                                    "error", "warning"),

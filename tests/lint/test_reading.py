@@ -289,6 +289,31 @@ def test_bad_values_are_rejected_with_argparse_messages():
     assert "ignored explicit argument 'yes'" in seen.rejected["enforce_eager"][1]
 
 
+LORA = Flag("lora-modules", "lora_modules", type="str", nargs="+", action="LoRAParserAction", optional=True)
+
+
+@pytest.mark.parametrize("given,problem", [
+    ("sql", "Invalid JSON format for --lora-modules: sql"),
+    ("'{\"name\": \"sql\"}'", "Invalid fields for --lora-modules: {\"name\": \"sql\"} - LoRAModulePath"
+     ".__init__() missing 1 required positional argument: 'path'"),
+    ("'{}'", "Invalid fields for --lora-modules: {} - LoRAModulePath.__init__() missing 2 required "
+     "positional arguments: 'name' and 'path'"),
+    ("a=/x 'b,c=/y'", "Invalid JSON format for --lora-modules: b,c=/y"),
+])
+def test_lora_modules_are_refused_as_its_parser_action_refuses_them(given, problem):
+    seen = read(f"vllm serve m --lora-modules {given}", "0.8.5", kind="command",
+                facts=make_facts("0.8.5", LORA))
+    assert seen.rejected["lora_modules"][1] == problem
+
+
+@pytest.mark.parametrize("given", ["sql=/adapters/sql", "a=/x b=/y",
+                                   "'{\"name\": \"sql\", \"path\": \"/x\", \"base_model_name\": \"m\"}'"])
+def test_lora_modules_in_either_form_are_read(given):
+    seen = read(f"vllm serve m --lora-modules {given}", "0.8.5", kind="command",
+                facts=make_facts("0.8.5", LORA))
+    assert "lora_modules" not in seen.rejected and "lora_modules" in seen.args
+
+
 @pytest.mark.parametrize("version,expected", [
     ("0.7.3", ("compilation_config", {"level": 3})),
     ("0.8.5", ("compilation_config", {"level": 3})),

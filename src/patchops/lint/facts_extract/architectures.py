@@ -34,13 +34,16 @@ INTERFACES = {"v0_only": ("SupportsV0Only", "supports_v0_only"),
               "attention_free": ("IsAttentionFree", "is_attention_free"),
               "hybrid": ("IsHybrid", "is_hybrid")}
 PP_INTERFACE = ("SupportsPP", "supports_pp")
+POOLING_INTERFACE = ("VllmModelForPooling", "is_pooling_model")   # interfaces_base.py, 0.10+
+GENERATION_METHOD = "compute_logits"   # is_text_generation_model: VllmModelForTextGeneration's method
 REMOVED_TABLES = {"_PREVIOUSLY_SUPPORTED_MODELS": "previously_supported",
                   "_OOT_SUPPORTED_MODELS": "out_of_tree"}
 
 
 def architecture_facts(src: Source) -> Dict[str, Any]:
     """Return {"registered", "v0_only", "inner_state", "transcription", "attention_free", "hybrid",
-    "no_pp" (without SupportsPP): [names], "previously_supported", "out_of_tree": {name: ...}}.
+    "no_pp" (without SupportsPP), "pooling_only": [names], "previously_supported",
+    "out_of_tree": {name: ...}}.
 
     {} when the registry cannot be read. An architecture whose class cannot be found has no
     interface (vLLM would fail to inspect it anyway).
@@ -66,6 +69,7 @@ def architecture_facts(src: Source) -> Dict[str, Any]:
     lists = {key: _with_interface(src, classes, interface, flag)
              for key, (interface, flag) in INTERFACES.items()}
     lists["no_pp"] = _without_pp(src, classes)
+    lists["pooling_only"] = _pooling_only(src, classes)
     return {"registered": sorted(classes), **lists, **out, **model_type_facts(src)}
 
 
@@ -163,6 +167,43 @@ def _without_pp(src: Source, classes: Dict[str, Tuple[str, str]]) -> list:
         if hit is not None and not _class_has(src, hit[0], hit[1], interface, flag, seen, set(), 0):
             out.append(arch)
     return sorted(out)
+
+
+def _pooling_only(src: Source, classes: Dict[str, Tuple[str, str]]) -> list:
+    """Return the registered architectures whose class pools and cannot generate, sorted.
+
+    `ModelConfig.__post_init__` (0.10+) refuses `--runner generate` for them: the class sets
+    `is_pooling_model` (or inherits VllmModelForPooling) and no class of its bases defines
+    `compute_logits`. Before 0.10 the pooling protocol has no flag, so the list is empty.
+    """
+    pooling = set(_with_interface(src, classes, *POOLING_INTERFACE))
+    out = []
+    for arch in sorted(pooling):
+        module, cls = classes[arch]
+        mod = src.module(f"{MODELS_PACKAGE}.{module}")
+        hit = src.find_class(mod, cls) if mod is not None else None
+        if hit is not None and not _defines(src, hit[0], hit[1], GENERATION_METHOD, 0):
+            out.append(arch)
+    return out
+
+
+def _defines(src: Source, mod: Module, node: ast.ClassDef, method: str, depth: int) -> bool:
+    """Whether the class or a base it names defines `method`; an external base is taken to
+    define it (a missed refusal, never a false one)."""
+    if depth > MAX_DEPTH:
+        return True
+    if any(isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == method
+           for stmt in node.body):
+        return True
+    for base in node.bases:
+        found = src.entity(base, mod)
+        if found is None or found[0] == "external":
+            name = found[1].rsplit(".", 1)[-1] if found else ""
+            if name not in ("Module", "Protocol", "Generic") and not name.startswith("Supports"):
+                return True
+        elif found[0] == "class" and _defines(src, found[1], found[2], method, depth + 1):
+            return True
+    return False
 
 
 def _mentions(src: Source, module: str, names: Set[str]) -> bool:

@@ -29,9 +29,11 @@ from patchops.lint.facts_extract.source_tree import last_name as _last_name
 from patchops.lint.facts_extract.static_eval import Classes, Hints
 from patchops.lint.facts_extract.value_checks import parse_time_classes, value_checks
 
-# Nested JSON flags and the class vLLM builds from them.
+# Nested JSON flags and the class vLLM builds from them (the pooler config's flag is
+# override_pooler_config until 0.10, pooler_config from 0.11).
 NESTED_CONFIGS = {"speculative_config": "SpeculativeConfig", "compilation_config": "CompilationConfig",
-                  "kv_transfer_config": "KVTransferConfig", "structured_outputs_config": "StructuredOutputsConfig"}
+                  "kv_transfer_config": "KVTransferConfig", "structured_outputs_config": "StructuredOutputsConfig",
+                  "override_pooler_config": "PoolerConfig", "pooler_config": "PoolerConfig"}
 # Config classes whose fields mirror EngineArgs fields of the same name (range checks).
 RANGE_CLASSES = ("CacheConfig", "ModelConfig", "ParallelConfig", "SchedulerConfig", "LoRAConfig",
                  "UVAOffloadConfig", "VllmConfig")
@@ -49,7 +51,11 @@ def nested_config_facts(src: Source, classes: Classes) -> Dict[str, Dict[str, An
     engine_mod = src.module_file(ARG_UTILS)
     engine = src.find_class(engine_mod, "EngineArgs") if engine_mod is not None else None
     at_parse = parse_time_classes(classes, engine, set(NESTED_CONFIGS.values()))
+    fields = {stmt.target.id for stmt in engine[1].body if isinstance(stmt, ast.AnnAssign)
+              and isinstance(stmt.target, ast.Name)} if engine is not None else set()
     for dest, class_name in NESTED_CONFIGS.items():
+        if class_name == "PoolerConfig" and engine is not None and dest not in fields:
+            continue   # the pooler config's flag was renamed: only this release's name
         found = _find_config_class(src, class_name)
         if found is not None:
             out[dest] = _class_spec(src, classes, hints, *found, depth=0)

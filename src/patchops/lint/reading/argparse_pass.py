@@ -1,9 +1,9 @@
 """One argparse pass over a version's rewritten argv tokens: what each dest ends up as.
 
 Replays `argparse.ArgumentParser.parse_args` over the option table: nargs, store_true and
-BooleanOptionalAction, 0.6.3's StoreBoolean, append, conversion and choices, with argparse's
-messages for what it refuses (`unrecognized arguments`, `expected one argument`, `invalid
-choice`) and the key (YAML or command line) each value came from.
+BooleanOptionalAction, 0.6.3's StoreBoolean, append, `--lora-modules`' own action, conversion
+and choices, with argparse's messages for what it refuses (`unrecognized arguments`,
+`expected one argument`, `invalid choice`) and the key (YAML or command line) each value came from.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from patchops.lint.facts import Flag
 from patchops.lint.launch_command import is_option
 from patchops.lint.reading.command_line import Token
 from patchops.lint.reading.option_table import Option, OptionTable, action_of, display_name
-from patchops.lint.reading.value_types import BadValue, ChanceValue, check_choice, convert
+from patchops.lint.reading.value_types import (BadValue, ChanceValue, check_choice, convert,
+                                               lora_module_problem)
 from patchops.lint.vllm.releases import Version
 
 NARGS0_ACTIONS = ("store_true", "store_false", "store_const", "count", "boolean_optional",
@@ -154,6 +155,9 @@ class ArgparsePass:
             self.by_chance.add(dest)
         except BadValue as exc:
             self.reject(dest, origin, f"argument {option}: {exc}")
+            return index
+        if action == "loraparseraction" and lora_module_problem(converted):
+            self.reject(dest, origin, lora_module_problem(converted))   # the action's parser.error
             return index
         if nargs in ("+", "*") or (nargs or "").isdigit():
             value = converted

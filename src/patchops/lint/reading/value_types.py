@@ -147,3 +147,33 @@ def check_choice(flag: Flag, value: Any) -> None:
     choices = ", ".join(repr(c) for c in listed)
     raise (ChanceValue if among(chance) else BadValue)(f"invalid choice: {value!r} (choose from {choices})")
 
+
+
+# LoRAModulePath's fields without a default, the same in every release (entrypoints/openai/
+# serving_models.py 0.8.5, openai/models/protocol.py 0.33.0)
+LORA_MODULE_REQUIRED = ("name", "path")
+
+
+def lora_module_problem(items) -> str:
+    """Return the parser error `LoRAParserAction` raises for `--lora-modules` values, else "".
+
+    The action (entrypoints/openai/cli_args.py 0.8.5-0.10, launchers/ and common/cli_args.py
+    later) reads `name=path` when an item has "=" and no ",", else JSON for LoRAModulePath.
+    """
+    for item in items:
+        if item in (None, "") or ("=" in item and "," not in item):
+            continue
+        try:
+            fields = json.loads(item)
+        except json.JSONDecodeError:
+            return f"Invalid JSON format for --lora-modules: {item}"
+        if not isinstance(fields, dict):
+            return (f"Invalid fields for --lora-modules: {item} - LoRAModulePath() argument after "
+                    f"** must be a mapping, not {type(fields).__name__}")
+        missing = [name for name in LORA_MODULE_REQUIRED if name not in fields]
+        if missing:
+            count = len(missing)
+            names = " and ".join(repr(name) for name in missing)
+            return (f"Invalid fields for --lora-modules: {item} - LoRAModulePath.__init__() missing "
+                    f"{count} required positional argument{'s' if count > 1 else ''}: {names}")
+    return ""

@@ -24,6 +24,7 @@ from patchops.lint.rules.feature_refused_by_v1 import FeatureRefusedByV1
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
 from patchops.lint.rules.float16_refused_by_model import Float16RefusedByModel
 from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
+from patchops.lint.rules.generate_runner_on_pooling_model import GenerateRunnerOnPoolingModel
 from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.input_not_linted import InputNotLinted
@@ -105,6 +106,7 @@ ALL_RULES = (
     ArchitectureRemoved,
     PipelineParallelUnsupportedModel,
     ModelTypeUnknownToTransformers,
+    GenerateRunnerOnPoolingModel,
     ConcurrencyWithoutCudaGraphs,
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,

@@ -187,6 +187,14 @@ A100_KEEPS_SMALL = Boundary("0.9", "an A100 keeps the small V1 batch defaults de
                             "vllm/engine/arg_utils.py:1629 (0.9.2)")
 SEQS_CAPPED_BY_BUDGET = Boundary("0.10.1", "an unset max_num_seqs is capped at max_num_batched_tokens",
                                  "vllm/engine/arg_utils.py _set_default_args (0.10.1.1)")
+EMBEDDING_RUNNER_MESSAGE = Boundary("0.25", "`--runner generate` on a pooling-only model is refused as "
+                                    "\"Embedding models do not support `--runner generate`\"",
+                                    "vllm/config/model.py ModelConfig.__post_init__ (0.25.0; 0.20.0 has "
+                                    "only \"This model does not support `--runner generate`.\")")
+V1_POOLING = Boundary("0.10", "V1 runs pooling models: chunked prefill follows the pooling type and, "
+                      "off, max_num_batched_tokens defaults to max_model_len",
+                      "vllm/engine/arg_utils.py _set_default_args_v1 (0.10.1.1; the budget line is in "
+                      "0.9.2, whose V1 runs no pooling model)")
 CHUNKED_PREFILL_HONOURED = Boundary("0.12", "enable_chunked_prefill false is respected (with a warning)",
                                     "vllm/config/scheduler.py (0.12.0)")
 PREFIX_CACHING_BY_ATTN_TYPE = Boundary("0.12", "an unset enable_prefix_caching follows the model's attention "

@@ -8,7 +8,7 @@ the hardware; see shared/reference/vllm-launch-checks.md sections 2 and 3.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
@@ -16,11 +16,13 @@ from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setti
                                        is_pooling, literal_default, memory_gib,
                                        num_scheduler_steps, platform, setting, speculative_method, to_int, value)
 from patchops.lint.vllm.model_len import max_model_len
+from patchops.lint.vllm.pooling import POOLER_FLAGS, chunked_prefill_by_pooling
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_LEN, CHUNKED_PREFILL_HONOURED,
                                          CPU_BATCH_DEFAULTS, CPU_DEFAULTS_BY_WORLD_SIZE, HUGE_TIER,
                                          SEQS_CAPPED_BY_BUDGET, TPU_BATCH_BY_CHIP, V0_BATCH_2048,
-                                         V0_CHUNKED_BLOCKERS, V1_BATCH_BY_MEMORY, Version, release)
+                                         V0_CHUNKED_BLOCKERS, V1_BATCH_BY_MEMORY, V1_POOLING,
+                                         Version, release)
 from patchops.lint.vllm.routing import V0, V1, engine
 
 SMALL, LARGE, HUGE = "small", "large", "huge"  # hardware tiers of the V1 batch defaults
@@ -112,6 +114,13 @@ def _throughput_factor(cfg: ServeConfig, facts: Facts) -> int:
     return 2 if "performance_mode" in facts.flags and str(mode).lower() == "throughput" else 1
 
 
+def _by_pooling_type(cfg: ServeConfig, on: bool) -> Prediction:
+    """The chunked prefill a pooling runner takes from the pooling type stated in its pooler config."""
+    stated = tuple(name for name in POOLER_FLAGS if value(cfg, name) is not None)
+    return Prediction(on, "the pooling type stated " + ("allows" if on else "rules out") + " chunked prefill "
+                      "for this pooling model", fields=stated)
+
+
 def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None) -> Prediction:
     """Return whether chunked prefill ends up on, by version, engine and max_model_len."""
     v = release(facts)
@@ -121,6 +130,9 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
     where = ("enable_chunked_prefill",) if explicit is not None else ()
     if eng.value == V1 and v < CHUNKED_PREFILL_HONOURED:
         if is_pooling(cfg):
+            by_type = chunked_prefill_by_pooling(cfg, facts) if explicit is None else None
+            if by_type is not None:
+                return _by_pooling_type(cfg, by_type)
             value_ = explicit if explicit is not None else False
             return Prediction(value_, "pooling models choose chunked prefill by their pooling type",
                               certain=explicit is not None, alternatives=(not value_,), fields=where)
@@ -134,6 +146,9 @@ def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = 
         if explicit is not None:
             return Prediction(explicit, f"enable_chunked_prefill {str(explicit).lower()} is respected",
                               fields=where)
+        by_type = chunked_prefill_by_pooling(cfg, facts) if is_pooling(cfg) else None
+        if by_type is not None:
+            return _by_pooling_type(cfg, by_type)
         return Prediction(True, f"vLLM {ver} turns chunked prefill on for models that support it",
                           certain=not is_pooling(cfg), alternatives=() if not is_pooling(cfg) else (False,))
     if explicit is not None:
@@ -235,7 +250,9 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
     tier = hardware_tier(cfg, facts)
     plat_tokens, _, plat_why = platform_defaults(cfg, facts)
 
-    def for_tier(name: str) -> Optional[int]:
+    def for_tier(name: str, on: Any = chunked.value) -> Optional[int]:
+        if on is False and V1_POOLING <= v < BUDGET_FOLLOWS_MODEL_LEN:
+            return mml
         budget = (plat_tokens or _TIER_TOKENS[name]) * _throughput_factor(cfg, facts)
         if v >= BUDGET_FOLLOWS_MODEL_LEN:
             if chunked.value is False:
@@ -251,6 +268,12 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
         return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_batched_tokens to {first} "
                           f"for `vllm serve` {plat_why}", fields=("hardware.platform",))
     alternatives = tuple(dict.fromkeys(b for b in (for_tier(t) for t in tier.alternatives) if b != first))
+    if chunked.value is False and V1_POOLING <= v < BUDGET_FOLLOWS_MODEL_LEN:
+        others = tuple(dict.fromkeys(b for b in (for_tier(t, True) for t in (tier.value,) + tier.alternatives)
+                                     if b != first)) if not chunked.certain else ()
+        return Prediction(first, f"the V1 engine of vLLM {ver} makes max_num_batched_tokens max_model_len "
+                          f"({first}) with chunked prefill off ({chunked.reason})", certain=chunked.certain
+                          and first is not None, alternatives=others, fields=chunked.fields)
     return Prediction(first, f"the V1 engine of vLLM {ver} defaults max_num_batched_tokens to "
                       f"{first} for `vllm serve` when {tier.reason}", certain=tier.certain,
                       alternatives=alternatives, fields=tier.fields)

@@ -1,0 +1,76 @@
+"""PO314 generate-runner-on-pooling-model."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from patchops.lint.config import ServeConfig
+from patchops.lint.facts import Facts
+from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import architectures, inputs
+from patchops.lint.vllm.releases import EMBEDDING_RUNNER_MESSAGE, release
+
+GENERIC = "This model does not support `--runner generate`."
+EMBEDDING = ("Embedding models do not support `--runner generate`. Use `--runner pooling` or "
+             "`--runner auto` for embedding models.")
+# config.json of BAAI/bge-m3 (XLMRobertaModel: an embedding class without compute_logits) and
+# of a Qwen2.5 chat model (a generative class that can also be converted to pooling).
+BGE_M3 = {"architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta", "num_attention_heads": 16,
+          "max_position_embeddings": 8194}
+QWEN = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "num_attention_heads": 28,
+        "max_position_embeddings": 32768}
+
+
+class GenerateRunnerOnPoolingModel(Rule):
+    """
+    ## What it does
+    Flags `--runner generate` (or 0.10's deprecated `--task generate`, which picks that runner)
+    for a model whose architecture can only pool: its class in the copy's model registry is a
+    pooling model (`is_pooling_model`) and defines no `compute_logits` (facts
+    `architectures.pooling_only`: BERT/RoBERTa/XLM-RoBERTa embedders and cross-encoders,
+    reward models).
+
+    ## Why is this bad?
+    `ModelConfig` refuses to build: "This model does not support `--runner generate`." (0.10.1
+    onward), worded "Embedding models do not support `--runner generate`. Use `--runner
+    pooling` or `--runner auto` for embedding models." in later releases. vLLM has no converter
+    from a pooling model to a generative one.
+
+    ## Fix
+    Drop the runner (auto picks pooling for these models), or serve a generative checkpoint.
+    """
+
+    code = "PO314"
+    name = "generate-runner-on-pooling-model"
+    severity = "error"
+    versions = ">=0.10.1"   # --runner arrives in 0.10.1; before 0.10 the pooling protocol has no flag to read
+    vllm_message = GENERIC
+    reads_model = True
+    VALID = [
+        Example("vllm serve BAAI/bge-m3 --runner pooling\n", kind="command", vllm="0.10.1.1", model=BGE_M3),
+        Example("vllm serve Qwen/Qwen2.5-7B-Instruct --runner generate\n", kind="command",
+                vllm="0.33.0", model=QWEN),
+    ]
+    INVALID = [
+        Example("vllm serve BAAI/bge-m3 --runner generate\n", kind="command", vllm="0.10.1.1",
+                model=BGE_M3, at=(1, 24)),
+        Example("model: BAAI/bge-m3\nargs:\n  task: generate\n", vllm="0.10.1.1", model=BGE_M3, at=(3, 3)),
+        Example("vllm serve BAAI/bge-m3 --runner generate\n", kind="command", vllm="0.33.0",
+                model=BGE_M3, at=(1, 24)),
+    ]
+
+    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+        runner, task = inputs.value(cfg, "runner"), inputs.value(cfg, "task")
+        by_task = runner in (None, "auto") and task == "generate"
+        if "runner" not in facts.flags or not (runner == "generate" or by_task) \
+                or not architectures.has(cfg, facts, "pooling_only"):
+            return
+        arch = architectures.resolved(cfg, facts)
+        said = "task 'generate' (which picks the generate runner)" if by_task else "runner 'generate'"
+        yield self.diagnostic(
+            cfg, inputs.setting(cfg, "task" if by_task else "runner"),
+            f"{said} for {arch}, a model class that can only pool (no generation head); vLLM "
+            f"{facts.version} refuses to start",
+            fields=("task" if by_task else "runner", "model"),
+            vllm_message=EMBEDDING if release(facts) >= EMBEDDING_RUNNER_MESSAGE else GENERIC,
+            fix="drop the runner (auto picks pooling for this model), or serve a generative checkpoint")
