@@ -73,8 +73,8 @@ class ModelTypeUnknownToTransformers(Rule):
             return
         installed = facts.transformers.get("version", "?")
         day = facts.transformers.get("resolved_on")
-        which = (f"the transformers {installed} that vLLM {facts.version} installed with on its release "
-                 f"({day}; lint the copy itself if yours is newer)" if day
+        which = (f"the transformers {installed} that an install of vLLM {facts.version} took on its release "
+                 f"day ({day}; lint the copy itself if yours is newer)" if day
                  else f"the transformers {installed} beside vLLM {facts.version}")
         yield self.diagnostic(
             cfg, cfg.model,
