@@ -478,7 +478,7 @@ def _field_summary(atoms, value: Optional[ast.AST]) -> Dict[str, Any]:
     """Reduce annotation atoms to JSON: the kinds of value allowed, Literal choices, bounds."""
     kinds = set()
     choices: List[Any] = []
-    for atom in atoms:
+    for atom in sorted(atoms, key=repr):   # a set: one order whatever the hash seed (a union of Literals)
         kind = atom[0]
         if kind == "literal":
             choices.extend(atom[1])
