@@ -156,8 +156,9 @@ class ArgparsePass:
         except BadValue as exc:
             self.reject(dest, origin, f"argument {option}: {exc}")
             return index
-        if action == "loraparseraction" and lora_module_problem(converted):
-            self.reject(dest, origin, lora_module_problem(converted))   # the action's parser.error
+        refused = lora_module_problem(converted) if action == "loraparseraction" else ""
+        if refused:
+            self.reject(dest, origin, refused)   # the action's parser.error
             return index
         if nargs in ("+", "*") or (nargs or "").isdigit():
             value = converted

@@ -148,7 +148,6 @@ def check_choice(flag: Flag, value: Any) -> None:
     raise (ChanceValue if among(chance) else BadValue)(f"invalid choice: {value!r} (choose from {choices})")
 
 
-
 # LoRAModulePath's fields without a default, the same in every release (entrypoints/openai/
 # serving_models.py 0.8.5, openai/models/protocol.py 0.33.0)
 LORA_MODULE_REQUIRED = ("name", "path")
