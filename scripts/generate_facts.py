@@ -36,10 +36,10 @@ def shipped_facts(version: str) -> Facts:
     facts, _ = extract(site)
     if facts.version != version:
         raise SystemExit(f"error: wheel {wheel.name} says it is vLLM {facts.version}, not {version}")
-    # flashinfer and ray are separate packages: their presence is a fact of an install, not
-    # of a release, so shipped facts leave it unknown.
+    # flashinfer, ray and bitblas are separate packages: their presence is a fact of an
+    # install, not of a release, so shipped facts leave it unknown.
     return facts.replace(origin=f"shipped facts from vllm-{version} wheel ({wheel.name})",
-                         has_flashinfer=None, has_ray=None)
+                         has_flashinfer=None, has_ray=None, has_bitblas=None)
 
 
 def render(facts: Facts) -> str:
