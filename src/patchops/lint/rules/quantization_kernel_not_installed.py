@@ -15,10 +15,7 @@ MESSAGE = ("Trying to use the {package} backend, but could not importwith the fo
            "named '{package}'. Please install {package} through the following command: "
            "`pip install {package}>={version}`")
 GPTQ = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct-GPTQ-Int4"
-BITBLAS_FORMAT = {"model_type": "qwen2", "num_attention_heads": 28, "max_position_embeddings": 32768,
-                  "torch_dtype": "float16", "quantization_config": {
-                      "quant_method": "gptq", "checkpoint_format": "bitblas", "bits": 4, "group_size": 128,
-                      "sym": True, "desc_act": False}}
+BITBLAS_FORMAT = GPTQ + "-BitBLAS"   # the same config.json with checkpoint_format: bitblas
 V100 = "hardware: {gpus: 1, name: Tesla V100-SXM2-32GB, memory_gib: 32, compute_capability: 7.0}\n"
 T4 = "hardware: {gpus: 1, name: Tesla T4, memory_gib: 16, compute_capability: 7.5}\n"
 A100 = "hardware: {gpus: 1, name: NVIDIA A100-SXM4-80GB, memory_gib: 80, compute_capability: 8.0}\n"
@@ -71,7 +68,7 @@ class QuantizationKernelNotInstalled(Rule):
         Example(f"model: {GPTQ}\n" + V100, at=(1, 1)),
         Example(f"model: {GPTQ}\n" + T4 + "args:\n  quantization: gptq_bitblas\n", facts={"has_bitblas": False},
                 at=(4, 3)),
-        Example("model: org/qwen-bitblas\n" + A100, vllm="0.10.1.1", model=BITBLAS_FORMAT, at=(1, 1)),
+        Example(f"model: {BITBLAS_FORMAT}\n" + A100, vllm="0.10.1.1", at=(1, 1)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
