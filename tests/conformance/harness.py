@@ -152,6 +152,7 @@ def record(version: str, cases: List[Case], *, log: Callable[[str], None] = prin
         data["vllm"] = version
         data["recorded"] = dt.date.today().isoformat()
         data["exclude_newer"] = json.loads((venv.root / venvs.MARKER).read_text())["exclude_newer"]
+        data["environment"] = venvs.installed(venv)  # what compare tells lint was beside vLLM
         save_verdicts(version, data)      # keep what was recorded, even if the probe died
         seconds = time.monotonic() - run_started
         if done.returncode != 0 or len(results) != len(cases):

@@ -114,7 +114,8 @@ def _install(venv: Venv, log) -> None:
          "driver_symbols": symbols}, indent=1))
 
 
-def _installed(venv: Venv) -> Dict[str, str]:
+def installed(venv: Venv) -> Dict[str, str]:
+    """Return the distributions installed in the venv, name -> version (the judge's environment)."""
     found = {}
     for meta in venv.site_packages().glob("*.dist-info/METADATA"):
         name = version = None
@@ -127,7 +128,7 @@ def _installed(venv: Venv) -> Dict[str, str]:
                 break
         if name:
             found[name] = version or ""
-    return found
+    return dict(sorted(found.items()))
 
 
 def _cuda_python_pin(venv: Venv) -> Optional[str]:
@@ -137,7 +138,7 @@ def _cuda_python_pin(venv: Venv) -> Optional[str]:
     `cuda.bindings`, beside cuda-bindings 13.x: the old files win and every
     tensor_parallel_size > 1 fails. cuda-python >= 13 is a meta package over cuda-bindings.
     """
-    packages = _installed(venv)
+    packages = installed(venv)
     python, bindings = packages.get("cuda-python"), packages.get("cuda-bindings")
     if python and bindings and python.split(".")[0] != bindings.split(".")[0]:
         return f"cuda-python>={bindings.split('.')[0]}"

@@ -1,4 +1,4 @@
-"""Fetch official vLLM wheels from PyPI and unpack their Python sources into a cache.
+"""Fetch official vLLM (and transformers) wheels from PyPI and unpack their Python sources into a cache.
 
 Tests, the benchmark and the shipped-facts generator all need real vLLM files, and none may
 commit vLLM's code; they unpack it here on first use instead. Only the `.py` files, the
@@ -39,15 +39,27 @@ def site_packages(version: str, *, with_flash_attn: bool = True, full: bool = Fa
     every file of the wheel, as pip installs it (0.33.0: 5,800 files, 840 MB).
     """
     flavour = "-full" if full else "" if with_flash_attn else "-no-fa"
-    target = cache_root() / "trees" / f"vllm-{version}{flavour}"
+    return _unpacked(cache_root() / "trees" / f"vllm-{version}{flavour}", wheel_path(version),
+                     lambda name: _wanted(name, with_flash_attn, full))
+
+
+def transformers_site(version: str) -> Path:
+    """Return a cached folder laid out like site-packages holding transformers `version`'s
+    version module and its auto mappings: what lint reads of a transformers beside vLLM."""
+    return _unpacked(cache_root() / "trees" / f"transformers-{version}", pypi.wheel("transformers", version),
+                     lambda name: name == "transformers/__init__.py"
+                     or (name.startswith("transformers/models/auto/") and name.endswith(".py")))
+
+
+def _unpacked(target: Path, wheel: Path, wanted) -> Path:
+    """Unpack the members of `wheel` that `wanted` accepts into `target`, once (atomically)."""
     if (target / ".complete").exists():
         return target
-    wheel = wheel_path(version)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.infolist():
-            if _wanted(member.filename, with_flash_attn, full):
+            if wanted(member.filename):
                 archive.extract(member, staging)
     (staging / ".complete").write_text(wheel.name + "\n")
     try:

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
-FACTS_SCHEMA = 6
+FACTS_SCHEMA = 7
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
@@ -120,6 +120,9 @@ class Facts:
     # {"cpu": {"device_type": "cpu", "supports_v1": False}, ...}; {} where it is not asked.
     v1_platforms: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
+    # The transformers beside the copy (transformers_beside.py): {"version", "model_types"};
+    # {} when none was read (shipped facts of a release: its install is not known).
+    transformers: Dict[str, Any] = field(default_factory=dict)
 
     # -- lookups for rules ----------------------------------------------------------------
 
@@ -189,6 +192,7 @@ class Facts:
             "architectures": self.architectures,
             "v1_platforms": self.v1_platforms,
             "vendor": self.vendor,
+            "transformers": self.transformers,
         }
 
     @classmethod
@@ -229,6 +233,7 @@ class Facts:
             architectures=dict(data.get("architectures") or {}),
             v1_platforms=dict(data.get("v1_platforms") or {}),
             vendor=data.get("vendor"),
+            transformers=dict(data.get("transformers") or {}),
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:

@@ -40,6 +40,7 @@ class ModelFacts:
     architectures: Tuple[str, ...] = ()         # config.json `architectures`: the registry key vLLM looks up
     is_encoder_decoder: bool = False            # `is_encoder_decoder` of the file or its text_config
     config_model_type: str = ""                 # the file's own `model_type` (hf_config's, not its text config's)
+    remote_config: bool = False                 # `auto_map` names an AutoConfig: trust_remote_code loads the repo's class
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -202,7 +203,8 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
     return ModelFacts(path=path, text_config=dict(text), tokenizer_max_length=tokenizer_max_length,
                       multimodal=multimodal, quant_config_inline=inline,
                       architectures=tuple(a for a in architectures if isinstance(a, str)),
-                      is_encoder_decoder=enc_dec, config_model_type=str(data.get("model_type") or ""))
+                      is_encoder_decoder=enc_dec, config_model_type=str(data.get("model_type") or ""),
+                      remote_config=isinstance(data.get("auto_map"), dict) and "AutoConfig" in data["auto_map"])
 
 
 def model_facts_for(cfg: Any) -> Optional[ModelFacts]:

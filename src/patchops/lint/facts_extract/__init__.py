@@ -25,6 +25,7 @@ from patchops.lint.facts_extract.argparse_reader import FlagReader
 from patchops.lint.facts_extract.hint_kwargs import kwargs_style
 from patchops.lint.facts_extract.source_tree import Source, last_name, str_const
 from patchops.lint.facts_extract.static_eval import UNRESOLVED, Classes
+from patchops.lint.facts_extract.transformers_beside import transformers_beside
 from patchops.lint.facts_extract.vendor import vendor_of
 
 # Files whose add_argument calls make up `vllm serve`'s options (paths relative to the site
@@ -249,6 +250,7 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
     capture = guarded("capture sizes", lambda: capture_sizes_default(src, classes), None)
     has_fa = any(src.exists(rel) for rel in FLASH_ATTN_SO)
     has_fi = library_present(site, "flashinfer", extra_paths)
+    beside = guarded("transformers", lambda: transformers_beside(src, extra_paths), {})
     from patchops.lint.facts_extract.knowledge import read_knowledge, with_registry_choices  # they import this module
 
     knowledge = read_knowledge(src, classes, library_present(site, "ray", extra_paths), guarded)
@@ -273,6 +275,7 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
         capture_sizes_default=capture,
         notes=tuple(notes),
         vendor=vendor_of(site, version),
+        transformers=beside,
         **knowledge,
     )
     return facts, sorted(src.consulted)

@@ -25,6 +25,7 @@ from patchops.lint.facts_extract.source_tree import MAX_DEPTH, Module, Source
 REGISTRY_FILE = "vllm/model_executor/models/registry.py"
 # where ModelConfig lives: 0.8.5, 0.10.x, 0.11+
 MODEL_CONFIG_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/model.py")
+HF_CONFIG_FILE = "vllm/transformers_utils/config.py"  # get_config and vLLM's own config classes
 MODELS_PACKAGE = "vllm.model_executor.models"
 # The interfaces read, each a Protocol class with its ClassVar flag: the facts key for each.
 INTERFACES = {"v0_only": ("SupportsV0Only", "supports_v0_only"),
@@ -74,9 +75,14 @@ def model_type_facts(src: Source) -> Dict[str, Any]:
     "float16_unsupported": {model_type: reason} of `_FLOAT16_NOT_SUPPORTED_MODELS`, which
     `_check_valid_dtype` refuses with an explicit float16 (0.9+); "interleaved": the
     `interleaved_attn_models` of ModelConfig.__init__ (0.8.5), whose sliding window vLLM keeps
-    out of the cache config (later releases ask `is_interleaved`, the config's `layer_types`).
+    out of the cache config (later releases ask `is_interleaved`, the config's `layer_types`);
+    "config_classes": the model types `get_config` builds with a config class of vLLM's own
+    (`_CONFIG_REGISTRY`) instead of asking transformers' AutoConfig.
     """
     out: Dict[str, Any] = {}
+    own = _config_registry(src)
+    if own:
+        out["config_classes"] = own
     for rel in MODEL_CONFIG_FILES:
         mod = src.module_file(rel)
         if mod is None:
@@ -89,6 +95,29 @@ def model_type_facts(src: Source) -> Dict[str, Any]:
             elif target == "interleaved_attn_models" and isinstance(value, (ast.List, ast.Tuple)):
                 out["interleaved"] = sorted(e.value for e in value.elts if _is_str(e))
     return out
+
+
+def _config_registry(src: Source) -> list:
+    """The keys of `_CONFIG_REGISTRY`: a dict literal with `**` merges of other module dicts
+    (0.6-0.10), or `LazyConfigDict(name="Class", ...)` keywords (0.11+)."""
+    mod = src.module_file(HF_CONFIG_FILE)
+    if mod is None:
+        return []
+    dicts = {_assigned_name(n): n.value for n in mod.tree.body if isinstance(getattr(n, "value", None), ast.Dict)}
+
+    def keys(value: Optional[ast.AST], depth: int = 0) -> Set[str]:
+        if isinstance(value, ast.Call) and depth < MAX_DEPTH:
+            return {k.arg for k in value.keywords if k.arg} | set().union(
+                *(keys(dicts.get(k.value.id) if isinstance(k.value, ast.Name) else None, depth + 1)
+                  for k in value.keywords if k.arg is None))
+        if isinstance(value, ast.Dict) and depth < MAX_DEPTH:
+            return {k.value for k in value.keys if _is_str(k)} | set().union(
+                *(keys(dicts.get(v.id), depth + 1) for k, v in zip(value.keys, value.values)
+                  if k is None and isinstance(v, ast.Name)))
+        return set()
+
+    found = next((n.value for n in mod.tree.body if _assigned_name(n) == "_CONFIG_REGISTRY"), None)
+    return sorted(keys(found))
 
 
 def _with_interface(src: Source, classes: Dict[str, Tuple[str, str]], interface: str, flag: str) -> list:

@@ -34,6 +34,7 @@ from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.mistral_config_not_found import MistralConfigNotFound
 from patchops.lint.rules.model_option_on_serve import ModelOptionOnServe
+from patchops.lint.rules.model_type_unknown_to_transformers import ModelTypeUnknownToTransformers
 from patchops.lint.rules.multimodal_limit_on_text_model import MultimodalLimitOnTextModel
 from patchops.lint.rules.multistep_chunked_prefill_with_pp import MultistepChunkedPrefillWithPp
 from patchops.lint.rules.multistep_falls_back_to_v0 import MultistepFallsBackToV0
@@ -104,6 +105,7 @@ ALL_RULES = (
     FeatureRefusedByV1,
     ArchitectureRemoved,
     PipelineParallelUnsupportedModel,
+    ModelTypeUnknownToTransformers,
     ConcurrencyWithoutCudaGraphs,
     CaptureSettingsMootWithEager,
     CudaGraphSizesMeaningChanged,

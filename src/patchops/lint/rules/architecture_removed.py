@@ -35,8 +35,9 @@ class ArchitectureRemoved(Rule):
     supported in vLLM until v0.10.2, and is not supported anymore. Please use an older version
     of vLLM if you want to use this model architecture." (or "... is not supported in-tree
     anymore. Please install the plugin at <url> ..."). Which of the two happens depends on the
-    transformers beside vLLM, which lint does not read, so this is a warning. 0.8.5-0.10 still
-    run these models, on V0 (PO306).
+    model classes of the transformers beside vLLM, which lint does not read (it reads only the
+    model types its AutoConfig knows: PO313), so this is a warning. 0.8.5-0.10 still run these
+    models, on V0 (PO306).
 
     ## Fix
     Use the last release that ran it (the message names it), install the plugin the message

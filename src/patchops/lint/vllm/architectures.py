@@ -13,6 +13,7 @@ from typing import Optional, Tuple
 
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
+from patchops.lint.vllm.inputs import bool_value, value
 
 
 def architectures(cfg: ServeConfig) -> Tuple[str, ...]:
@@ -57,6 +58,27 @@ def removed_message(cfg: ServeConfig, facts: Facts) -> Optional[Tuple[str, str]]
             return arch, (f"Model architecture {arch} is not supported in-tree anymore. Please install the "
                           f"plugin at {plugins[arch]} if you want to use this model architecture.")
     return None
+
+
+def unknown_model_type(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+    """Return config.json's `model_type` when the transformers beside the copy cannot build its config.
+
+    `get_config` builds the model types of vLLM's own config classes itself and hands the rest
+    to AutoConfig, which refuses a type missing from its mapping unless `--trust-remote-code`
+    loads the class `auto_map` names. None when the copy's transformers is not known, or
+    `--hf-overrides` / a Mistral-format config take another path.
+    """
+    model = cfg.model_facts
+    known = facts.transformers.get("model_types")
+    if model is None or not model.config_model_type or not known:
+        return None
+    if value(cfg, "hf_overrides") is not None or value(cfg, "config_format") == "mistral":
+        return None
+    if model.remote_config and bool_value(cfg, "trust_remote_code"):
+        return None
+    own = facts.architectures.get("config_classes") or ()
+    kind = model.config_model_type
+    return None if kind in known or kind in own else kind
 
 
 def interleaved_window(cfg: ServeConfig, facts: Facts) -> bool:
