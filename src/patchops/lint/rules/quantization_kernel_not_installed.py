@@ -38,7 +38,7 @@ class QuantizationKernelNotInstalled(Rule):
     each override accepts from the user are not read).
 
     The rule is an error when the copy was inspected and has no bitblas; with only a release
-    (shipped facts), the wheel's Requires-Dist decides: no vLLM release requires bitblas, so
+    (shipped facts), the wheel's Requires-Dist decides: no shipped release requires bitblas, so
     a plain `pip install vllm==X` lacks it (lint the copy itself if you installed it).
 
     ## Why is this bad?
