@@ -168,7 +168,7 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
                               "kv-cache-too-small", "quantization-config-not-found",
                               "sliding-window-off-with-rope-scaling", "quantization-unsupported-here",
-                              "multimodal-limit-on-text-model"]
+                              "multimodal-limit-on-text-model", "quantization-kernel-not-installed"]
     assert skipped_notes([result])[:1] == [
         f"{spec}: the model's config.json is not on this machine, so {', '.join(result.skipped)} "
         "did not run (pass --model-config FILE)"]
