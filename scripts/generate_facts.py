@@ -19,7 +19,7 @@ from patchops.lint.facts import SHIPPED_DIR, Facts
 from patchops.lint.facts_extract import extract
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
-from tests.support import wheelcache  # noqa: E402
+from tests.support import release_day, wheelcache  # noqa: E402
 
 # The 14 releases the reference note was checked against (vllm-launch-checks.md), and 0.32.0,
 # a release the conformance harness records.
@@ -37,9 +37,12 @@ def shipped_facts(version: str) -> Facts:
     if facts.version != version:
         raise SystemExit(f"error: wheel {wheel.name} says it is vLLM {facts.version}, not {version}")
     # flashinfer, ray and bitblas are separate packages: their presence is a fact of an
-    # install, not of a release, so shipped facts leave it unknown.
+    # install, not of a release, so shipped facts leave it unknown. Every install has
+    # transformers; which one is the install's, so a release's facts name the one an install
+    # on its release day resolved to (the conformance venvs are that install), marked with that day.
     return facts.replace(origin=f"shipped facts from vllm-{version} wheel ({wheel.name})",
-                         has_flashinfer=None, has_ray=None, has_bitblas=None)
+                         has_flashinfer=None, has_ray=None, has_bitblas=None,
+                         transformers=release_day.transformers_of(version, site))
 
 
 def render(facts: Facts) -> str:

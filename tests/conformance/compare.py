@@ -25,11 +25,10 @@ and on an improvement that the baseline does not record yet.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -37,7 +36,6 @@ import yaml
 
 from conformance import harness
 from conformance.cases import Case, all_cases
-from support import wheelcache
 
 HERE = Path(__file__).resolve().parent
 CAUSES = HERE / "causes.yaml"
@@ -84,28 +82,8 @@ def expected_causes(case: Case, verdict: dict, causes=None) -> Optional[Tuple[st
 
 # --------------------------------------------------------------------------- patchops
 
-@functools.lru_cache(maxsize=None)
-def judged_facts(version: str):
-    """Return the shipped facts of `version` with what the judge's venv had beside vLLM.
-
-    Lint reads an inspected copy's neighbours from its site-packages; the judge's venv is
-    not here, so its recorded environment stands in: the transformers it was installed with
-    (read from that release's wheel, as lint reads an installed one).
-    """
-    from patchops.lint.facts import facts_for_version
-    from patchops.lint.facts_extract.source_tree import Source
-    from patchops.lint.facts_extract.transformers_beside import transformers_facts
-
-    facts = facts_for_version(version)
-    installed = harness.load_verdicts(version).get("environment") or {}
-    if "transformers" not in installed:
-        return facts
-    site = wheelcache.transformers_site(installed["transformers"])
-    return replace(facts, transformers=transformers_facts(Source(site)))
-
-
 def lint_case(case: Case, version: str, workdir: Path):
-    """Return patchops' diagnostics for `case` against the judged facts of `version`.
+    """Return patchops' diagnostics for `case` against the shipped facts of `version`.
 
     The launch is the case's command line with its `--config` file beside it, plus the
     declared GPUs as a spec's `hardware:` would give them and the harness's offline Hugging
@@ -116,6 +94,7 @@ def lint_case(case: Case, version: str, workdir: Path):
     from patchops.errors import LintInputError
     from patchops.lint.config import Setting
     from patchops.lint.loaders import load_command
+    from patchops.lint.facts import facts_for_version
     from patchops.lint.runner import lint_config
 
     folder = case.materialize(workdir)
@@ -132,7 +111,7 @@ def lint_case(case: Case, version: str, workdir: Path):
         for name, value in offline_environment(workdir).items():
             if name.startswith(HUB_VARS) and name not in cfg.env:
                 cfg.env[name] = Setting(key=name, name=name, value=value, line=1, column=1, source="env")
-        return lint_config(cfg, judged_facts(version))
+        return lint_config(cfg, facts_for_version(version))
     except LintInputError as exc:
         return exc
 

@@ -42,6 +42,18 @@ def test_verdicts_are_vllm_answers_not_harness_failures(version):
 
 
 @pytest.mark.parametrize("version", harness.VERSIONS)
+def test_shipped_facts_assume_the_install_the_judge_ran(version):
+    """A release's shipped facts name the transformers of a release-day install; the judge's
+    venv is such an install, and its recorded environment says which one it got."""
+    from patchops.lint.facts import facts_for_version
+
+    recorded = harness.load_verdicts(version)
+    assumed = facts_for_version(version).transformers
+    assert assumed["version"] == recorded["environment"]["transformers"]
+    assert recorded["exclude_newer"].startswith(assumed["resolved_on"])
+
+
+@pytest.mark.parametrize("version", harness.VERSIONS)
 def test_lint_matches_the_baseline(results, version):
     changes = compare.baseline_changes({version: results[version]}, compare.load_baseline())
     assert not changes, "\n".join(changes)

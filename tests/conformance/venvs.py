@@ -22,10 +22,9 @@ from typing import Dict, List, Optional
 
 from patchops.cache import cache_root as patchops_cache_root
 from patchops.engine import stand_in
+from support import release_day
 
 HERE = Path(__file__).resolve().parent
-# Dependencies PyPI had this long after the release: what `pip install vllm==X` gave then.
-GRACE = dt.timedelta(days=4)
 MARKER = "patchops-conformance.json"
 
 
@@ -74,19 +73,6 @@ def ensure(version: str, *, log=print) -> Venv:
 
 # --------------------------------------------------------------------------- install
 
-def release_date(version: str) -> dt.datetime:
-    """Return when vLLM `version`'s wheels were uploaded to PyPI (its simple JSON index)."""
-    request = urllib.request.Request("https://pypi.org/simple/vllm/",
-                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        index = json.load(response)
-    times = [f["upload-time"] for f in index["files"]
-             if f["filename"].startswith(f"vllm-{version}-") and f.get("upload-time")]
-    if not times:
-        raise RuntimeError(f"PyPI lists no wheel of vllm {version}")
-    return dt.datetime.fromisoformat(min(times).replace("Z", "+00:00"))
-
-
 def _uv() -> List[str]:
     found = shutil.which("uv")
     if found is None:
@@ -96,7 +82,7 @@ def _uv() -> List[str]:
 
 
 def _install(venv: Venv, log) -> None:
-    cutoff = (release_date(venv.version) + GRACE).strftime("%Y-%m-%dT00:00:00Z")
+    cutoff = release_day.cutoff(venv.version).strftime("%Y-%m-%dT%H:%M:%SZ")
     uv = _uv()
     log(f"vllm {venv.version}: installing into {venv.root} (dependencies as of {cutoff})")
     if not venv.python.exists():

@@ -84,6 +84,7 @@ def test_po313_leaves_hf_overrides_and_remote_code_to_vllm(tmp_path):
 
     assert codes("model: /m\n", GPT_OSS) == ["PO313"]
     assert codes("model: /m\nargs:\n  hf-overrides: '{\"model_type\": \"llama\"}'\n", GPT_OSS) == []
+    assert codes("model: /m\nargs:\n  hf-config-path: /configs/llama\n", GPT_OSS) == []
     assert codes("model: /m\nargs:\n  trust-remote-code: true\n", GPT_OSS) == ["PO313"]  # no auto_map to load
     assert codes("model: /m\nargs:\n  trust-remote-code: true\n", remote) == []
     assert codes("model: /m\n", {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}) == []

@@ -120,8 +120,9 @@ class Facts:
     # {"cpu": {"device_type": "cpu", "supports_v1": False}, ...}; {} where it is not asked.
     v1_platforms: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
-    # The transformers beside the copy (transformers_beside.py): {"version", "model_types"};
-    # {} when none was read (shipped facts of a release: its install is not known).
+    # The transformers beside the copy (transformers_beside.py): {"version", "model_types"}; a
+    # release's shipped facts name the one an install on its release day took ("resolved_on":
+    # that day); {} when none was read.
     transformers: Dict[str, Any] = field(default_factory=dict)
 
     # -- lookups for rules ----------------------------------------------------------------

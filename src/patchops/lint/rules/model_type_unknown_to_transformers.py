@@ -25,8 +25,11 @@ class ModelTypeUnknownToTransformers(Rule):
     Flags a model whose config.json `model_type` the transformers installed beside the vLLM
     copy does not know, when vLLM has no config class of its own for it (`_CONFIG_REGISTRY`
     in transformers_utils/config.py). Both lists are read from the copy and its site-packages
-    (transformers' `CONFIG_MAPPING_NAMES`), so the rule speaks only when the copy was
-    inspected (`patchops lint --vllm PATH`, or the copy that wins the import).
+    (transformers' `CONFIG_MAPPING_NAMES`) when the copy is inspected (`patchops lint --vllm
+    PATH`, or the copy that wins the import). With only a release (shipped facts), the
+    transformers an install of it took on its release day stands in (the newest that its
+    Requires-Dist allowed a few days after the upload): lint the copy itself when yours is
+    newer.
 
     ## Why is this bad?
     vLLM's `get_config` hands the file to transformers' `AutoConfig`, which refuses while vLLM
@@ -60,6 +63,8 @@ class ModelTypeUnknownToTransformers(Rule):
         Example("model: /models/gpt-oss-20b\nargs:\n  max-model-len: 8192\n", vllm="0.8.5",
                 model=GPT_OSS, facts=OLD, at=(1, 1)),
         Example("vllm serve /models/custom\n", kind="command", model=REMOTE, facts=OLD, at=(1, 12)),
+        # Shipped facts: vLLM 0.8.5 installed on its release day took transformers 4.51.3.
+        Example("model: /models/gpt-oss-20b\n", vllm="0.8.5", model=GPT_OSS, at=(1, 1)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
@@ -67,9 +72,13 @@ class ModelTypeUnknownToTransformers(Rule):
         if kind is None:
             return
         installed = facts.transformers.get("version", "?")
+        day = facts.transformers.get("resolved_on")
+        which = (f"the transformers {installed} that an install of vLLM {facts.version} took on its release "
+                 f"day ({day}; lint the copy itself if yours is newer)" if day
+                 else f"the transformers {installed} beside vLLM {facts.version}")
         yield self.diagnostic(
             cfg, cfg.model,
-            f"the transformers {installed} beside vLLM {facts.version} does not know the model type "
+            f"{which} does not know the model type "
             f"'{kind}' (config.json model_type) and vLLM has no config class of its own for it: vLLM "
             "refuses to start while it builds the model config",
             fields=("model",),

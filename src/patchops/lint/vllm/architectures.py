@@ -66,13 +66,14 @@ def unknown_model_type(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     `get_config` builds the model types of vLLM's own config classes itself and hands the rest
     to AutoConfig, which refuses a type missing from its mapping unless `--trust-remote-code`
     loads the class `auto_map` names. None when the copy's transformers is not known, or
-    `--hf-overrides` / a Mistral-format config take another path.
+    `--hf-overrides`, `--hf-config-path` or a Mistral-format config take another path.
     """
     model = cfg.model_facts
     known = facts.transformers.get("model_types")
     if model is None or not model.config_model_type or not known:
         return None
-    if value(cfg, "hf_overrides") is not None or value(cfg, "config_format") == "mistral":
+    if value(cfg, "config_format") == "mistral" or any(
+            value(cfg, name) is not None for name in ("hf_overrides", "hf_config_path")):
         return None
     if model.remote_config and bool_value(cfg, "trust_remote_code"):
         return None
