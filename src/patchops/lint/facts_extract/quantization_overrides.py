@@ -16,10 +16,9 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from patchops.lint.facts_extract.architectures import MODEL_CONFIG_FILES  # where _verify_quantization lives too
 from patchops.lint.facts_extract.source_tree import Module, Source
 
-# Where ModelConfig._verify_quantization lives across releases.
-MODEL_CONFIG_FILES = ("vllm/config.py", "vllm/config/__init__.py", "vllm/config/model.py")
 WALK_DEPTH = 4  # calls followed from the compatibility check (check_x_supported -> _check_x_supported -> ...)
 
 

@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, quantization_claims
+from patchops.lint.vllm import inputs, packages, quantization_claims
 
 # GPTQBitBLASConfig.__init__ and BitBLASConfig.__init__ (model_executor/layers/quantization/
 # gptq_bitblas.py, bitblas.py, 0.8.5-0.15): the missing "import" space is vLLM's.
@@ -78,7 +78,7 @@ class QuantizationKernelNotInstalled(Rule):
         if not need or need.get("checked_first"):
             return
         package = need["name"]
-        present = quantization_claims.package_present(facts, package)
+        present = packages.present(facts, package)
         if present.value:
             return
         asked = inputs.setting(cfg, "quantization")

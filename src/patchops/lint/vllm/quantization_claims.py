@@ -14,11 +14,6 @@ from typing import Any, Dict, Optional, Tuple
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.vllm import inputs
-from patchops.lint.vllm.prediction import Prediction
-
-# The Facts field that says whether a package an override needs sits beside an inspected copy.
-PRESENCE_FIELDS = {"bitblas": "has_bitblas"}
-
 
 def checkpoint_quantization(cfg: ServeConfig) -> Dict[str, Any]:
     """Return config.json's `quantization_config` ({} when the model has none or is unknown)."""
@@ -78,21 +73,3 @@ def _claims(entry: Dict[str, Any], checkpoint: Dict[str, Any], cc: Optional[Tupl
         return None
     return cc[0] * 10 + cc[1] >= needed
 
-
-def package_present(facts: Facts, name: str) -> Prediction:
-    """Return whether `import name` works beside the copy (None: nothing can tell).
-
-    An inspected copy answers for itself; with only a release, the wheel's Requires-Dist says
-    what a plain `pip install vllm==X` brings (a user may have added the package by hand).
-    """
-    field = PRESENCE_FIELDS.get(name)
-    found = getattr(facts, field) if field else None
-    if found is not None:
-        return Prediction(found, f"{name} {'is' if found else 'is not'} installed beside this vLLM {facts.version}")
-    if facts.required_dists:
-        needed = name in facts.required_dists
-        return Prediction(needed, f"{name} {'is' if needed else 'is not'} among the dependencies of the vLLM "
-                          f"{facts.version} wheel, so a plain `pip install vllm` "
-                          + ("brings it" if needed else "lacks it"), certain=False)
-    return Prediction(None, f"the facts for vLLM {facts.version} cannot tell whether {name} is installed",
-                      certain=False)
