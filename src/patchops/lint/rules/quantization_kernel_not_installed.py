@@ -100,7 +100,7 @@ class QuantizationKernelNotInstalled(Rule):
             return
         message = f"{how}, which needs the {package} package: {present.reason}; {outcome}"
         if not present.certain:
-            fix += "; if bitblas is installed by hand, lint with --vllm SITE_PACKAGES to check that copy"
+            fix += f"; if {package} is installed by hand, lint with --vllm SITE_PACKAGES to check that copy"
         yield self.diagnostic(cfg, asked or cfg.model or (1, 1), message,
                               fields=("quantization", "model", "hardware.compute_capability"),
                               fix=fix, vllm_message=vllm_message)
