@@ -36,13 +36,13 @@ def shipped_facts(version: str) -> Facts:
     facts, _ = extract(site)
     if facts.version != version:
         raise SystemExit(f"error: wheel {wheel.name} says it is vLLM {facts.version}, not {version}")
-    # flashinfer and ray are separate packages: their presence is a fact of an install, not
-    # of a release, so shipped facts leave it unknown. Every install has transformers; which
-    # one is the install's, so a release's facts name the one an install on its release day
-    # resolved to (the conformance venvs are that install), marked with that day.
+    # flashinfer, ray and bitblas are separate packages: their presence is a fact of an
+    # install, not of a release, so shipped facts leave it unknown. Every install has
+    # transformers; which one is the install's, so a release's facts name the one an install
+    # on its release day resolved to (the conformance venvs are that install), marked with that day.
     return facts.replace(origin=f"shipped facts from vllm-{version} wheel ({wheel.name})",
-                         has_flashinfer=None, has_ray=None, transformers=release_day.transformers_of(version, site))
-
+                         has_flashinfer=None, has_ray=None, has_bitblas=None,
+                         transformers=release_day.transformers_of(version, site))
 
 
 def render(facts: Facts) -> str:

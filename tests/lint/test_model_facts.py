@@ -169,17 +169,17 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
                               "kv-cache-too-small", "quantization-config-not-found",
                               "sliding-window-off-with-rope-scaling", "quantization-unsupported-here",
-                              "multimodal-limit-on-text-model"]
+                              "multimodal-limit-on-text-model", "quantization-kernel-not-installed"]
     assert skipped_notes([result])[:1] == [
         f"{spec}: the model's config.json is not on this machine, so {', '.join(result.skipped)} "
         "did not run (pass --model-config FILE)"]
     other, third = (records.replace(result, path=f"{name}.yaml") for name in ("b", "c"))
     assert skipped_notes([result, other], concise=True)[:1] == [
-        f"{spec}, b.yaml: the model's config.json is not on this machine, so 11 checks did not run "
+        f"{spec}, b.yaml: the model's config.json is not on this machine, so 12 checks did not run "
         "(pass --model-config FILE)"]
     assert skipped_notes([result, other, third], concise=True)[0].startswith("3 inputs: the model's config.json")
     assert api.lint(spec, vllm_version="0.8.5",
-                    ignore=["PO312", "PO313", "PO70", "PO809", "PO812", "PO813", "PO814"]).skipped == []
+                    ignore=["PO312", "PO313", "PO70", "PO809", "PO812", "PO813", "PO814", "PO818"]).skipped == []
 
 
 def test_cli_model_config_option(tmp_path):

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from patchops.lint.vllm.releases import micro, parse_release, release
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
-FACTS_SCHEMA = 6
+FACTS_SCHEMA = 7
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
@@ -101,6 +101,7 @@ class Facts:
     guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
     companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
+    has_bitblas: Optional[bool] = None                              # a `bitblas` package importable beside the copy
     swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
     async_speculative: Dict[str, Any] = field(default_factory=dict)  # methods --async-scheduling allows (guards.py)
     config_checks: Dict[str, Any] = field(default_factory=dict)    # config classes' checks as programs (guard_programs.py)
@@ -181,6 +182,7 @@ class Facts:
             "guards": self.guards,
             "companions": self.companions,
             "has_ray": self.has_ray,
+            "has_bitblas": self.has_bitblas,
             "swap_space": self.swap_space,
             "async_speculative": self.async_speculative,
             "config_checks": self.config_checks,
@@ -221,6 +223,7 @@ class Facts:
             guards=dict(data.get("guards") or {}),
             companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
+            has_bitblas=data.get("has_bitblas"),
             swap_space=dict(data.get("swap_space") or {}),
             async_speculative=dict(data.get("async_speculative") or {}),
             config_checks=dict(data.get("config_checks") or {}),

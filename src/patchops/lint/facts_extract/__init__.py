@@ -270,6 +270,7 @@ def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Li
         multistep_chunked_backends=ms_chunked,
         has_flash_attn=has_fa,
         has_flashinfer=has_fi,
+        has_bitblas=library_present(site, "bitblas", extra_paths),
         hardcoded=hardcoded,
         capture_sizes_default=capture,
         notes=tuple(notes),

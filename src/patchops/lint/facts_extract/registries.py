@@ -172,13 +172,20 @@ def quantization_limits(src: Source) -> Dict[str, Dict[str, Any]]:
     user's choice (0.32's GPT-OSS MXFP4 replaces any `--quantization` on a gpt-oss checkpoint),
     and "online" marks a `_ONLINE_SHORTHANDS` name (0.3x), which quantizes an unquantized
     checkpoint at load through other classes.
+
+    The methods of `_verify_quantization`'s `overrides` list also get "override_rank" (their
+    place in it) and what their override claims and needs (quantization_overrides.py):
+    "claims_format", "converts" and "needs_package" (0.8.5 gptq_bitblas: bitblas, imported
+    only by `__init__`, so a GPTQ checkpoint on a V100 fails when it is missing).
     """
+    from patchops.lint.facts_extract.quantization_overrides import override_claim, override_order
     from patchops.lint.facts_extract.static_eval import Classes
 
     found_classes = _method_classes(src)
     if not found_classes:
         return {}
     classes = Classes(src)
+    ranks = {name: rank for rank, name in enumerate(override_order(src))}
     out: Dict[str, Dict[str, Any]] = {}
     for name, found in found_classes.items():
         entry: Dict[str, Any] = {}
@@ -191,6 +198,9 @@ def quantization_limits(src: Source) -> Dict[str, Dict[str, Any]]:
         claimed = _takes_over(found[1])
         if claimed:
             entry["takes_over"] = claimed
+        if name in ranks:
+            entry["override_rank"] = ranks[name]
+            entry.update(override_claim(src, *found))
         if entry:
             out[name] = entry
     for name in _online_shorthands(src):

@@ -50,6 +50,7 @@ from patchops.lint.rules.parser_plugin_not_found import ParserPluginNotFound
 from patchops.lint.rules.prefix_caching_with_sliding_window import PrefixCachingWithSlidingWindow
 from patchops.lint.rules.prefix_hash_sha256_on_v0 import PrefixHashSha256OnV0
 from patchops.lint.rules.quantization_config_not_found import QuantizationConfigNotFound
+from patchops.lint.rules.quantization_kernel_not_installed import QuantizationKernelNotInstalled
 from patchops.lint.rules.quantization_unsupported_here import QuantizationUnsupportedHere
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
@@ -144,6 +145,7 @@ ALL_RULES = (
     MistralConfigNotFound,
     TokenizerNotFound,
     AsyncSchedulingSpeculativeMethod,
+    QuantizationKernelNotInstalled,
     UnknownParserName,
     FlagNeedsCompanion,
     ReasoningBudgetTooSmall,

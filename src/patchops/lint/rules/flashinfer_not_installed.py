@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.config import ServeConfig
 from patchops.lint.facts import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
-from patchops.lint.vllm import attention, inputs, releases
+from patchops.lint.vllm import attention, inputs, packages, releases
 
 ENV = attention.ATTENTION_BACKEND_ENV
 
@@ -87,7 +87,7 @@ class FlashinferNotInstalled(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         setting = cfg.env.get(ENV)
         name = inputs.env_text(cfg, ENV)
-        present = attention.flashinfer_present(facts)
+        present = packages.present(facts, "flashinfer")
         if setting is None or name is None or present.value:
             return
         if not facts.attention_env_var or not name.startswith("FLASHINFER"):

@@ -28,29 +28,6 @@ GET_NAME_063 = {"FLASH_ATTN": "flash-attn", "XFORMERS": "xformers", "ROCM_FLASH"
                 "IPEX": "ipex-attn", "NO_ATTENTION": "placeholder-attn", "PALLAS": "pallas"}
 
 
-FLASHINFER_DISTS = ("flashinfer-python", "flashinfer")  # the importable package's distributions
-
-
-def flashinfer_present(facts: Facts) -> Prediction:
-    """Return whether `import flashinfer` works beside the copy (None: nothing can tell).
-
-    An inspected copy answers for itself (a flashinfer package in its site-packages). With
-    only a release, what `pip install vllm==X` brings is the answer: the wheel's Requires-Dist
-    (flashinfer-python from 0.12); a user may still have installed it by hand.
-    """
-    if facts.has_flashinfer is not None:
-        where = "is" if facts.has_flashinfer else "is not"
-        return Prediction(facts.has_flashinfer, f"flashinfer {where} installed beside this vLLM {facts.version}")
-    if facts.required_dists:
-        needed = any(d in facts.required_dists for d in FLASHINFER_DISTS)
-        where = "is" if needed else "is not"
-        return Prediction(needed, f"flashinfer {where} among the dependencies of the vLLM {facts.version} "
-                          "wheel, so a plain `pip install vllm` " + ("brings it" if needed else "lacks it"),
-                          certain=False)
-    return Prediction(None, f"the facts for vLLM {facts.version} cannot tell whether flashinfer is installed",
-                      certain=False)
-
-
 def backend_label(name: Optional[str], facts: Facts) -> Optional[str]:
     """Return the backend's get_name() spelling in this version (0.6.3: "xformers", "flash-attn")."""
     if name is None:
