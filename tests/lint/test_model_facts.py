@@ -164,7 +164,7 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     result = api.lint(spec, vllm_version="0.8.5")
     assert [d for d in result.diagnostics if d.code != "PO507"] == []
     assert result.skipped == ["pipeline-parallel-unsupported-model", "model-type-unknown-to-transformers",
-                              "heads-not-divisible-by-tp",
+                              "generate-runner-on-pooling-model", "heads-not-divisible-by-tp",
                               "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
                               "kv-cache-too-small", "quantization-config-not-found",
@@ -175,11 +175,11 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
         "did not run (pass --model-config FILE)"]
     other, third = (records.replace(result, path=f"{name}.yaml") for name in ("b", "c"))
     assert skipped_notes([result, other], concise=True)[:1] == [
-        f"{spec}, b.yaml: the model's config.json is not on this machine, so 12 checks did not run "
+        f"{spec}, b.yaml: the model's config.json is not on this machine, so 13 checks did not run "
         "(pass --model-config FILE)"]
     assert skipped_notes([result, other, third], concise=True)[0].startswith("3 inputs: the model's config.json")
     assert api.lint(spec, vllm_version="0.8.5",
-                    ignore=["PO312", "PO313", "PO70", "PO809", "PO812", "PO813", "PO814", "PO818"]).skipped == []
+                    ignore=["PO312", "PO313", "PO314", "PO70", "PO809", "PO812", "PO813", "PO814", "PO818"]).skipped == []
 
 
 def test_cli_model_config_option(tmp_path):

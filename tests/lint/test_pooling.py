@@ -66,12 +66,14 @@ def test_pooler_config_fields_are_checked_per_release():
 
 @pytest.mark.vllm
 def test_pooling_only_architectures_read_from_real_trees():
+    v085 = architecture_facts(Source(wheelcache.site_packages("0.8.5")))["pooling_only"]
     v010 = architecture_facts(Source(wheelcache.site_packages("0.10.1.1")))["pooling_only"]
     v033 = architecture_facts(Source(wheelcache.site_packages("0.33.0")))["pooling_only"]
-    for found in (v010, v033):
+    for found in (v085, v010, v033):
         # embedders and cross-encoders pool only; causal LMs (also MistralModel, whose class is
         # LlamaForCausalLM) generate, whatever runner converts them
         assert {"XLMRobertaModel", "XLMRobertaForSequenceClassification", "BertModel"} <= set(found)
         assert not {"LlamaForCausalLM", "MistralModel", "Qwen2ForCausalLM", "Qwen3ForCausalLM"} & set(found)
-    # 0.8.5's pooling protocol has no is_pooling_model flag to read
-    assert architecture_facts(Source(wheelcache.site_packages("0.8.5")))["pooling_only"] == []
+    # 0.8.5's pooling protocol has no is_pooling_model flag: every class can pool there, so
+    # the list is the classes without compute_logits (a speculator's too)
+    assert "MLPSpeculatorPreTrainedModel" in v085 and "MLPSpeculatorPreTrainedModel" not in v010

@@ -174,9 +174,11 @@ def _pooling_only(src: Source, classes: Dict[str, Tuple[str, str]]) -> list:
 
     `ModelConfig.__post_init__` (0.10+) refuses `--runner generate` for them: the class sets
     `is_pooling_model` (or inherits VllmModelForPooling) and no class of its bases defines
-    `compute_logits`. Before 0.10 the pooling protocol has no flag, so the list is empty.
+    `compute_logits`. Before 0.10 the pooling protocol has no flag and the registry says every
+    model can pool (`is_pooling_model=True`: vLLM converts it), so `_resolve_task` refuses
+    `--task generate` for any class without `compute_logits` (every model file is parsed then).
     """
-    pooling = set(_with_interface(src, classes, *POOLING_INTERFACE))
+    pooling = set(_with_interface(src, classes, *POOLING_INTERFACE)) or set(classes)
     out = []
     for arch in sorted(pooling):
         module, cls = classes[arch]

@@ -11,6 +11,7 @@ from patchops.lint.vllm import architectures, inputs
 from patchops.lint.vllm.releases import EMBEDDING_RUNNER_MESSAGE, release
 
 GENERIC = "This model does not support `--runner generate`."
+TASK = "This model does not support the 'generate' task. Supported tasks: <the model's pooling tasks>"
 EMBEDDING = ("Embedding models do not support `--runner generate`. Use `--runner pooling` or "
              "`--runner auto` for embedding models.")
 # config.json of BAAI/bge-m3 (XLMRobertaModel: an embedding class without compute_logits) and
@@ -28,11 +29,13 @@ class GenerateRunnerOnPoolingModel(Rule):
     for a model whose architecture can only pool: its class in the copy's model registry is a
     pooling model (`is_pooling_model`) and defines no `compute_logits` (facts
     `architectures.pooling_only`: BERT/RoBERTa/XLM-RoBERTa embedders and cross-encoders,
-    reward models).
+    reward models). Before `--runner` (0.8-0.10.0), `--task generate` for a class without
+    `compute_logits`.
 
     ## Why is this bad?
     `ModelConfig` refuses to build: "This model does not support `--runner generate`." (0.10.1
-    onward), worded "Embedding models do not support `--runner generate`. Use `--runner
+    onward; before it `_resolve_task`'s "This model does not support the 'generate' task.
+    Supported tasks: {'embed', 'classify', ...}"), worded "Embedding models do not support `--runner generate`. Use `--runner
     pooling` or `--runner auto` for embedding models." in later releases. vLLM has no converter
     from a pooling model to a generative one.
 
@@ -43,8 +46,8 @@ class GenerateRunnerOnPoolingModel(Rule):
     code = "PO314"
     name = "generate-runner-on-pooling-model"
     severity = "error"
-    versions = ">=0.10.1"   # --runner arrives in 0.10.1; before 0.10 the pooling protocol has no flag to read
-    vllm_message = GENERIC
+    versions = ">=0.8"
+    vllm_message = GENERIC   # and TASK before --runner, EMBEDDING from 0.25
     reads_model = True
     VALID = [
         Example("vllm serve BAAI/bge-m3 --runner pooling\n", kind="command", vllm="0.10.1.1", model=BGE_M3),
@@ -57,14 +60,19 @@ class GenerateRunnerOnPoolingModel(Rule):
         Example("model: BAAI/bge-m3\nargs:\n  task: generate\n", vllm="0.10.1.1", model=BGE_M3, at=(3, 3)),
         Example("vllm serve BAAI/bge-m3 --runner generate\n", kind="command", vllm="0.33.0",
                 model=BGE_M3, at=(1, 24)),
+        Example("vllm serve BAAI/bge-m3 --task generate\n", kind="command", vllm="0.8.5",
+                model=BGE_M3, at=(1, 24)),
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         runner, task = inputs.value(cfg, "runner"), inputs.value(cfg, "task")
         by_task = runner in (None, "auto") and task == "generate"
-        if "runner" not in facts.flags or not (runner == "generate" or by_task) \
-                or not architectures.has(cfg, facts, "pooling_only"):
+        if not (runner == "generate" or by_task) or not architectures.has(cfg, facts, "pooling_only"):
             return
+        if "runner" in facts.flags:
+            refusal = EMBEDDING if release(facts) >= EMBEDDING_RUNNER_MESSAGE else GENERIC
+        else:   # before --runner: _resolve_task lists the tasks the class supports
+            refusal = TASK
         arch = architectures.resolved(cfg, facts)
         said = "task 'generate' (which picks the generate runner)" if by_task else "runner 'generate'"
         yield self.diagnostic(
@@ -72,5 +80,5 @@ class GenerateRunnerOnPoolingModel(Rule):
             f"{said} for {arch}, a model class that can only pool (no generation head); vLLM "
             f"{facts.version} refuses to start",
             fields=("task" if by_task else "runner", "model"),
-            vllm_message=EMBEDDING if release(facts) >= EMBEDDING_RUNNER_MESSAGE else GENERIC,
+            vllm_message=refusal,
             fix="drop the runner (auto picks pooling for this model), or serve a generative checkpoint")
