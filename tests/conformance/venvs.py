@@ -9,13 +9,11 @@ probe's processes get on PYTHONPATH.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import shutil
 import subprocess
 import sys
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
