@@ -142,6 +142,7 @@ def environment(venv: Venv, gpu_profile: dict, home: Path) -> Dict[str, str]:
     keep = ("PATH", "LANG", "LC_ALL", "TERM", "USER", "TMPDIR")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(stand_in.offline_environment(home))
-    env.update(stand_in.profile_env(gpu_profile))
+    site = next((venv.root / "lib").glob("python3*/site-packages"), None)
+    env.update(stand_in.profile_env(gpu_profile, site))
     env.update({"PYTHONPATH": str(venv.shim), "LD_LIBRARY_PATH": str(venv.driver_dir)})
     return env

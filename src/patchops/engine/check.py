@@ -106,7 +106,7 @@ def _environment(python: str, site_dir: Path, profile: Optional[Dict[str, Any]])
     if profile is None:
         return env
     home = _stand_in_home(python, site_dir)
-    env.update(stand_in.profile_env(profile))
+    env.update(stand_in.profile_env(profile, site_dir))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(home / "shim"), env.get("PYTHONPATH")) if p)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(home / "driver"), env.get("LD_LIBRARY_PATH"))
                                              if p)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -141,12 +142,14 @@ def resolved(config) -> dict:
     import vllm.envs as envs
 
     model, sched = config.model_config, config.scheduler_config
-    cache, par, comp = config.cache_config, config.parallel_config, config.compilation_config
+    cache, par = config.cache_config, config.parallel_config
+    comp = getattr(config, "compilation_config", None)      # none before 0.6.4
     spec = getattr(config, "speculative_config", None)
     try:
         v1 = bool(envs.VLLM_USE_V1)
     except AttributeError:
-        v1 = True          # V1-only releases have no switch
+        # No switch: a V1-only release (0.11+), or one from before V1 existed (0.6.3).
+        v1 = importlib.util.find_spec("vllm.v1") is not None
     sizes = _get(comp, "cudagraph_capture_sizes")
     values = {
         "engine": "V1" if v1 else "V0",
@@ -203,6 +206,7 @@ def run_case(case: dict, cli_main, log_path: str) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.environ.update(case["env"])
+    forget_hardware_answers()
     os.chdir(case["cwd"])
     sys.argv = ["vllm"] + case["argv"]
     try:
@@ -223,6 +227,23 @@ def run_case(case: dict, cli_main, log_path: str) -> None:
     sys.stderr.flush()
     _send(outcome)
     os._exit(0)
+
+
+def forget_hardware_answers() -> None:
+    """Drop hardware answers the parent cached before forking: the case declares its own GPUs.
+
+    0.6.x caches NVML's capability, name and memory per device (vllm.platforms.cuda), and
+    vllm.utils caches the device count; the forked child must ask its own profile again.
+    """
+    for module_name, names in (("vllm.platforms.cuda", None),
+                               ("vllm.utils", ("_cuda_device_count_stateless",))):
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        for name in names or [n for n in vars(module) if n.startswith("get_physical_device_")]:
+            cached = getattr(module, name, None)
+            if callable(getattr(cached, "cache_clear", None)):
+                cached.cache_clear()
 
 
 def fork_case(case: dict, cli_main, log_path: str, timeout: float) -> dict:
@@ -270,9 +291,19 @@ def _kill_group(pid: int) -> None:
 # --------------------------------------------------------------------------- warm-up
 
 def import_cli():
-    """Import vLLM's CLI and the modules its `main()` imports lazily; return main."""
-    from vllm.entrypoints.cli import main as cli
+    """Import vLLM's CLI and the modules its `main()` imports lazily; return main.
 
+    The CLI is what the installed `vllm` command runs (its console-script entry point):
+    `vllm.entrypoints.cli.main:main` in newer releases, `vllm.scripts:main` in 0.6.x.
+    """
+    from importlib.metadata import distribution
+
+    script = next((e for e in distribution("vllm").entry_points
+                   if e.group == "console_scripts" and e.name == "vllm"), None)
+    if script is None:
+        raise RuntimeError("this vLLM installs no `vllm` command (no console-script entry point)")
+    module_name, _, attr = script.value.partition(":")
+    cli = importlib.import_module(module_name)
     tree = ast.parse(open(cli.__file__).read())
     for node in ast.walk(tree):
         names = []
@@ -288,7 +319,7 @@ def import_cli():
                     pass
     for name in ("vllm.entrypoints.openai.api_server", "vllm.engine.arg_utils"):
         importlib.import_module(name)
-    return cli.main
+    return getattr(cli, attr.strip() or "main")
 
 
 def warm_model_registry(architectures) -> None:

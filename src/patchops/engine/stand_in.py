@@ -13,12 +13,18 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 SHIM_SOURCES = Path(__file__).resolve().parent / "shim"
 # Run by the vLLM interpreter, never imported by patchops.
 PROBE_SCRIPT = Path(__file__).resolve().parent / "probe.py"
 PROFILE_ENV = "PATCHOPS_GPU_PROFILE"
+# Set when the installed vLLM finds its platform by asking NVML (no platform plugins, 0.6.x):
+# the shim then answers NVML from the profile, as it answers torch.cuda.
+NVML_ENV = "PATCHOPS_GPU_NVML"
+# The entry-point group vLLM loads platform plugins from, and the files that name it.
+PLATFORM_PLUGIN_GROUP = "vllm.platform_plugins"
+PLATFORM_PLUGIN_FILES = ("vllm/platforms/__init__.py", "vllm/plugins/__init__.py")
 # CUDA_ERROR_NO_DEVICE: what every driver entry point of the stand-in answers.
 NO_DEVICE = 100
 # Entry points the CUDA runtime and torch look up themselves (dlsym), beside those the
@@ -88,5 +94,23 @@ def offline_environment(home: Path) -> Dict[str, str]:
     }
 
 
-def profile_env(profile: dict) -> Dict[str, str]:
-    return {PROFILE_ENV: json.dumps(profile, sort_keys=True)}
+def loads_platform_plugins(site_packages: Path) -> bool:
+    """Return whether the vLLM in `site_packages` picks its platform through plugins.
+
+    Releases before platform plugins (0.6.x) decide "CUDA" at import by asking NVML for a
+    device count; the shim's plugin never loads there, so the shim answers NVML instead.
+    """
+    for name in PLATFORM_PLUGIN_FILES:
+        path = Path(site_packages) / name
+        if path.is_file() and PLATFORM_PLUGIN_GROUP in path.read_text(errors="replace"):
+            return True
+    return False
+
+
+def profile_env(profile: dict, site_packages: Optional[Path] = None) -> Dict[str, str]:
+    """Return the variables that declare `profile` to the shim of the vLLM in `site_packages`."""
+    env = {PROFILE_ENV: json.dumps(profile, sort_keys=True)}
+    vllm_there = site_packages is not None and (Path(site_packages) / "vllm").is_dir()
+    if vllm_there and not loads_platform_plugins(site_packages):
+        env[NVML_ENV] = "1"
+    return env

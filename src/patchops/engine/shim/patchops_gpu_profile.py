@@ -1,4 +1,4 @@
-"""Answer torch.cuda and psutil queries from the declared GPU profile (runs inside a vLLM venv).
+"""Answer torch.cuda, psutil and NVML queries from the declared GPU profile (in a vLLM venv).
 
 The conformance harness runs real vLLM on a machine without a GPU. Every check stays vLLM's;
 only the questions vLLM asks the hardware are answered from `PATCHOPS_GPU_PROFILE`, a JSON
@@ -57,6 +57,32 @@ def patch_torch_cuda(cuda) -> None:
     cuda.mem_get_info = lambda device=None: (total(), total())
     import torch._C as C  # the C entry points vLLM's stateless counters call
     C._cuda_getDeviceCount = count
+
+
+def patch_pynvml(pynvml) -> None:
+    """Make NVML report the profile's devices, for a vLLM without platform plugins (0.6.x).
+
+    Such a release decides "CUDA" at import when `nvmlDeviceGetCount()` is above zero and reads
+    the capability, name, memory and NVLink peers through NVML; no call reaches a driver.
+    """
+    pynvml.nvmlInit = lambda *args, **kwargs: None
+    pynvml.nvmlShutdown = lambda: None
+    pynvml.nvmlDeviceGetCount = lambda: profile()["count"]
+    pynvml.nvmlDeviceGetHandleByIndex = lambda index: _Handle(index)
+    pynvml.nvmlDeviceGetCudaComputeCapability = lambda handle: tuple(profile()["capability"])
+    pynvml.nvmlDeviceGetName = lambda handle: profile()["name"]
+    pynvml.nvmlDeviceGetUUID = lambda handle: device_properties(handle.index).uuid
+    total = lambda: int(profile()["memory_gib"] * GIB)  # noqa: E731
+    pynvml.nvmlDeviceGetMemoryInfo = lambda handle: types.SimpleNamespace(
+        total=total(), free=total(), used=0)
+    pynvml.nvmlDeviceGetP2PStatus = lambda first, second, index: pynvml.NVML_P2P_STATUS_OK
+
+
+class _Handle:
+    """An NVML device handle: which device of the profile it stands for."""
+
+    def __init__(self, index: int):
+        self.index = index
 
 
 def patch_psutil(psutil) -> None:

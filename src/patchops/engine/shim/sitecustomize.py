@@ -14,6 +14,8 @@ if os.environ.get("PATCHOPS_GPU_PROFILE"):
         """Run a patch right after a module executes, whoever imports it first."""
 
         patches = {"torch.cuda": "patch_torch_cuda", "psutil": "patch_psutil"}
+        if os.environ.get("PATCHOPS_GPU_NVML"):    # a vLLM that asks NVML for its platform
+            patches["pynvml"] = "patch_pynvml"
 
         def find_spec(self, name, path=None, target=None):
             if name not in self.patches:
