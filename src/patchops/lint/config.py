@@ -76,12 +76,15 @@ class ServeConfig:
     model_facts: Optional[Any] = None           # the model's config.json (lint/model_facts.py), filled by lint
 
     def position_of(self, at) -> Tuple[int, int]:
-        """Return (line, column) of a Setting, a (line, column) tuple, or (1, 1) for None."""
+        """Return (line, column) of a Setting, a (line, column) tuple, or (1, 1) for None.
+
+        A value that is not in the input (`--hardware`, a default: line 0) is at 1:1 of the
+        input, as ruff places a file-level finding: SARIF's region starts at line 1.
+        """
         if at is None:
             return (1, 1)
-        if isinstance(at, Setting):
-            return (at.line, at.column)
-        return (int(at[0]), int(at[1]))
+        line, column = (at.line, at.column) if isinstance(at, Setting) else (int(at[0]), int(at[1]))
+        return (line, max(column, 1)) if line >= 1 else (1, 1)
 
     def suppressed(self, line: int, code: str) -> bool:
         """Return whether `# patchops: ignore[...]` on `line` names `code` (or is bare)."""
