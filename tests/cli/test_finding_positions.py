@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from patchops.cli import app
+from patchops.cli.app import app
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
 GOLDEN = Path(__file__).parents[1] / "lint" / "golden"
