@@ -9,6 +9,7 @@
 `record` installs each version into ~/.cache/patchops/vllm-venvs/<version> when absent and
 re-runs the cases whose verdict is missing or stale (all of them with --all); by default it
 records 0.8.5 and the newest release, with --all-versions every recorded one (harness.VERSIONS).
+A version in harness.SUBSET_VERSIONS records the stated subset of the corpus (harness.in_subset).
 See tests/conformance/README.md.
 """
 
@@ -33,10 +34,11 @@ def _select(cases, only):
 
 
 def cmd_record(args) -> int:
-    cases = _select(all_cases(), args.only)
+    every_case = all_cases()
     for version in harness.versions_to_record(args.version, args.all_versions):
+        cases = _select(harness.cases_for(version, every_case), args.only)
         todo = cases if args.all or args.only else harness.stale(cases, version)
-        gone = harness.prune(version, all_cases())
+        gone = harness.prune(version, harness.cases_for(version, every_case))
         if gone:
             print(f"vllm {version}: dropped {len(gone)} verdicts of removed cases")
         if not todo:
@@ -53,8 +55,9 @@ def cmd_record(args) -> int:
 
 def cmd_compare(args) -> int:
     versions = args.version or harness.VERSIONS
-    results = compare.compare_all(versions)
-    print(compare.table(results))
+    cases = all_cases()
+    results = compare.compare_all(versions, cases)
+    print(compare.table(results, len(cases)))
     if args.verbose:
         print(compare.details(results))
     return 0
@@ -66,9 +69,10 @@ def cmd_show(args) -> int:
 
 
 def cmd_baseline(args) -> int:
-    results = compare.compare_all(harness.VERSIONS)
+    cases = all_cases()
+    results = compare.compare_all(harness.VERSIONS, cases)
     compare.write_baseline(results)
-    print(compare.table(results))
+    print(compare.table(results, len(cases)))
     print(f"wrote {compare.BASELINE}")
     return 0
 

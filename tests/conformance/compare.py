@@ -192,15 +192,22 @@ def compare_all(versions: Iterable[str], cases: Optional[Sequence[Case]] = None
 
 # --------------------------------------------------------------------------- reports
 
-def table(results: Dict[str, List[Row]]) -> str:
-    """Return the per-version table: cases, agreements and each kind of disagreement."""
+def table(results: Dict[str, List[Row]], corpus: Optional[int] = None) -> str:
+    """Return the per-version table: cases, agreements and each kind of disagreement.
+
+    With `corpus` (the number of cases in the corpus), a version that recorded fewer cases
+    (a subset version, harness.SUBSET_VERSIONS) shows "N of M recorded" in its cases column.
+    """
     head = ("vLLM", "cases", "vLLM ok", "agree", "false errors", "misses", "wrong causes",
             "unmapped")
     lines = [head]
     for version, rows in results.items():
         count = {o: sum(r.outcome == o for r in rows) for o in OUTCOMES}
         ok = sum(r.vllm["verdict"] == "ok" for r in rows)
-        lines.append((version, str(len(rows)), str(ok), str(count["agree"]),
+        cases = str(len(rows))
+        if corpus is not None and len(rows) != corpus:
+            cases = f"{len(rows)} of {corpus} recorded"
+        lines.append((version, cases, str(ok), str(count["agree"]),
                       str(count["false-error"]), str(count["miss"]), str(count["wrong-cause"]),
                       str(count["unmapped"])))
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]

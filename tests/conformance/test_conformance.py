@@ -28,7 +28,7 @@ def results():
 
 @pytest.mark.parametrize("version", harness.VERSIONS)
 def test_every_case_has_a_current_verdict(version):
-    missing = [c.id for c in harness.stale(CASES, version)]
+    missing = [c.id for c in harness.stale(harness.cases_for(version, CASES), version)]
     assert not missing, (f"{len(missing)} cases have no current verdict for vLLM {version} "
                          f"(new or changed): {missing[:10]}; run `{RECORD} --version {version}`")
 
@@ -60,12 +60,32 @@ def test_lint_matches_the_baseline(results, version):
 
 
 def test_table_counts_every_compared_case(results):
-    text = compare.table(results)
+    text = compare.table(results, len(CASES))
     for version, rows in results.items():
         line = next(l for l in text.splitlines() if l.startswith(f"| {version} "))
         cells = [c.strip() for c in line.strip("|").split("|")]
-        assert int(cells[1]) == len(rows) == len(CASES)
+        assert len(rows) == len(harness.cases_for(version, CASES))
+        if version in harness.SUBSET_VERSIONS:
+            assert cells[1] == f"{len(rows)} of {len(CASES)} recorded"
+        else:
+            assert cells[1] == str(len(rows)) == str(len(CASES))
         assert sum(int(c) for c in cells[3:]) == len(rows)
+
+
+def test_subset_is_every_written_case_and_rule_example_and_each_fifth_draw(monkeypatch):
+    assert harness.SAMPLE_EVERY == 5 and set(harness.SUBSET_VERSIONS) <= set(harness.VERSIONS)
+    monkeypatch.setattr(harness, "SUBSET_VERSIONS", ("9.9.9",))
+    assert harness.in_subset(Case(id="gen/005")) and not harness.in_subset(Case(id="gen/004"))
+    assert harness.in_subset(Case(id="gen/serve-010"))
+    assert not harness.in_subset(Case(id="gen/serve-011"))
+    assert harness.in_subset(Case(id="rule/PO101-unknown-flag/valid-3"))
+    assert harness.in_subset(Case(id="shape/heads-tp3"))
+    subset = harness.cases_for("9.9.9", CASES)
+    drawn = [c for c in CASES if c.id.startswith("gen/")]
+    assert len(CASES) - len(subset) == len(drawn) - len([c for c in subset if c.id.startswith("gen/")])
+    for family in ("gen/0", "gen/serve-", "gen/deploy-", "gen/pooling-", "gen/frontend-"):
+        assert any(c.id.startswith(family) for c in subset), family
+    assert harness.cases_for("0.8.5", CASES) == CASES
 
 
 # --------------------------------------------------------------------------- classification

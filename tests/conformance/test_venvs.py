@@ -90,3 +90,63 @@ def test_shim_registers_the_platform_plugin(tmp_path):
     entry = (venv.shim / "patchops_conformance_shim-0.dist-info" / "entry_points.txt").read_text()
     assert "[vllm.platform_plugins]" in entry and "patchops_platform_plugin:platform" in entry
     assert (venv.shim / "sitecustomize.py").exists() and (venv.shim / "patchops_platform.py").exists()
+
+
+def _vllm_tree(site, platforms_text):
+    (site / "vllm" / "platforms").mkdir(parents=True)
+    (site / "vllm" / "platforms" / "__init__.py").write_text(platforms_text)
+
+
+def test_nvml_is_answered_only_for_a_vllm_without_platform_plugins(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    _vllm_tree(old, "import pynvml\nis_cuda = pynvml.nvmlDeviceGetCount() > 0\n")
+    _vllm_tree(new, "platform_plugins = load_plugins_by_group('vllm.platform_plugins')\n")
+    profile = {"name": "T4", "count": 2}
+    assert not stand_in.loads_platform_plugins(old) and stand_in.loads_platform_plugins(new)
+    assert stand_in.profile_env(profile, old)[stand_in.NVML_ENV] == "1"
+    assert stand_in.NVML_ENV not in stand_in.profile_env(profile, new)
+    assert stand_in.NVML_ENV not in stand_in.profile_env(profile, tmp_path / "no-vllm-here")
+    assert stand_in.NVML_ENV not in stand_in.profile_env(profile)
+
+
+FAKE_PYNVML = '''
+NVML_P2P_CAPS_INDEX_NVLINK, NVML_P2P_STATUS_OK = 2, 0
+class NVMLError(Exception):
+    pass
+def nvmlInit():
+    raise NVMLError("NVML Shared Library Not Found")
+def nvmlDeviceGetCount():
+    raise NVMLError("uninitialized")
+'''
+ASK_NVML = ("import pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(1); "
+            "print(pynvml.nvmlDeviceGetCount(), pynvml.nvmlDeviceGetCudaComputeCapability(h), "
+            "pynvml.nvmlDeviceGetName(h), pynvml.nvmlDeviceGetMemoryInfo(h).total >> 30, "
+            "pynvml.nvmlDeviceGetP2PStatus(h, h, pynvml.NVML_P2P_CAPS_INDEX_NVLINK))")
+
+
+def _ask_nvml(tmp_path, nvml: bool):
+    """Run a fresh interpreter with the shim first on its path, as vLLM's processes run."""
+    import json
+    import os
+    import sys
+
+    stand_in.write_shim(tmp_path / "shim")
+    (tmp_path / "lib").mkdir(exist_ok=True)
+    (tmp_path / "lib" / "pynvml.py").write_text(FAKE_PYNVML)
+    profile = {"name": "Tesla T4", "capability": [7, 5], "memory_gib": 15, "count": 4, "sms": 40}
+    env = {"PATH": os.environ["PATH"], stand_in.PROFILE_ENV: json.dumps(profile),
+           "PYTHONPATH": f"{tmp_path / 'shim'}{os.pathsep}{tmp_path / 'lib'}"}
+    if nvml:
+        env[stand_in.NVML_ENV] = "1"
+    return subprocess.run([sys.executable, "-c", ASK_NVML], env=env, capture_output=True, text=True)
+
+
+def test_shim_answers_nvml_from_the_profile_when_asked(tmp_path):
+    done = _ask_nvml(tmp_path, nvml=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4", "(7,", "5)", "Tesla", "T4", "15", "0"]
+
+
+def test_shim_leaves_nvml_alone_otherwise(tmp_path):
+    done = _ask_nvml(tmp_path, nvml=False)
+    assert done.returncode != 0 and "NVML Shared Library Not Found" in done.stderr

@@ -24,6 +24,12 @@ from support import release_day
 
 HERE = Path(__file__).resolve().parent
 MARKER = "patchops-conformance.json"
+# Dependencies whose release-day files PyPI no longer serves (deleted; what is there now came
+# later, so --exclude-newer cannot resolve them): left out of every install, with the reason.
+GONE_FROM_PYPI = {
+    "pyairports": "outlines 0.0.43-0.0.46 (vLLM 0.6.x) requires it, its 2024 releases are deleted; "
+                  "only outlines' airport type imports it, never vLLM's configuration",
+}
 
 
 @dataclass(frozen=True)
@@ -86,7 +92,10 @@ def _install(venv: Venv, log) -> None:
     if not venv.python.exists():
         subprocess.run(uv + ["venv", "-q", "--python", sys.executable, str(venv.root)], check=True)
     wanted = [f"vllm=={venv.version}", "setuptools"]
-    pip = uv + ["pip", "install", "-q", "--python", str(venv.python), "--exclude-newer", cutoff]
+    excludes = venv.root / "patchops-excludes.txt"
+    excludes.write_text("".join(f"{name}\n" for name in sorted(GONE_FROM_PYPI)))
+    pip = uv + ["pip", "install", "-q", "--python", str(venv.python), "--exclude-newer", cutoff,
+                "--excludes", str(excludes)]
     subprocess.run(pip + wanted, check=True)
     pin = _cuda_python_pin(venv)
     if pin:
@@ -95,7 +104,7 @@ def _install(venv: Venv, log) -> None:
     symbols = _build_driver(venv)
     (venv.root / MARKER).write_text(json.dumps(
         {"version": venv.version, "exclude_newer": cutoff, "requirements": wanted + [pin or ""],
-         "driver_symbols": symbols}, indent=1))
+         "left_out": sorted(GONE_FROM_PYPI), "driver_symbols": symbols}, indent=1))
 
 
 def installed(venv: Venv) -> Dict[str, str]:
