@@ -221,10 +221,15 @@ def _at(path: str, mark) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}"
 
 
-def _compose(text: str, path: str) -> Optional[Node]:
+def _compose(text: str, path: str, documents: bool = False):
     loader = None
     try:
         loader = _BoundedLoader(text)
+        if documents:
+            nodes = []
+            while loader.check_node():
+                nodes.append(loader.get_node())
+            return nodes
         return loader.get_single_node()
     except _TooDeep as exc:
         raise LintInputError(f"{_at(path, exc.mark)}: YAML is nested more than {MAX_DEPTH} levels "
@@ -361,3 +366,43 @@ def read_yaml(text: str, path: str) -> Optional[YNode]:
     if root is None:
         return None
     return _Builder(text, path).build(root)
+
+
+def read_yaml_documents(text: str, path: str) -> List[Optional[YNode]]:
+    """Return the positioned node tree of each `---`-separated document (None for an empty one).
+
+    A Kubernetes manifest holds several objects in one file; the node budget counts them all.
+    """
+    text = check_text(text, path)
+    builder = _Builder(text, path)
+    return [None if node is None else builder.build(node) for node in _compose(text, path, True)]
+
+
+# --- walking positioned nodes --------------------------------------------------------------
+
+
+def entry(node: Optional[YNode], key: str) -> Optional[YEntry]:
+    """Return the entry of `key` in a mapping (the last one written), None if absent or not a mapping."""
+    if not isinstance(node, YMap):
+        return None
+    return node.last().get(key)
+
+
+def child(node: Optional[YNode], *keys: str) -> Optional[YNode]:
+    """Return the node at `keys` below `node` (`child(obj, "spec", "template")`), None if absent."""
+    for key in keys:
+        found = entry(node, key)
+        if found is None:
+            return None
+        node = found.value
+    return node
+
+
+def items(node: Optional[YNode]) -> List[YNode]:
+    """Return a list node's items ([] for anything else)."""
+    return list(node.items) if isinstance(node, YSeq) else []
+
+
+def text_of(node: Optional[YNode]) -> Optional[str]:
+    """Return a non-null scalar's text as written (unquoted), else None."""
+    return node.text if isinstance(node, YScalar) and node.value is not None else None
