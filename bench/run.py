@@ -150,7 +150,7 @@ def main() -> None:
     rows.append(("locate (2 copies)", *timed(po + ["locate"], env, runs=args.runs), ""))
     fresh_tree()
     cold_facts()
-    # A copy is older than the "racily clean" margin of digest_cache.py (2 s) when users run
+    # A copy is older than the "racily clean" margin of core/digest_cache.py (2 s) when users run
     # status on it; a copy written just now is hashed on every run until it is.
     time.sleep(2.5)
     t, code = timed(po + ["status"], env, setup=lambda: shutil.rmtree(cache / "verdicts", ignore_errors=True),

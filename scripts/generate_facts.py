@@ -5,7 +5,7 @@
 
 Each wheel is downloaded once into the patchops cache (tests/support/wheelcache.py), its
 sources are read with `ast` exactly as for an installed copy, and the result is written to
-src/patchops/data/facts/<version>.json. The files are data, regenerated rather than edited.
+src/patchops/lint/facts/shipped/<version>.json. The files are data, regenerated rather than edited.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-from patchops.lint.facts import SHIPPED_DIR, Facts
-from patchops.lint.facts_extract import extract
+from patchops.lint.facts.model import SHIPPED_DIR, Facts
+from patchops.lint.extract import extract
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
 from tests.support import release_day, wheelcache  # noqa: E402

@@ -10,13 +10,14 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import MID, NEW, NEWEST, OLD
-from patchops import capture, patching
+from patchops import patching
+from patchops.patching import capture
 from tests.support import wheelcache
-from patchops.cli import OK, app
-from patchops.errors import PatchopsError
-from patchops.locate import locate_site
-from patchops.patchset import load_patchset
-from patchops.patching.states import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
+from patchops.cli.app import OK, app
+from patchops.core.errors import PatchopsError
+from patchops.host.locate import locate_site
+from patchops.patchset.model import load_patchset
+from patchops.patchset.states import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
 
 pytestmark = pytest.mark.vllm
 
@@ -129,7 +130,7 @@ def test_decode_timing_captured_rolled_back_reapplied_and_refused_elsewhere(tmp_
 
 
 def test_capture_on_top_of_a_patchops_patch_uses_the_store(tmp_path):
-    from patchops.patchset import get_patchset
+    from patchops.patchset.model import get_patchset
 
     site = copy(tmp_path, NEWEST)
     target = site / "vllm" / RUNNER

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import MID, vendor_hardcode
-from patchops.cli import DRIFTED, OK, PROBLEMS_FOUND, USAGE_OR_INPUT_ERROR, app
+from patchops.cli.app import DRIFTED, OK, PROBLEMS_FOUND, USAGE_OR_INPUT_ERROR, app
 from tests.support import wheelcache
 
 SPEC = """\
@@ -334,7 +334,7 @@ def test_concise_and_full_output(run, tmp_path):
 
 
 def test_snippet_of_a_long_command_keeps_the_caret_under_the_column():
-    from patchops.render_snippet import snippet
+    from patchops.cli.render.snippet import snippet
 
     line = "vllm serve " + "x" * 100 + " --bad 1" + " y" * 40
     column = line.index("--bad") + 1
@@ -349,7 +349,7 @@ def test_github_and_sarif_edges(run, tmp_path):
     clean = tmp_path / "my spec.yaml"
     clean.write_text("model: m\nvllm: {version: 0.8.5}\nargs:\n  max-model-len: 4096\n")
     assert run("lint", clean, "--format", "github").stdout == ""
-    from patchops.render_formats import sarif_uri
+    from patchops.cli.render.formats import sarif_uri
 
     assert sarif_uri("<command>") == "%3Ccommand%3E"
     assert sarif_uri("specs/my spec.yaml") == "specs/my%20spec.yaml"
@@ -391,7 +391,7 @@ def test_version_help_and_completion(run):
 
 
 def test_apply_prompt_shows_the_diff_and_interrupt_exits_130(run, vllm_site, tmp_path, monkeypatch):
-    from patchops import cli
+    from patchops.cli import app as cli
 
     site = tmp_path / "site"
     wheelcache.copy_site_packages(MID, site)
@@ -505,7 +505,8 @@ def test_settings_file_select_ignore_version_hardware_patchsets(run, tmp_path, m
 
 
 def test_settings_hardware_applies_to_specs_that_state_none(tmp_path):
-    from patchops import api, settings
+    from patchops import api
+    from patchops.core import settings
 
     spec = tmp_path / "serve.yaml"
     spec.write_text("model: m\nvllm: {version: 0.6.3.post1}\nargs:\n  num-scheduler-steps: 4\n")
@@ -584,7 +585,7 @@ def test_pre_commit_hooks_take_specs_configs_and_launch_scripts():
 
 
 def test_status_answers_from_a_hash_the_second_time(run, tmp_path, monkeypatch):
-    from patchops.patching import rewriting
+    from patchops.patching import file_rewrites as rewriting
 
     sites = [tmp_path / "a", tmp_path / "b"]
     for site in sites:
@@ -620,7 +621,7 @@ def test_output_to_a_pipe_does_not_import_rich(args, tmp_path):
 
 
 def test_plain_output_prints_markup_as_written(capsys):
-    from patchops.output import Line, Output
+    from patchops.cli.output import Line, Output
 
     Output().print(Line.assemble(("[bold]x[/bold]", "red"), " y"))
     assert capsys.readouterr().out == "[bold]x[/bold] y\n"
@@ -640,7 +641,7 @@ class _Terminal:
 
 def test_concise_lint_of_the_seed_examples_fits_one_80_column_screen(monkeypatch):
     from patchops import api
-    from patchops.render_lint import lint_text
+    from patchops.cli.render.lint import lint_text
 
     monkeypatch.chdir(Path(__file__).parent.parent)   # `patchops lint examples/*.yaml`, as the README runs it
     examples = sorted(Path("examples").glob("*.yaml"))

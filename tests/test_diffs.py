@@ -9,12 +9,13 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import MID, NEWEST, vendor_hardcode
-from patchops import diffs, patching
+from patchops import patching
+from patchops.patching import diff as diffs
 from tests.support import wheelcache
-from patchops.cli import OK, USAGE_OR_INPUT_ERROR, app
-from patchops.errors import PatchopsError
-from patchops.locate import locate_site
-from patchops.patchset import get_patchset
+from patchops.cli.app import OK, USAGE_OR_INPUT_ERROR, app
+from patchops.core.errors import PatchopsError
+from patchops.host.locate import locate_site
+from patchops.patchset.model import get_patchset
 
 pytestmark = pytest.mark.vllm
 

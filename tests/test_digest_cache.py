@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from patchops import digest_cache, verdicts
-from patchops.digest_cache import DigestCache, sha256
+from patchops.core import digest_cache
+from patchops.patching import status_cache as verdicts
+from patchops.core.digest_cache import DigestCache, sha256
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from patchops import api
-from patchops.launching import console_entry
+from patchops.run.launch import console_entry
 from tests.support import wheelcache
 
 pytestmark = pytest.mark.vllm
@@ -141,7 +141,7 @@ def test_a_specs_args_file_lives_in_the_cache_and_is_reused(probed_site, tmp_pat
 
 
 def test_engine_check_deletes_the_args_file_it_wrote(probed_site, tmp_path, monkeypatch):
-    from patchops.engine import check
+    from patchops.run import engine_check as check
 
     monkeypatch.setenv("PYTHONPATH", str(probed_site))
     monkeypatch.setenv("PATCHOPS_ROOTS", "")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import MID, NEW, OLD
-from patchops.errors import LocateError
-from patchops.installed_version import read_version
-from patchops.locate import locate, locate_site
-from patchops.search_path import DEFAULT_ROOTS, ROOTS_ENV
+from patchops.core.errors import LocateError
+from patchops.host.installed_version import read_version
+from patchops.host.locate import locate, locate_site
+from patchops.host.search_path import DEFAULT_ROOTS, ROOTS_ENV
 from tests.support import wheelcache
 
 vllm = pytest.mark.vllm
@@ -107,7 +107,7 @@ def test_same_inode_under_different_real_paths_is_one_copy(vllm_site, tmp_path, 
     site = tmp_path / "mnt"
     site.mkdir()
     (site / "vllm").symlink_to(vllm_site(MID) / "vllm")
-    monkeypatch.setattr("patchops.locate.os.path.realpath", lambda path: path)
+    monkeypatch.setattr("patchops.host.locate.os.path.realpath", lambda path: path)
     location = locate(env=pythonpath(vllm_site(MID), site), default_roots=())
     [copy] = [copy for copy in location.copies if copy.site_dir in (site, vllm_site(MID))]
     assert copy.aliases == (site,)
@@ -254,7 +254,7 @@ def test_editable_finder_in_a_pythonpath_folder_is_ignored(vllm_site, tmp_path):
 
 def test_a_finder_of_another_vllm_named_distribution_is_not_parsed(tmp_path, monkeypatch):
     # vllm-patchops's own editable install writes __editable___vllm_patchops_..._finder.py.
-    from patchops import search_path
+    from patchops.host import search_path
 
     ours = tmp_path / "__editable___vllm_patchops_0_1_0_finder.py"
     ours.write_text("MAPPING: dict[str, str] = {'patchops': '/src/patchops'}\n")

@@ -9,10 +9,10 @@ from typer.testing import CliRunner
 
 from conftest import MID, NEWEST
 from patchops import patching
-from patchops.cli import DRIFTED, app
-from patchops.locate import locate_site
-from patchops.mismatch import mismatches
-from patchops.patchset import get_patchset, load_patchset
+from patchops.cli.app import DRIFTED, app
+from patchops.host.locate import locate_site
+from patchops.patching.mismatch import mismatches
+from patchops.patchset.model import get_patchset, load_patchset
 from tests.support import wheelcache
 
 pytestmark = pytest.mark.vllm

@@ -33,6 +33,6 @@ def test_wheel_contains_code_facts_and_patchsets(tmp_path):
     shipped_code = {name for name in names if name.endswith(".py")}
     assert shipped_code == sources, sorted(shipped_code - sources)  # e.g. tests/support/*
     for facts in (ROOT / "src" / "patchops" / "data" / "facts").glob("*.json"):
-        assert f"patchops/data/facts/{facts.name}" in names
+        assert f"patchops/lint/facts/shipped/{facts.name}" in names
     for patchset in (ROOT / "patchsets").glob("*.yaml"):
         assert f"patchops/patchsets/{patchset.name}" in names

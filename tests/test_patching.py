@@ -14,15 +14,15 @@ import pytest
 
 from conftest import MID, NEW, OLD, vendor_hardcode
 from patchops import patching
-from patchops import store as store_mod
-from patchops import transaction
-from patchops.errors import DriftError, PatchopsError, PatchsetError, StoreError
-from patchops.locate import locate_site
-from patchops.patching import rewriting
-from patchops.patching.states import REPLACED
-from patchops.patchset import get_patchset
-from patchops.store import Store, sha256
-from patchops.transaction import SimulatedCrash
+from patchops.store import site_store as store_mod
+from patchops.store import transaction
+from patchops.core.errors import DriftError, PatchopsError, PatchsetError, StoreError
+from patchops.host.locate import locate_site
+from patchops.patching import file_rewrites as rewriting
+from patchops.patchset.states import REPLACED
+from patchops.patchset.model import get_patchset
+from patchops.store.site_store import Store, sha256
+from patchops.store.transaction import SimulatedCrash
 
 pytestmark = pytest.mark.vllm
 
@@ -126,8 +126,8 @@ def test_apply_reapply_status_rollback(corex_tree, version):
 NO_LIBCST = textwrap.dedent("""
     import sys
     from patchops import patching
-    from patchops.locate import locate_site
-    from patchops.patchset import get_patchset
+    from patchops.host.locate import locate_site
+    from patchops.patchset.model import get_patchset
     copies = [locate_site(p) for p in sys.argv[1:]]
     patchset = get_patchset("corex-eager-allreduce")
     plan = patching.plan_apply(copies, [patchset])
@@ -456,7 +456,7 @@ def test_transformer_with_list_params_on_identical_copies(corex_tree, tmp_path, 
     module.write_text(textwrap.dedent('''
         import libcst as cst
         from libcst.metadata import PositionProvider
-        from patchops.ops import site_for
+        from patchops.patchset.ops import site_for
 
         class MarkKeywords(cst.CSTTransformer):
             METADATA_DEPENDENCIES = (PositionProvider,)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from patchops import patchset as patchset_mod
-from patchops.errors import PatchsetError
-from patchops.ops import SetKeyword, SiteCount
-from patchops.patchset import (ENV_VAR, Patchset, find_patchsets, get_patchset, load_patchset,
+from patchops.patchset import model as patchset_mod
+from patchops.core.errors import PatchsetError
+from patchops.patchset.ops import SetKeyword, SiteCount
+from patchops.patchset.model import (ENV_VAR, Patchset, find_patchsets, get_patchset, load_patchset,
                                patchset_dirs)
 
 GOOD = """\

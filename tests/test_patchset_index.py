@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from patchops import patchset_index
-from patchops.errors import PatchsetError
-from patchops.patchset import SHIPPED_DIR, load_patchset
+from patchops.patchset import index as patchset_index
+from patchops.core.errors import PatchsetError
+from patchops.patchset.model import SHIPPED_DIR, load_patchset
 
 # decode-step-timing's ops carry their own ranges: the files differ on each side of 0.7.3 and 0.11.
 VERSIONS = ["0.6.3.post1", "0.7.3", "0.10.2", "0.11.0", "0.12.0", "0.5.0", None, "dev"]

@@ -1,4 +1,4 @@
-"""patchops.records: what a dataclass promises (constructor, repr, equality, hashing,
+"""patchops.core.records: what a dataclass promises (constructor, repr, equality, hashing,
 immutability, replace, as_dict), without defining a single dataclass."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from patchops.records import FrozenRecordError, as_dict, field, field_names, record, replace
+from patchops.core.records import FrozenRecordError, as_dict, field, field_names, record, replace
 
 
 @record(frozen=True)
@@ -86,8 +86,8 @@ def test_a_required_field_after_a_defaulted_one_is_refused_at_definition():
             b: int
 
 
-COPIES_SIDE = ("patchops.api.copies", "patchops.settings", "patchops.patchset", "patchops.locate",
-               "patchops.store_state", "patchops.transaction", "patchops.patching.targets",
+COPIES_SIDE = ("patchops.api.copies", "patchops.core.settings", "patchops.patchset.model", "patchops.host.locate",
+               "patchops.store.state", "patchops.store.transaction", "patchops.patching.targets",
                "patchops.patching.status_check", "patchops.patching.plan", "patchops.patching.commit",
                "patchops.patching.restore")
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from patchops.errors import PatchsetError
-from patchops.ops import AddDecorator, InsertCode, SetKeyword, SiteState
-from patchops.patchset import Patchset
-from patchops.rewrite import (FileRewrite, PatchsetResult, missing_file_results,
+from patchops.core.errors import PatchsetError
+from patchops.patchset.ops import AddDecorator, InsertCode, SetKeyword, SiteState
+from patchops.patchset.model import Patchset
+from patchops.patchset.rewrite import (FileRewrite, PatchsetResult, missing_file_results,
                               rewrite_source)
 
 REL = "engine/arg_utils.py"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchops import settings
+from patchops.core import settings
 
 TABLES = [
     "[tool.patchops]\nignore = ['PO1']\n",

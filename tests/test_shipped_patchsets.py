@@ -8,8 +8,8 @@ import shutil
 import pytest
 from conftest import MID, NEW, NEWEST, OLD, vendor_hardcode
 
-from patchops.patchset import find_patchsets, get_patchset, patchset_files
-from patchops.rewrite import missing_file_results, rewrite_source
+from patchops.patchset.model import find_patchsets, get_patchset, patchset_files
+from patchops.patchset.rewrite import missing_file_results, rewrite_source
 from tests.support import wheelcache
 
 ARG_UTILS = "engine/arg_utils.py"

@@ -20,7 +20,7 @@ from tests.support import wheelcache
 
 NAME = "corex-eager-allreduce"
 # What only parsing a patchset or rewriting a file needs (rich: only a terminal needs it).
-PARSING = ("libcst", "yaml", "packaging", "patchops.ops", "patchops.patchset_yaml", "rich")
+PARSING = ("libcst", "yaml", "packaging", "patchops.patchset.ops", "patchops.patchset.yaml_format", "rich")
 # What only lint, explain and launch need: their result dataclasses cost ~5M instructions each
 # to define (patchops.api loads each part on first use).
 LINT_API = ("patchops.api.linting", "patchops.api.explaining", "patchops.lint")
@@ -31,8 +31,8 @@ LINT_API = ("patchops.api.linting", "patchops.api.explaining", "patchops.lint")
 DRIVER = """
 import atexit, os, runpy, sys
 if "RACY_SECONDS" in os.environ:
-    import patchops.digest_cache
-    patchops.digest_cache.RACY_SECONDS = float(os.environ["RACY_SECONDS"])
+    import patchops.core.digest_cache
+    patchops.core.digest_cache.RACY_SECONDS = float(os.environ["RACY_SECONDS"])
 atexit.register(lambda: sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules))))
 sys.argv = ["patchops", *sys.argv[1:]]
 runpy.run_module("patchops", run_name="__main__", alter_sys=True)
@@ -76,7 +76,7 @@ def test_noop_apply_imports_no_parser_or_op(patched_site):
     code, out, imported = patchops(*patched_site, "apply", NAME, "--yes")
     assert code == 0 and "nothing to write" in out
     # Nothing is written, so no journal: the transaction module stays unloaded.
-    assert loaded(imported, PARSING + LINT_API + ("patchops.patching.restore", "patchops.transaction")) == []
+    assert loaded(imported, PARSING + LINT_API + ("patchops.patching.restore", "patchops.store.transaction")) == []
     assert "patchops.patching.plan" in imported
 
 
@@ -120,7 +120,7 @@ def built_commands(monkeypatch, argv):
     """Run cli.main() with `argv`; return the names of the commands typer built."""
     import typer.main
 
-    from patchops import cli
+    from patchops.cli import app as cli
 
     built = []
     real = typer.main.get_command_from_info

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from patchops import store as store_mod
-from patchops import transaction
-from patchops import faults
-from patchops.errors import FileIOError, StoreError
-from patchops.safe_fs import TMP_SUFFIX
-from patchops.recovery import recover
-from patchops.site_files import atomic_write, remove_stale_bytecode
-from patchops.store import Store, sha256
-from patchops.store_state import FileEntry, SatisfiedRecord, State
-from patchops.transaction import Change, SimulatedCrash, transact
+from patchops.store import site_store as store_mod
+from patchops.store import transaction
+from patchops.store import faults
+from patchops.core.errors import FileIOError, StoreError
+from patchops.store.safe_fs import TMP_SUFFIX
+from patchops.store.recovery import recover
+from patchops.store.site_files import atomic_write, remove_stale_bytecode
+from patchops.store.site_store import Store, sha256
+from patchops.store.state import FileEntry, SatisfiedRecord, State
+from patchops.store.transaction import Change, SimulatedCrash, transact
 
 
 def make_site(root: Path, files: dict) -> Path:

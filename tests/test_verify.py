@@ -13,12 +13,14 @@ from typer.testing import CliRunner
 
 from conftest import NEWEST, vendor_hardcode
 from tests.support.full_copy import flip_byte, full_copy, unlink_write
-from patchops import digest_cache as digest_cache_module
-from patchops import patching, pypi, verify
+from patchops.core import digest_cache as digest_cache_module
+from patchops import patching
+from patchops.host import pypi
+from patchops.patching import verify
 from tests.support import wheelcache
-from patchops.cli import DRIFTED, OK, USAGE_OR_INPUT_ERROR, app
-from patchops.locate import locate_site
-from patchops.patchset import get_patchset
+from patchops.cli.app import DRIFTED, OK, USAGE_OR_INPUT_ERROR, app
+from patchops.host.locate import locate_site
+from patchops.patchset.model import get_patchset
 
 pytestmark = pytest.mark.vllm
 

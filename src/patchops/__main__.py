@@ -1,3 +1,3 @@
-from patchops.cli import main
+from patchops.cli.app import main
 
 main()

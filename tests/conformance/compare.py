@@ -90,11 +90,11 @@ def lint_case(case: Case, version: str, workdir: Path):
     Face environment (vLLM runs with HF_HUB_OFFLINE and an empty cache). A launch patchops refuses to read
     returns the LintInputError instead.
     """
-    from patchops.engine.stand_in import offline_environment
-    from patchops.errors import LintInputError
-    from patchops.lint.config import Setting
-    from patchops.lint.loaders import load_command
-    from patchops.lint.facts import facts_for_version
+    from patchops.run.stand_in import offline_environment
+    from patchops.core.errors import LintInputError
+    from patchops.lint.input.serve_config import Setting
+    from patchops.lint.input.loaders import load_command
+    from patchops.lint.facts.model import facts_for_version
     from patchops.lint.runner import lint_config
 
     folder = case.materialize(workdir)
@@ -156,7 +156,7 @@ def classify(case: Case, version: str, verdict: dict, found, *, causes=None,
 
 def _chance_missed(diagnostic, version: str, verdict: dict) -> bool:
     """Return whether `diagnostic` is a refusal by chance that this recorded launch escaped."""
-    from patchops.lint.facts import facts_for_version
+    from patchops.lint.facts.model import facts_for_version
 
     if diagnostic.code != "PO107" or not getattr(diagnostic, "fields", ()):
         return False

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterable, List, Optional
 
 from conformance import venvs
-from patchops.engine import stand_in
+from patchops.run import stand_in
 from conformance.cases import DEFAULT_GPU, DEFAULT_GPUS, Case, MODELS, gpu_profiles
 
 HERE = Path(__file__).resolve().parent

@@ -45,7 +45,7 @@ def test_verdicts_are_vllm_answers_not_harness_failures(version):
 def test_shipped_facts_assume_the_install_the_judge_ran(version):
     """A release's shipped facts name the transformers of a release-day install; the judge's
     venv is such an install, and its recorded environment says which one it got."""
-    from patchops.lint.facts import facts_for_version
+    from patchops.lint.facts.model import facts_for_version
 
     recorded = harness.load_verdicts(version)
     assumed = facts_for_version(version).transformers
@@ -126,7 +126,7 @@ def test_unknown_cause_is_unmapped_and_case_cause_overrides():
 
 
 def test_unreadable_input_counts_as_an_error():
-    from patchops.errors import LintInputError
+    from patchops.core.errors import LintInputError
 
     assert outcome(OK, LintInputError("bad")) == "false-error"
     assert outcome(HEADS, LintInputError("bad"), causes=[]) == "unmapped"

@@ -16,12 +16,12 @@ import pytest
 
 from conformance import harness
 from conformance.cases import all_cases
-from patchops.errors import PatchopsError
-from patchops.lint.config import Setting
+from patchops.core.errors import PatchopsError
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.explain import explain
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_command
-from patchops.lint.model_facts import model_facts_for
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.input.loaders import load_command
+from patchops.lint.input.model_config import model_facts_for
 
 BASELINE = Path(__file__).with_name("explain_baseline.json")
 # explain's row -> the harness's resolved field.

@@ -6,7 +6,7 @@ import ctypes
 import subprocess
 
 from conformance import venvs
-from patchops.engine import stand_in
+from patchops.run import stand_in
 
 
 def _venv(tmp_path, version="9.9.9"):

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from patchops.cache import cache_root as patchops_cache_root
-from patchops.engine import stand_in
+from patchops.core.cache import cache_root as patchops_cache_root
+from patchops.run import stand_in
 from support import release_day
 
 HERE = Path(__file__).resolve().parent

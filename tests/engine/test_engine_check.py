@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from patchops import api
-from patchops.cli import app
-from patchops.engine.check import DEFAULT_PROFILE, profile_from
-from patchops.hardware import parse_hardware
+from patchops.cli.app import app
+from patchops.run.engine_check import DEFAULT_PROFILE, profile_from
+from patchops.host.hardware import parse_hardware
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conformance import venvs  # noqa: E402

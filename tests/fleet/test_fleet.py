@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from patchops import api, cli, fleet
+from patchops import api, fleet
+from patchops.cli import app as cli
 from tests.support import wheelcache
-from patchops.store import Store, sha256
+from patchops.store.site_store import Store, sha256
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm]
 

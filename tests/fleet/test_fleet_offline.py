@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from patchops import cli
+from patchops.cli import app as cli
 from patchops.fleet import cluster
 from patchops.fleet.cluster import Node
 from patchops.fleet.compare import lint_disagreements, status_disagreements

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patchops.hardware import Hardware, HardwareError, detect, parse_hardware, run_tool
+from patchops.host.hardware import Hardware, HardwareError, detect, parse_hardware, run_tool
 
 OUTPUTS = Path(__file__).parent / "outputs"
 
@@ -200,7 +200,7 @@ SWAP_085 = "model: m\nvllm: {version: 0.8.5}\nargs:\n  swap-space: 64\n  tensor-
 
 def test_host_memory_unknown_says_which_check_did_not_run(tmp_path):
     from patchops import api
-    from patchops.render_lint import skipped_notes
+    from patchops.cli.render.lint import skipped_notes
 
     path = tmp_path / "serve.yaml"
     path.write_text(SWAP_085)
@@ -220,7 +220,7 @@ def test_host_memory_unknown_says_which_check_did_not_run(tmp_path):
 def _cli(args, env):
     from typer.testing import CliRunner
 
-    from patchops.cli import app
+    from patchops.cli.app import app
 
     base = {"PATCHOPS_ROOTS": "", "PYTHONPATH": ""}
     return CliRunner().invoke(app, [str(a) for a in args], env={**base, **env})

@@ -8,12 +8,12 @@ import pytest
 
 from patchops import api
 from patchops.lint.explain import explain
-from patchops.lint.facts import facts_for_version
-from patchops.lint.facts_extract.architectures import architecture_facts
-from patchops.lint.facts_extract.source_tree import Source
-from patchops.lint.model_facts import model_facts_from_dict
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.extract.model_registry import architecture_facts
+from patchops.lint.extract.source_tree import Source
+from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.rule import Example
-from patchops.lint.loaders import load_text
+from patchops.lint.input.loaders import load_text
 from patchops.lint.runner import lint_example
 from patchops.lint.vllm import routing
 from tests.support import wheelcache
@@ -144,7 +144,7 @@ def test_a_fork_that_drops_the_interface_is_linted_as_it_is(tmp_path):
 
 
 def test_platform_supports_v1_read_from_real_trees():
-    from patchops.lint.facts_extract.oracle import platform_v1_facts
+    from patchops.lint.extract.oracle import platform_v1_facts
 
     v085 = platform_v1_facts(Source(wheelcache.site_packages("0.8.5")))
     assert v085["cpu"] == {"device_type": "cpu", "supports_v1": False}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import attention, cuda_graphs, inputs, prediction, releases, routing, scheduler, wording
 
 

@@ -12,9 +12,9 @@ import dataclasses
 import pytest
 
 from patchops.lint.explain import explain
-from patchops.lint.loaders import load_command, load_text
-from patchops.lint.facts import Facts, facts_for_version, shipped_versions
-from patchops.lint.model_facts import model_facts_from_dict
+from patchops.lint.input.loaders import load_command, load_text
+from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
+from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
 

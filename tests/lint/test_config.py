@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from patchops.errors import LintInputError
-from patchops.lint import yamlread
-from patchops.lint.config import ServeConfig, parse_compute_capability
-from patchops.lint.loaders import load_command, load_file, load_text
+from patchops.core.errors import LintInputError
+from patchops.lint.input import yaml_nodes as yamlread
+from patchops.lint.input.serve_config import ServeConfig, parse_compute_capability
+from patchops.lint.input.loaders import load_command, load_file, load_text
 
 
 def dedent(text: str) -> str:

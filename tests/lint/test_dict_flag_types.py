@@ -13,9 +13,9 @@ import textwrap
 import pytest
 
 from lintkit import linter
-from patchops.lint.facts import Flag
-from patchops.lint.facts_extract.hint_kwargs import JSON_OR_KVS, kwargs_from_hints, kwargs_style
-from patchops.lint.facts_extract.source_tree import Module
+from patchops.lint.facts.model import Flag
+from patchops.lint.extract.hint_kwargs import JSON_OR_KVS, kwargs_from_hints, kwargs_style
+from patchops.lint.extract.source_tree import Module
 from patchops.lint.reading.value_types import BadValue, convert
 from patchops.lint.vllm.releases import release
 

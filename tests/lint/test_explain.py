@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from patchops import api
-from patchops.cli import app
-from patchops.hardware import parse_hardware
+from patchops.cli.app import app
+from patchops.host.hardware import parse_hardware
 from patchops.lint.explain import DROPPED, FORCED, HARDCODED, SET
 from tests.support import wheelcache
 
@@ -168,6 +168,7 @@ def test_shipped_facts_have_no_patchset_origin(seed):
 
 
 def test_explain_looks_for_the_store_where_the_store_lives():
-    from patchops import applied, store
+    from patchops.patching import applied_settings as applied
+    from patchops.store import site_store as store
 
     assert applied.STORE_FOLDER == store.STORE_DIR

@@ -11,7 +11,7 @@ import ast
 
 import pytest
 
-from patchops.lint.facts_extract.expressions import UNKNOWN as UNREAD, Context, expression, message
+from patchops.lint.extract.expressions import UNKNOWN as UNREAD, Context, expression, message
 from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth, truth_of, value
 
 U = UNKNOWN

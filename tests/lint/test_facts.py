@@ -11,13 +11,13 @@ import sys
 import pytest
 
 from conftest import vendor_hardcode
-from patchops.errors import LintInputError
-from patchops.lint import facts_cache as facts_mod
-from patchops.lint import facts_extract
-from patchops.lint.facts import SHIPPED_DIR, Facts, Flag, facts_for_version, shipped_versions
-from patchops.lint.facts_cache import extract_facts, facts_for_copy
-from patchops.lint.facts_extract.source_tree import Source
-from patchops.lint.facts_extract.static_eval import Classes
+from patchops.core.errors import LintInputError
+from patchops.lint.facts import cache as facts_mod
+from patchops.lint import extract as facts_extract
+from patchops.lint.facts.model import SHIPPED_DIR, Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts.cache import extract_facts, facts_for_copy
+from patchops.lint.extract.source_tree import Source
+from patchops.lint.extract.static_eval import Classes
 from tests.support import release_day, wheelcache
 
 pytestmark = pytest.mark.vllm
@@ -435,8 +435,8 @@ def test_facts_for_version_unknown(version):
 
 
 def test_import_stays_light():
-    code = ("import sys, patchops.lint.facts\n"
-            "bad = [m for m in ('libcst', 'vllm', 'torch', 'patchops.lint.facts_extract', 'rich') "
+    code = ("import sys, patchops.lint.facts.model\n"
+            "bad = [m for m in ('libcst', 'vllm', 'torch', 'patchops.lint.extract', 'rich') "
             "if m in sys.modules]\n"
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -446,10 +446,10 @@ def test_import_stays_light():
 def test_cached_lookup_stays_light(cache_dir):
     site = wheelcache.site_packages("0.8.5")
     facts_for_copy(site)  # warm the cache
-    code = ("import sys\nfrom pathlib import Path\nimport patchops.lint.facts_cache as f\n"
+    code = ("import sys\nfrom pathlib import Path\nimport patchops.lint.facts.cache as f\n"
             f"f.facts_cache_dir = lambda: Path({str(cache_dir)!r})\n"
             f"f.facts_for_copy(Path({str(site)!r}))\n"
-            "bad = [m for m in ('libcst', 'vllm', 'torch', 'patchops.lint.facts_extract') "
+            "bad = [m for m in ('libcst', 'vllm', 'torch', 'patchops.lint.extract') "
             "if m in sys.modules]\n"
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

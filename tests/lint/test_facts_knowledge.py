@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from patchops.lint.facts import Facts, facts_for_version
-from patchops.lint.facts_extract.bool_spellings import option_inverses
-from patchops.lint.facts_extract.config_fields import nested_config_facts, value_range_facts
-from patchops.lint.facts_extract.max_len import max_len_facts
-from patchops.lint.facts_extract.guards import front_end_bounds, guard_facts
-from patchops.lint.facts_extract.parallel import parallel_facts
-from patchops.lint.facts_extract.registries import _registered, quantization_checkpoint_needs, registry_facts
-from patchops.lint.facts_extract.source_tree import Source
-from patchops.lint.facts_extract.static_eval import Classes
+from patchops.lint.facts.model import Facts, facts_for_version
+from patchops.lint.extract.bool_spellings import option_inverses
+from patchops.lint.extract.config_fields import nested_config_facts, value_range_facts
+from patchops.lint.extract.max_len import max_len_facts
+from patchops.lint.extract.guards import front_end_bounds, guard_facts
+from patchops.lint.extract.parallel import parallel_facts
+from patchops.lint.extract.registries import _registered, quantization_checkpoint_needs, registry_facts
+from patchops.lint.extract.source_tree import Source
+from patchops.lint.extract.static_eval import Classes
 
 pytestmark = pytest.mark.vllm
 
@@ -238,20 +238,20 @@ def test_executor_import_paths_and_guards_by_version(source_of):
 
 @pytest.mark.parametrize("version", ["0.6.3.post1", "0.8.5", "0.10.1.1", "0.15.0"])
 def test_swap_space_limits_read_from_the_guard(source_of, version):
-    from patchops.lint.facts_extract.guards import swap_space_limits
+    from patchops.lint.extract.guards import swap_space_limits
 
     assert swap_space_limits(source_of(version)) == {
         "refuse_above": 0.7, "warn_above": 0.4, "per_node": "tensor_parallel_size"}
 
 
 def test_no_swap_space_guard_once_the_flag_is_gone(source_of):
-    from patchops.lint.facts_extract.guards import swap_space_limits
+    from patchops.lint.extract.guards import swap_space_limits
 
     assert swap_space_limits(source_of("0.20.0")) == {}
 
 
 def test_swap_space_limits_follow_an_edited_guard(tmp_path):
-    from patchops.lint.facts_extract.guards import swap_space_limits
+    from patchops.lint.extract.guards import swap_space_limits
 
     (tmp_path / "vllm" / "config").mkdir(parents=True)
     (tmp_path / "vllm" / "config" / "cache.py").write_text(textwrap.dedent('''
@@ -266,7 +266,7 @@ def test_swap_space_limits_follow_an_edited_guard(tmp_path):
 
 
 def test_required_dists_say_whether_a_plain_install_has_flashinfer(source_of):
-    from patchops.lint.facts_extract.requirements import required_dists
+    from patchops.lint.extract.requirements import required_dists
 
     old, new = required_dists(source_of("0.10.1.1")), required_dists(source_of("0.12.0"))
     assert "torch" in old and "flashinfer-python" not in old
@@ -275,7 +275,7 @@ def test_required_dists_say_whether_a_plain_install_has_flashinfer(source_of):
 
 
 def test_required_dists_skip_extras_and_stop_at_the_body(tmp_path):
-    from patchops.lint.facts_extract.requirements import required_dists
+    from patchops.lint.extract.requirements import required_dists
 
     info = tmp_path / "vllm-1.0.dist-info"
     info.mkdir()
@@ -296,7 +296,7 @@ def test_required_dists_skip_extras_and_stop_at_the_body(tmp_path):
     ("0.30.0", {}),
 ])
 def test_scheduler_and_v0_default_guards(source_of, version, expected):
-    from patchops.lint.facts_extract.guards import guard_facts
+    from patchops.lint.extract.guards import guard_facts
 
     found = guard_facts(source_of(version))
     names = ("partial_prefills_need_chunked", "pooling_without_chunked_prefill", "prefix_hash_sha256_v0")
@@ -314,7 +314,7 @@ def test_a_union_of_literals_makes_some_choices_a_coin_toss():
 @pytest.mark.parametrize("version, refused", [("0.7.3", "any"), ("0.8.5", "token"),
                                               ("0.10.1.1", "token"), ("0.33.0", None)])
 def test_model_option_guard_read_from_the_copy(source_of, version, refused):
-    from patchops.lint.facts_extract.guards import model_option_guard
+    from patchops.lint.extract.guards import model_option_guard
 
     assert model_option_guard(source_of(version)) == refused
 
@@ -323,7 +323,7 @@ def test_model_option_guard_read_from_the_copy(source_of, version, refused):
 
 
 def test_async_speculative_methods_grow_by_release_and_leave_with_the_guard(source_of):
-    from patchops.lint.facts_extract.guards import async_speculative_methods
+    from patchops.lint.extract.guards import async_speculative_methods
 
     def read(version):
         return async_speculative_methods(source_of(version), Classes(source_of(version)))
@@ -337,7 +337,7 @@ def test_async_speculative_methods_grow_by_release_and_leave_with_the_guard(sour
 
 
 def test_async_speculative_methods_drop_a_term_that_does_not_resolve(tmp_path):
-    from patchops.lint.facts_extract.guards import async_speculative_methods
+    from patchops.lint.extract.guards import async_speculative_methods
 
     def facts_of(condition):
         (tmp_path / "vllm" / "config").mkdir(parents=True, exist_ok=True)

@@ -17,10 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 from patchops import api
-from patchops.cli import app
-from patchops.errors import LintInputError
+from patchops.cli.app import app
+from patchops.core.errors import LintInputError
 from patchops.lint.fixes import apply_fixes, fix_text, unified_diff
-from patchops.lint.loaders import load_text
+from patchops.lint.input.loaders import load_text
 from patchops.lint.rule import APPLICABILITIES, Diagnostic, Edit, Fix
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.runner import lint_example

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from patchops.cli import app
+from patchops.cli.app import app
 from tests.support import wheelcache
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -10,13 +10,13 @@ import textwrap
 from pathlib import Path
 from typing import Dict, Optional
 
-from patchops.lint.facts import Facts
-from patchops.lint.facts_extract import engine_args_defaults
-from patchops.lint.facts_extract.guard_programs import checked_classes
-from patchops.lint.facts_extract.source_tree import Source
-from patchops.lint.facts_extract.static_eval import Classes
-from patchops.lint.loaders import load_text
-from patchops.lint.model_facts import model_facts_from_dict
+from patchops.lint.facts.model import Facts
+from patchops.lint.extract import engine_args_defaults
+from patchops.lint.extract.guard_programs import checked_classes
+from patchops.lint.extract.source_tree import Source
+from patchops.lint.extract.static_eval import Classes
+from patchops.lint.input.loaders import load_text
+from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import config_checks
 
 
@@ -360,7 +360,7 @@ ATTENTION_ENGINE = """
 
 
 def test_a_key_of_a_json_flag_is_read_through_a_copy_and_a_config_built_from_it(tmp_path):
-    from patchops.lint.facts import Flag
+    from patchops.lint.facts.model import Flag
 
     site = _tree(tmp_path, ATTENTION_ENGINE, "")
     flags = {"attention_config": Flag(name="attention-config", dest="attention_config", type="json")}

@@ -13,7 +13,7 @@ from patchops.lint.rules import ALL_RULES
 SRC = Path(patchops.__file__).resolve().parent
 RULES = SRC / "lint" / "rules"
 # What a rule may import from patchops: the rule API (its fix edits too), the data it checks, and lint/vllm/.
-RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.edits", "patchops.lint.config", "patchops.lint.facts",
+RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.edits", "patchops.lint.input.serve_config", "patchops.lint.facts.model",
                 "patchops.lint.vllm")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from patchops.lint.model_facts import model_facts_from_dict
+from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.rule import Example
 from patchops.lint.runner import lint_example
 from patchops.lint.vllm import memory

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from patchops import api, records
-from patchops.render_lint import skipped_notes
-from patchops.cli import app
-from patchops.errors import LintInputError
-from patchops.lint.facts import facts_for_version
-from patchops.lint.model_facts import find_model_config, model_facts_from_dict, read_model_facts
-from patchops.lint.loaders import load_text
+from patchops import api
+from patchops.core import records
+from patchops.cli.render.lint import skipped_notes
+from patchops.cli.app import app
+from patchops.core.errors import LintInputError
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.input.model_config import find_model_config, model_facts_from_dict, read_model_facts
+from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import model_len
 from patchops.lint.vllm.model_len import derived_max_len
 
@@ -197,7 +198,7 @@ def test_cli_model_config_option(tmp_path):
 
 
 def test_a_model_name_too_long_for_a_path_is_not_a_local_folder(tmp_path):
-    from patchops.lint.model_facts import find_model_config
+    from patchops.lint.input.model_config import find_model_config
 
     assert find_model_config("org/" + "x" * 300, {"HF_HOME": str(tmp_path)}) is None
     spec = tmp_path / "serve.yaml"

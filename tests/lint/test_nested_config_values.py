@@ -13,9 +13,9 @@ import textwrap
 import pytest
 
 from lintkit import linter
-from patchops.lint.facts_extract.config_fields import nested_config_facts
-from patchops.lint.facts_extract.source_tree import Source
-from patchops.lint.facts_extract.static_eval import Classes
+from patchops.lint.extract.config_fields import nested_config_facts
+from patchops.lint.extract.source_tree import Source
+from patchops.lint.extract.static_eval import Classes
 from patchops.lint.vllm.nested_values import refusal
 
 lint = linter("PO802", kind="command")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from patchops import api, patching
-from patchops.lint.facts import facts_for_version
-from patchops.lint.facts_cache import facts_for_copy
-from patchops.lint.facts_extract.vendor import vendor_of
-from patchops.locate import locate_site
-from patchops.patchset import get_patchset
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.facts.cache import facts_for_copy
+from patchops.lint.extract.vendor import vendor_of
+from patchops.host.locate import locate_site
+from patchops.patchset.model import get_patchset
 from tests.support import wheelcache
 
 from lintkit import findings

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.facts_extract.architectures import architecture_facts
-from patchops.lint.facts_extract.source_tree import Source
+from patchops.lint.extract.model_registry import architecture_facts
+from patchops.lint.extract.source_tree import Source
 from patchops.lint.rule import Example
 from patchops.lint.runner import lint_example
 from tests.support import wheelcache

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from patchops.lint.facts import Facts, Flag, facts_for_version
-from patchops.lint.loaders import load_command, load_text
-from patchops.lint.config import human_readable_int
+from patchops.lint.facts.model import Facts, Flag, facts_for_version
+from patchops.lint.input.loaders import load_command, load_text
+from patchops.lint.input.serve_config import human_readable_int
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm.releases import release
 

@@ -7,7 +7,7 @@ import itertools
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from patchops.lint.facts import shipped_versions
+from patchops.lint.facts.model import shipped_versions
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.vllm import releases
 

@@ -19,9 +19,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import MID, vendor_hardcode
-from patchops import hardware
+from patchops.host import hardware
 from patchops.api import linting
-from patchops.cli import OK, PROBLEMS_FOUND, app
+from patchops.cli.app import OK, PROBLEMS_FOUND, app
 from patchops.lint import result_cache
 from tests.support import wheelcache
 
@@ -149,9 +149,9 @@ def test_a_hit_imports_no_yaml_rule_or_facts(tmp_path):
         outputs.append((done.returncode, done.stdout))
         imported.append(set(done.stderr.rpartition("\nMODULES ")[2].split()))
     assert outputs[0] == outputs[1] and outputs[0][1]
-    heavy = ("yaml", "packaging", "patchops.lint.rules", "patchops.lint.rule", "patchops.lint.facts",
-             "patchops.lint.runner", "patchops.lint.loaders", "patchops.locate")
-    assert {"yaml", "patchops.lint.rules", "patchops.lint.facts"} <= imported[0]  # the miss did
+    heavy = ("yaml", "packaging", "patchops.lint.rules", "patchops.lint.rule", "patchops.lint.facts.model",
+             "patchops.lint.runner", "patchops.lint.input.loaders", "patchops.host.locate")
+    assert {"yaml", "patchops.lint.rules", "patchops.lint.facts.model"} <= imported[0]  # the miss did
     assert sorted(m for m in imported[1] if m.split(".")[0] == "yaml" or m in heavy
                   or m.startswith("patchops.lint.rules.")) == []
 
@@ -408,7 +408,7 @@ def test_the_key_covers_every_variable_lint_reads():
     """Every environment variable named in the code that lint runs is in relevant_env()."""
     package = ROOT / "src" / "patchops"
     files = [*(package / "lint").rglob("*.py"), *(package / "api").glob("*.py"), *(package / name for name in (
-        "settings.py", "locate.py", "search_path.py", "installed_version.py", "cache.py"))]
+        "core/settings.py", "host/locate.py", "host/search_path.py", "host/installed_version.py", "core/cache.py"))]
     named = set()
     for path in files:
         text = path.read_text(encoding="utf-8")

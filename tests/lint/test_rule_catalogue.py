@@ -8,7 +8,7 @@ import re
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from patchops.lint.facts import shipped_versions
+from patchops.lint.facts.model import shipped_versions
 from patchops.lint.rule import SEVERITIES
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.runner import lint_example

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_file, load_text
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.input.loaders import load_file, load_text
 from patchops.lint.runner import lint_config
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
@@ -40,7 +40,7 @@ def test_select_and_ignore_by_prefix():
 
 
 def test_selector_matching_no_rule_is_a_usage_error():
-    from patchops.errors import UsageError
+    from patchops.core.errors import UsageError
 
     with pytest.raises(UsageError, match="--select ZZZ matches no rule code"):
         lint_config(load_text("model: m\n"), facts_for_version("0.8.5"), select=["ZZZ"])
@@ -49,7 +49,7 @@ def test_selector_matching_no_rule_is_a_usage_error():
 def test_config_file_keys_share_a_position_but_not_their_explanations(tmp_path):
     """Every key of `--config FILE` sits at the `--config` token: a bad value of one key must
     not hide the removed flag of another (PO101 steps aside only for the same setting)."""
-    from patchops.lint.loaders import load_command
+    from patchops.lint.input.loaders import load_command
 
     (tmp_path / "case.yaml").write_text("max-seq-len-to-capture: 16384\ngpu-memory-utilization: 1.2\n")
     cfg = load_command("vllm serve /m --config case.yaml", base_dir=str(tmp_path))
@@ -60,7 +60,7 @@ def test_config_file_keys_share_a_position_but_not_their_explanations(tmp_path):
 def test_a_finding_on_one_config_key_names_it_so_a_removed_flag_beside_it_stays(tmp_path):
     """PO110 names otlp_traces_endpoint: without that field it explained away every generic
     finding at the `--config` token, the removed --tokenizer-pool-size beside it included."""
-    from patchops.lint.loaders import load_command
+    from patchops.lint.input.loaders import load_command
 
     (tmp_path / "case.yaml").write_text("tokenizer-pool-size: 0\notlp-traces-endpoint: http://h:4317\n")
     cfg = load_command("vllm serve /m --config case.yaml", base_dir=str(tmp_path))

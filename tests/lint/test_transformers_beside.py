@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from patchops import api
-from patchops.lint.facts_extract.architectures import architecture_facts
-from patchops.lint.facts_extract.source_tree import Source
-from patchops.lint.facts_extract.transformers_beside import transformers_beside, transformers_facts
+from patchops.lint.extract.model_registry import architecture_facts
+from patchops.lint.extract.source_tree import Source
+from patchops.lint.extract.transformers_beside import transformers_beside, transformers_facts
 from tests.support import wheelcache
 
 pytestmark = pytest.mark.vllm

@@ -10,7 +10,7 @@ import textwrap
 
 import libcst as cst
 
-from patchops.ops import Op, OpOutcome, SiteState
+from patchops.patchset.ops import Op, OpOutcome, SiteState
 
 
 def run_op(op: Op, source: str) -> OpOutcome:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from patchops.ops import AddDecorator, SiteState
+from patchops.patchset.ops import AddDecorator, SiteState
 from rewrite_assert import assert_rewrite, run_op
 
 

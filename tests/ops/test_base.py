@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from patchops.ops.base import SiteCount, normalize_expr, version_in
+from patchops.patchset.ops.base import SiteCount, normalize_expr, version_in
 
 
 @pytest.mark.parametrize("text, low, high, shown", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.ops import InsertCode, SiteState
+from patchops.patchset.ops import InsertCode, SiteState
 from rewrite_assert import assert_rewrite, run_op
 
 CODE = """\

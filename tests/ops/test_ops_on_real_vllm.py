@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import PositionProvider
 
-from patchops.ops import SetDefault, SiteState, Transformer, site_for
+from patchops.patchset.ops import SetDefault, SiteState, Transformer, site_for
 from tests.support import wheelcache
 
 ARG_UTILS = "engine/arg_utils.py"

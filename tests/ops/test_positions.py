@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from patchops.ops.positions import positions, positions_off, site_positions
+from patchops.patchset.ops.positions import positions, positions_off, site_positions
 from tests.support import wheelcache
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import patchops.ops as ops_pkg
-from patchops.ops import ALL_OPS, OPS
+import patchops.patchset.ops as ops_pkg
+from patchops.patchset.ops import ALL_OPS, OPS
 from rewrite_assert import assert_rewrite
 
 EXAMPLES = [(op, i, ex) for op in ALL_OPS for i, ex in enumerate(op.EXAMPLES)]
@@ -55,8 +55,8 @@ def test_examples(op_cls, index, example):
 def test_importing_ops_and_patchsets_does_not_import_libcst():
     code = textwrap.dedent("""
         import sys
-        import patchops.ops, patchops.patchset
-        patchops.patchset.find_patchsets()
+        import patchops.patchset.ops, patchops.patchset.model
+        patchops.patchset.model.find_patchsets()
         bad = sorted(m for m in sys.modules if m == "libcst" or m.startswith("libcst."))
         print(bad)
     """)

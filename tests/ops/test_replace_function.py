@@ -9,8 +9,8 @@ import libcst as cst
 import pytest
 
 from tests.support import wheelcache
-from patchops.ops import ReplaceFunction, SiteState
-from patchops.ops.replace_function import fingerprint
+from patchops.patchset.ops import ReplaceFunction, SiteState
+from patchops.patchset.ops.replace_function import fingerprint
 from rewrite_assert import assert_rewrite, run_op
 
 BEFORE = '''\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.ops import SetKeyword, SiteState
+from patchops.patchset.ops import SetKeyword, SiteState
 from rewrite_assert import assert_rewrite, run_op
 
 

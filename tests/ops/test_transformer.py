@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import PositionProvider
 
-from patchops.ops import SiteState, Transformer, site_for
+from patchops.patchset.ops import SiteState, Transformer, site_for
 from rewrite_assert import assert_rewrite, run_op
 
 

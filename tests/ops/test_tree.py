@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from patchops.ops.tree import dotted_name, replace_nodes, walk
+from patchops.patchset.ops.tree import dotted_name, replace_nodes, walk
 
 
 def test_dotted_name():

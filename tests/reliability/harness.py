@@ -105,7 +105,7 @@ def run_here(world: World, args: Sequence[str]) -> Done:
     interpreter, and this keeps the matrix fast)."""
     from typer.testing import CliRunner
 
-    from patchops.cli import app
+    from patchops.cli.app import app
 
     result = CliRunner().invoke(app, [*args, *world.site_args()])
     if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -319,12 +319,12 @@ def status_problems(world: World) -> List[str]:
     is wrong: an error, a drifted row, a patchset in a different state in the two copies.
 
     The patchsets are loaded once per process, so identical files are parsed once (see
-    patching/rewriting.py) and a matrix of hundreds of runs stays fast.
+    patching/file_rewrites.py) and a matrix of hundreds of runs stays fast.
     """
     from patchops import patching
-    from patchops.errors import PatchopsError
-    from patchops.locate import locate_site
-    from patchops.patchset import load_patchset
+    from patchops.core.errors import PatchopsError
+    from patchops.host.locate import locate_site
+    from patchops.patchset.model import load_patchset
 
     if "all" not in _LOADED:
         _LOADED["all"] = [load_patchset(world.patchsets / f"{name}.yaml") for name in PATCHSETS]
@@ -344,7 +344,7 @@ def status_problems(world: World) -> List[str]:
 def _check_backups(world: World, problems: List[str]) -> int:
     """Count recorded files whose original backup is gone or corrupt, or whose bytes drifted."""
     sys.path.insert(0, str(REPO / "src"))
-    from patchops.store import Store, sha256
+    from patchops.store.site_store import Store, sha256
 
     lost = 0
     for site in world.sites:

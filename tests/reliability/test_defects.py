@@ -17,8 +17,8 @@ import pytest
 import harness
 from reliability_fixtures import expected, source  # noqa: F401 (fixtures)
 from patchops import patching
-from patchops.locate import locate_site
-from patchops.patchset import load_patchset
+from patchops.host.locate import locate_site
+from patchops.patchset.model import load_patchset
 
 
 def cli(*args, env=None, cwd=None):

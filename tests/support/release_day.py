@@ -78,8 +78,8 @@ def resolved_dependency(vllm_version: str, site: Path, project: str) -> Optional
 def transformers_of(vllm_version: str, site: Path) -> dict:
     """Return the facts of the transformers an install of vLLM `vllm_version` (in `site`) took on
     its release day, marked with that day; {} when the wheel names none."""
-    from patchops.lint.facts_extract.source_tree import Source
-    from patchops.lint.facts_extract.transformers_beside import transformers_facts
+    from patchops.lint.extract.source_tree import Source
+    from patchops.lint.extract.transformers_beside import transformers_facts
     from . import wheelcache
 
     wanted = resolved_dependency(vllm_version, site, "transformers")

@@ -15,8 +15,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from patchops import pypi
-from patchops.errors import PatchopsError
+from patchops.host import pypi
+from patchops.core.errors import PatchopsError
 
 FLASH_ATTN_DIR = "vllm/vllm_flash_attn/"
 

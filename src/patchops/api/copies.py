@@ -2,7 +2,7 @@
 
 Reached through `patchops.api` (its names load this module on first use), so `status` and
 `apply` never load lint's modules (issue 11). Plain functions returning plain records
-(patchops.records); nothing here prints.
+(patchops.core.records); nothing here prints.
 """
 
 from __future__ import annotations
@@ -10,29 +10,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-from patchops.records import record
+from patchops.core.records import record
 
 if TYPE_CHECKING:
-    from patchops.locate import VllmCopy
+    from patchops.host.locate import VllmCopy
     from patchops.patching.status_check import StatusRow
 
 def locate(*, python: Optional[str] = None, roots: Sequence[Path] = ()):
     """Return every vLLM copy `python` could import plus vendor-root copies (a Location)."""
-    from patchops import locate as locating
+    from patchops.host import locate as locating
 
     return locating.locate(python=python, roots=roots)
 
 
 def patchsets(patchset_dirs: Sequence[Path] = ()):
     """Return every known patchset (shipped, $PATCHOPS_PATCHSETS, `patchset_dirs`), by name."""
-    from patchops.patchset import find_patchsets
+    from patchops.patchset.model import find_patchsets
 
     return sorted(find_patchsets(patchset_dirs).values(), key=lambda p: p.name)
 
 
 def patchset(name: str, patchset_dirs: Sequence[Path] = ()):
     """Return the patchset called `name` (or at path `name`)."""
-    from patchops.patchset import get_patchset
+    from patchops.patchset.model import get_patchset
 
     return get_patchset(name, patchset_dirs)
 
@@ -64,8 +64,9 @@ def find_targets(*, python: Optional[str] = None, roots: Sequence[Path] = (),
     whether `import vllm` loads them."""
     import os
 
-    from patchops import locate as locating, records
-    from patchops.errors import LocateError
+    from patchops.host import locate as locating
+    from patchops.core import records
+    from patchops.core.errors import LocateError
 
     location = locating.locate(python=python, roots=roots)
     if sites:
@@ -101,7 +102,8 @@ def plan_apply(names: Sequence[str], *, python: Optional[str] = None, roots: Seq
     raising DriftError, so --dry-run can show both the diff and the problems. `targets`
     (from find_targets()) saves locating again.
     """
-    from patchops import patching, patchset_index
+    from patchops import patching
+    from patchops.patchset import index as patchset_index
 
     wanted = [patchset_index.get(name, patchset_dirs) for name in dict.fromkeys(names)]
     copies = (targets or find_targets(python=python, roots=roots, sites=sites)).copies
@@ -117,7 +119,7 @@ def diff(plan) -> str:
 
 def mismatches(plan):
     """Return, for a plan with drift, where each drifted op comes closest (Mismatch list)."""
-    from patchops import mismatch
+    from patchops.patching import mismatch
 
     return mismatch.mismatches(plan)
 
@@ -148,9 +150,10 @@ def status_report(names: Optional[Sequence[str]] = None, *, python: Optional[str
     cannot be loaded is then a note, not an error: one broken file in PATCHOPS_PATCHSETS
     must not hide the status of the rest).
     """
-    from patchops import patching, patchset_index
-    from patchops.errors import PatchopsError
-    from patchops.patchset import patchset_files
+    from patchops import patching
+    from patchops.patchset import index as patchset_index
+    from patchops.core.errors import PatchopsError
+    from patchops.patchset.model import patchset_files
 
     chosen = find_targets(python=python, roots=roots, sites=sites)
     notes: List[str] = []
@@ -177,7 +180,7 @@ def status(names: Optional[Sequence[str]] = None, *, python: Optional[str] = Non
 
 
 def _recorded_patchsets(copies) -> List[str]:
-    from patchops.store import Store
+    from patchops.store.site_store import Store
 
     names: List[str] = []
     for copy in copies:
@@ -206,7 +209,7 @@ def rollback(names: Optional[Sequence[str]] = None, *, force: bool = False,
     naming a patchset that is applied nowhere is still an error (a typo must not pass).
     """
     from patchops import patching
-    from patchops.errors import PatchopsError
+    from patchops.core.errors import PatchopsError
 
     copies = target_copies(python=python, roots=roots, sites=sites)
     try:
@@ -222,7 +225,7 @@ def rollback(names: Optional[Sequence[str]] = None, *, force: bool = False,
 
 def verify(*, python: Optional[str] = None, roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
     """Check every file of every copy against its RECORD (a CopyVerification per copy)."""
-    from patchops import verify as verifying
+    from patchops.patching import verify as verifying
 
     return verifying.verify(target_copies(python=python, roots=roots, sites=sites))
 
@@ -236,7 +239,7 @@ def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None, fr
             out_dir: Path = Path("patchsets"), versions: Optional[str] = None, force: bool = False,
             record: bool = True):
     """Write patchsets/NAME.yaml reproducing hand edits of `files` (a CaptureResult)."""
-    from patchops import capture as capturing
+    from patchops.patching import capture as capturing
 
     return capturing.capture(name, files, base=base, from_wheel=from_wheel, out_dir=out_dir,
                              versions=versions, force=force, record=record)
@@ -245,7 +248,7 @@ def capture(name: str, files: Sequence[Path], *, base: Optional[Path] = None, fr
 def file_diffs(target: Optional[str] = None, *, python: Optional[str] = None,
                roots: Sequence[Path] = (), sites: Sequence[Path] = ()):
     """Return recorded files (of patchset or file `target`) diffed against their stored originals."""
-    from patchops import diffs
+    from patchops.patching import diff as diffs
 
     return diffs.diff(target_copies(python=python, roots=roots, sites=sites), target)
 
@@ -253,8 +256,8 @@ def file_diffs(target: Optional[str] = None, *, python: Optional[str] = None,
 def export(name: str, *, python: Optional[str] = None, roots: Sequence[Path] = (),
            sites: Sequence[Path] = (), patchset_dirs: Sequence[Path] = ()) -> str:
     """Return what patchset `name` does to the copies' pristine files, as a `patch -p1` patch."""
-    from patchops import diffs
-    from patchops.patchset import get_patchset
+    from patchops.patching import diff as diffs
+    from patchops.patchset.model import get_patchset
 
     patchset = get_patchset(name, patchset_dirs)
     return diffs.export(target_copies(python=python, roots=roots, sites=sites), patchset)
@@ -262,6 +265,6 @@ def export(name: str, *, python: Optional[str] = None, roots: Sequence[Path] = (
 
 def write_text(path: Path, text: str) -> None:
     """Write an output file (a patch) atomically."""
-    from patchops.site_files import atomic_write
+    from patchops.store.site_files import atomic_write
 
     atomic_write(path, text.encode("utf-8"))

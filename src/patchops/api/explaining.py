@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 from patchops.api.linting import lint, load_input
 
 if TYPE_CHECKING:
-    from patchops.hardware import Hardware
+    from patchops.host.hardware import Hardware
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
             hardware: Optional["Hardware"] = None) -> ExplainResult:
     """Return the settings vLLM will run `path` or `command` with, each with its origin."""
     from patchops.lint.explain import explain as effective
-    from patchops.lint.select import facts_for_config
+    from patchops.lint.facts.selection import facts_for_config
 
     cfg, assumed = load_input(path, command, hardware)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
@@ -42,7 +42,7 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
 
 def _applied_fields(facts) -> dict:
     """Return {field: (patchset, file:line)} for the copy the facts were read from (shipped: {})."""
-    from patchops.applied import applied_keywords
+    from patchops.patching.applied_settings import applied_keywords
 
     site = Path(facts.origin)
     if not site.is_absolute() or not (site / "vllm").is_dir():
@@ -73,7 +73,7 @@ def _launch_of(path, command, python, extra: Sequence[str] = (), config_dir: Opt
     (cfg, the copy it imports, the Launch). A spec's `args:` go to a `--config` file in
     `config_dir` (default: launching.launch_config_dir()).
     """
-    from patchops import launching
+    from patchops.run import launch as launching
 
     cfg, _ = load_input(path, command, None)
     stated = cfg.context.get("vllm.python")
@@ -114,9 +114,9 @@ def engine_check(path: Optional[Path] = None, *, command: Optional[str] = None,
 
 def _engine_check(path, command, python, hardware, detected, static_errors, scratch: Path) -> EngineCheck:
     """engine_check() with a spec's `--config` file written to `scratch` (deleted after)."""
-    from patchops.engine import check
-    from patchops.errors import UsageError
-    from patchops.hardware import Hardware
+    from patchops.run import engine_check as check
+    from patchops.core.errors import UsageError
+    from patchops.host.hardware import Hardware
 
     cfg, copy, launch = _launch_of(path, command, python, config_dir=scratch)
     if cfg.entrypoint != "serve":
@@ -139,8 +139,8 @@ def _as_hardware(given):
     """Return `given` with a compute capability spelled "8.0" (spec values may be numbers)."""
     if given is None or given.compute_capability is None:
         return given
-    from patchops import records
-    from patchops.lint.config import parse_compute_capability
+    from patchops.core import records
+    from patchops.lint.input.serve_config import parse_compute_capability
 
     number = parse_compute_capability(given.compute_capability)
     return records.replace(given, compute_capability=None if number is None else f"{number:.1f}")

@@ -1,7 +1,7 @@
 """The library API for linting: lint, lint --fix, explain, launch plans, engine checks, rules.
 
 Reached through `patchops.api` (its names load this module on first use). Plain functions
-returning plain records (patchops.records); nothing here prints.
+returning plain records (patchops.core.records); nothing here prints.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from patchops.records import field, record
+from patchops.core.records import field, record
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; nothing is imported until a function runs
-    from patchops.hardware import Hardware
+    from patchops.host.hardware import Hardware
     from patchops.lint.rule import Diagnostic
 
 STDIN = "-"
@@ -66,12 +66,12 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     config.json when the model is not on this machine. A file holding several launches (a
     manifest) needs `launch`, the name of one; `loaded` is a ServeConfig already read.
     """
-    from patchops.lint.model_facts import model_facts_for, read_model_facts
+    from patchops.lint.input.model_config import model_facts_for, read_model_facts
     from patchops.lint.reading import read_as_vllm
     from patchops.lint.rules import ALL_RULES
     from patchops.lint import selectors
     from patchops.lint.runner import lint_config
-    from patchops.lint.select import facts_for_config
+    from patchops.lint.facts.selection import facts_for_config
 
     if loaded is not None:
         cfg, assumed = loaded, (_assume_hardware(loaded, hardware) if hardware is not None else None)
@@ -109,7 +109,7 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
     """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
 
     A folder stands for the YAML and .sh files under it; `-` reads `stdin`. `settings` (a
-    patchops.settings.Settings, default: the file found from the current folder) adds its
+    patchops.core.settings.Settings, default: the file found from the current folder) adds its
     select/ignore lists and per-file ignores, and gives the vLLM version, interpreter and
     hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
     change every result. `cache` answers from lint/result_cache.py when nothing the results
@@ -147,7 +147,7 @@ def _text_stream(text: Optional[str]):
 
 def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ignore, hardware,
                  settings, model_config, stdin) -> List[LintResult]:
-    from patchops.errors import LintInputError
+    from patchops.core.errors import LintInputError
     from patchops.lint.rules.input_not_linted import InputNotLinted
 
     choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
@@ -180,7 +180,7 @@ def lint_file(path, text: Optional[str], options: dict) -> List[LintResult]:
     A file with none (a workflow, a Helm values file) gives one result saying what it is.
     An input that cannot be linted raises LintInputError, as lint() does.
     """
-    from patchops.lint.loaders import load_file_inputs, load_text_inputs
+    from patchops.lint.input.loaders import load_file_inputs, load_text_inputs
 
     loaded = load_text_inputs(text, path=str(path)) if text is not None else load_file_inputs(Path(path))
     if loaded.skipped is not None:
@@ -190,8 +190,8 @@ def lint_file(path, text: Optional[str], options: dict) -> List[LintResult]:
 
 def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, settings, model_config):
     """Return (lint() keyword arguments, select, ignore, settings) after the settings file."""
-    from patchops import settings as settings_file
-    from patchops.errors import UsageError
+    from patchops.core import settings as settings_file
+    from patchops.core.errors import UsageError
     from patchops.lint import selectors
     from patchops.lint.rules import ALL_RULES
 
@@ -247,10 +247,10 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
     """
     import codecs
 
-    from patchops.errors import UsageError
-    from patchops.lint import yamlread
+    from patchops.core.errors import UsageError
+    from patchops.lint.input import yaml_nodes as yamlread
     from patchops.lint.fixes import fix_text
-    from patchops.store import atomic_write
+    from patchops.store.site_store import atomic_write
 
     files = expand_inputs(paths)
     if any(str(p) == STDIN for p in files):
@@ -335,7 +335,7 @@ def _text_of(path: Optional[Path]) -> str:
 
 def settings_hardware(found) -> "Hardware":
     """Return the settings file's `hardware` table as a Hardware naming that file as its source."""
-    from patchops.hardware import Hardware
+    from patchops.host.hardware import Hardware
 
     table = dict(found.hardware)
     if "compute_capability" in table:
@@ -352,7 +352,7 @@ def load_input(path, command, hardware, text: Optional[str] = None, launch: Opti
     `text` is the content of `path` when it was not read from disk (stdin); `launch` names
     one launch of a file that holds several.
     """
-    from patchops.lint.loaders import load_command, load_file_inputs, load_text_inputs, only_launch
+    from patchops.lint.input.loaders import load_command, load_file_inputs, load_text_inputs, only_launch
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
@@ -367,7 +367,7 @@ def load_input(path, command, hardware, text: Optional[str] = None, launch: Opti
 
 def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
     """Add the hardware fields `cfg` does not state; say what was assumed, or None if nothing."""
-    from patchops.lint.config import Setting
+    from patchops.lint.input.serve_config import Setting
 
     added = [key for key in hardware.context() if key not in cfg.context]
     for key in added:
@@ -378,7 +378,7 @@ def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
 
 def rules(code: Optional[str] = None):
     """Return every rule class, or those `code` names: a code, prefix, name or comma list of them."""
-    from patchops.errors import UsageError
+    from patchops.core.errors import UsageError
     from patchops.lint import selectors
     from patchops.lint.rules import ALL_RULES
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from patchops.errors import DriftError
+from patchops.core.errors import DriftError
 from patchops.fleet import node as on_node
 from patchops.fleet.cluster import DEFAULT_TIMEOUT, FleetError, Node, alive_nodes, connect, on_each
 from patchops.fleet.compare import lint_disagreements, status_disagreements, verify_disagreements

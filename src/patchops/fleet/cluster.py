@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
-from patchops.errors import PatchopsError, UsageError
+from patchops.core.errors import PatchopsError, UsageError
 from patchops.fleet.node import NodeFailure
 
 # The distribution name users install (pyproject's [project] name); a test keeps them equal.

@@ -11,7 +11,7 @@ from typing import Dict, Hashable, List, Mapping, Sequence, Tuple, TypeVar
 
 from patchops.fleet.cluster import Node
 from patchops.fleet.node import CopyCheck, NodeLint, NodeStatus
-from patchops.store import short
+from patchops.store.site_store import short
 
 T = TypeVar("T")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from patchops import api
-from patchops.errors import PatchopsError
-from patchops.store import sha256
+from patchops.core.errors import PatchopsError
+from patchops.store.site_store import sha256
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ class Where:
 
 def driver_patchsets(dirs: Sequence[Path] = ()) -> Tuple[Tuple[str, str], ...]:
     """Return every patchset file this machine sees (`dirs`, $PATCHOPS_PATCHSETS, shipped)."""
-    from patchops.patchset import patchset_files
+    from patchops.patchset.model import patchset_files
 
     return tuple((path.name, path.read_text(encoding="utf-8"))
                  for path in patchset_files(dirs).values())
@@ -162,7 +162,7 @@ def refusing(function: Callable[..., T]) -> Callable[..., Result]:
 @refusing
 def status(names: Sequence[str], where: Where) -> NodeStatus:
     """Return every copy's patchset states and target-file hashes on this node."""
-    from patchops.patchset import find_patchsets
+    from patchops.patchset.model import find_patchsets
 
     with where.patchset_dirs() as dirs:
         wanted = list(names) or sorted(find_patchsets(dirs))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from patchops.records import record
+from patchops.core.records import record
 
 # How sure a fix is, as ruff names it: "safe" keeps what the user meant and `lint --fix`
 # applies it; "unsafe" changes what vLLM does and needs `--unsafe-fixes`.

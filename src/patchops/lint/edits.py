@@ -12,7 +12,7 @@ import re
 import shlex
 from typing import Optional, Tuple
 
-from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.rule import Edit
 
 _ANCHOR = re.compile(r"(?:^|[\s\[{,:])&\S")

@@ -12,8 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.facts.model import Facts
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.vllm import architectures, attention, cuda_graphs, inputs, model_len, routing, scheduler
 from patchops.lint.vllm.prediction import Prediction

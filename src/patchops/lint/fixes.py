@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, List, Sequence, Tuple
 
-from patchops.errors import LintInputError
+from patchops.core.errors import LintInputError
 from patchops.lint.rule import Diagnostic, Edit
 
 MAX_PASSES = 8

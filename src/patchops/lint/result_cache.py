@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from patchops.cache import cache_root, write_json
-from patchops.digest_cache import RACY_SECONDS
+from patchops.core.cache import cache_root, write_json
+from patchops.core.digest_cache import RACY_SECONDS
 
 SCHEMA = 1
 # The environment lint reads: the settings and cache (PATCHOPS_*), the Hugging Face cache that
@@ -133,7 +133,7 @@ def cached(given: Dict[str, Any], compute: Callable[[], List[Any]], encode: Call
 
 def encode_result(result) -> Dict[str, Any]:
     """Return an api.LintResult as JSON-ready data (its findings with their fixes)."""
-    from patchops.records import as_dict
+    from patchops.core.records import as_dict
 
     return as_dict(result)
 
@@ -218,12 +218,12 @@ def _holds(record: List[Any]) -> bool:
     if kind == "list":
         return _listing(path) == seen
     if kind == "facts":
-        from patchops.lint import facts_cache
+        from patchops.lint.facts import cache as facts_cache
 
         return facts_cache.still_answers(path, *seen)
     if kind == "interpreter":
-        from patchops.errors import PatchopsError
-        from patchops.locate import locate
+        from patchops.core.errors import PatchopsError
+        from patchops.host.locate import locate
 
         try:
             return [list(e) for e in locate(python=path).search_path] == seen

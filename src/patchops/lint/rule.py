@@ -7,13 +7,13 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
-from patchops import records
+from patchops.core import records
 # The findings live apart from the rules, so cached results load them without the rule API.
 from patchops.lint.diagnostic import APPLICABILITIES, Diagnostic, Edit, Fix
 
 if TYPE_CHECKING:
-    from patchops.lint.config import ServeConfig
-    from patchops.lint.facts import Facts
+    from patchops.lint.input.serve_config import ServeConfig
+    from patchops.lint.facts.model import Facts
 
 SEVERITIES = ("error", "warning", "info")
 

@@ -6,9 +6,9 @@ import dataclasses
 from typing import Iterable, List, Sequence
 
 from patchops.lint import selectors
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
-from patchops.lint.model_facts import model_facts_for, model_facts_from_dict
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
+from patchops.lint.input.model_config import model_facts_for, model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
 from patchops.lint.rule import Diagnostic, Example
 from patchops.lint.rules import ALL_RULES
@@ -84,9 +84,9 @@ def _explained(d: Diagnostic, specific: dict) -> bool:
 
 def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
-    from patchops.errors import LintInputError
-    from patchops.lint.facts import facts_for_version
-    from patchops.lint.loaders import load_text
+    from patchops.core.errors import LintInputError
+    from patchops.lint.facts.model import facts_for_version
+    from patchops.lint.input.loaders import load_text
 
     facts = facts_for_version(example.vllm)
     if example.facts:

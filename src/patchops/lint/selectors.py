@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Sequence
 
-from patchops.errors import UsageError
+from patchops.core.errors import UsageError
 
 ALL = "ALL"
 

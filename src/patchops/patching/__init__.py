@@ -3,7 +3,7 @@
 The entry points api/, the fleet and the tests call are named here and loaded on first
 use, so `patchops status` does not import the planner, the committer or the rollback (the
 startup budget of issue 11). Each lives in the module of its job: `plan`, `commit`,
-`status_check`, `restore`, `recorded`.
+`status_check`, `restore`, `recorded_patchsets`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ _HOMES = {
     "commit_apply": "commit", "ApplyReport": "commit",
     "status": "status_check", "any_drift": "status_check", "StatusRow": "status_check",
     "rollback": "restore", "RollbackReport": "restore",
-    "load_patchsets": "recorded",
+    "load_patchsets": "recorded_patchsets",
 }
 
 

@@ -7,13 +7,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
-from patchops import faults
-from patchops.errors import DriftError, StoreError
+from patchops.store import faults
+from patchops.core.errors import DriftError, StoreError
 from patchops.patching.plan import ApplyPlan, PatchsetOutcome
-from patchops.records import record
-from patchops.recovery import recover
-from patchops.store import Store, sha256
-from patchops.store_state import PatchsetSource, State
+from patchops.core.records import record
+from patchops.store.recovery import recover
+from patchops.store.site_store import Store, sha256
+from patchops.store.state import PatchsetSource, State
 
 
 @record(frozen=True)
@@ -46,7 +46,7 @@ def commit_apply(plan: ApplyPlan) -> ApplyReport:
     entry_updates = [f for f in plan.files if f.entry_after != f.entry_before]
     if not changes and not entry_updates and not plan.satisfied:
         return ApplyReport(plan.outcomes, (), (), (), None, plan.notes)
-    from patchops.transaction import Change, transact  # a no-op re-apply needs no journal (issue 11)
+    from patchops.store.transaction import Change, transact  # a no-op re-apply needs no journal (issue 11)
 
     faults.point("commit")
     stores = plan._stores

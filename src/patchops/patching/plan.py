@@ -2,7 +2,7 @@
 
 A file patchops already patched (its hash is the one the store recorded) or found satisfied
 before is answered from the store's hashes; only the others are rewritten (libcst, via
-`patchops.patching.rewriting`). `patchops.patching.commit` writes the plan.
+`patchops.patching.file_rewrites`). `patchops.patching.commit` writes the plan.
 """
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from patchops import faults
-from patchops.errors import DriftError
-from patchops.patching import rewriting
-from patchops.patching.states import (APPLIED, APPLIES, DRIFT, NOT_APPLICABLE, REPLACED, SATISFIED,
+from patchops.store import faults
+from patchops.core.errors import DriftError
+from patchops.patching import file_rewrites as rewriting
+from patchops.patchset.states import (APPLIED, APPLIES, DRIFT, NOT_APPLICABLE, REPLACED, SATISFIED,
                                       outside_range)
 from patchops.patching.targets import Target, recover_stores, unique_targets
-from patchops.records import field, record
-from patchops.store import Store, now, sha256, short
-from patchops.store_state import FileEntry, SatisfiedRecord, State
+from patchops.core.records import field, record
+from patchops.store.site_store import Store, now, sha256, short
+from patchops.store.state import FileEntry, SatisfiedRecord, State
 
 if TYPE_CHECKING:
-    from patchops.locate import VllmCopy
-    from patchops.patchset import Patchset
+    from patchops.host.locate import VllmCopy
+    from patchops.patchset.model import Patchset
 
 
 @record(frozen=True)

@@ -6,19 +6,19 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from patchops.errors import DriftError, PatchopsError, PatchsetError
-from patchops.patching import rewriting
-from patchops.patching.recorded import named_or_recorded
-from patchops.patching.states import APPLIES, NOT_APPLICABLE, SATISFIED
+from patchops.core.errors import DriftError, PatchopsError, PatchsetError
+from patchops.patching import file_rewrites as rewriting
+from patchops.patching.recorded_patchsets import named_or_recorded
+from patchops.patchset.states import APPLIES, NOT_APPLICABLE, SATISFIED
 from patchops.patching.targets import Target, unique_targets
-from patchops.records import record
-from patchops.recovery import recover
-from patchops.store import Store, sha256, short
-from patchops.store_state import FileEntry, State
-from patchops.transaction import Change, transact
+from patchops.core.records import record
+from patchops.store.recovery import recover
+from patchops.store.site_store import Store, sha256, short
+from patchops.store.state import FileEntry, State
+from patchops.store.transaction import Change, transact
 
 if TYPE_CHECKING:
-    from patchops.locate import VllmCopy
+    from patchops.host.locate import VllmCopy
 
 
 @record(frozen=True)

@@ -2,7 +2,7 @@
 
 Hashes first: a file patchops wrote is judged by the sha the store recorded, a file found
 satisfied before by its record, a file patchops never wrote by the verdict its bytes got
-before (`patchops.verdicts`); only what none of those answer is parsed.
+before (`patchops.patching.status_cache`); only what none of those answer is parsed.
 """
 
 from __future__ import annotations
@@ -10,20 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from patchops.errors import FileIOError, LockedError, PatchopsError
-from patchops.patching import rewriting
-from patchops.patching.states import (APPLIES, DRIFT, HAND_EDITED, REPLACED, SATISFIED, ST_APPLIED,
+from patchops.core.errors import FileIOError, LockedError, PatchopsError
+from patchops.patching import file_rewrites as rewriting
+from patchops.patchset.states import (APPLIES, DRIFT, HAND_EDITED, REPLACED, SATISFIED, ST_APPLIED,
                                       ST_DRIFTED, ST_NOT_APPLICABLE, ST_NOT_APPLIED, ST_SATISFIED,
                                       outside_range)
 from patchops.patching.targets import Target, unique_targets
-from patchops.records import record
-from patchops.recovery import pending, recover
-from patchops.store import Store, short
-from patchops.store_state import FileEntry
+from patchops.core.records import record
+from patchops.store.recovery import pending, recover
+from patchops.store.site_store import Store, short
+from patchops.store.state import FileEntry
 
 if TYPE_CHECKING:
-    from patchops.locate import VllmCopy
-    from patchops.patchset import Patchset
+    from patchops.host.locate import VllmCopy
+    from patchops.patchset.model import Patchset
 
 
 @record(frozen=True)
@@ -139,7 +139,7 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
         shown = ctx.display(rel)
         current = sha_of[rel]
         # Hash before parse: the same bytes, patchsets and version got this answer before.
-        from patchops import verdicts
+        from patchops.patching import status_cache as verdicts
 
         remembered_key = verdicts.key(current, rel, wanted, version)
         remembered = verdicts.get(remembered_key, ctx.path(rel))

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from patchops.digest_cache import DigestCache
-from patchops.locate import distinct_copies
-from patchops.records import field, record
-from patchops.recovery import recover
-from patchops.store import Store
+from patchops.core.digest_cache import DigestCache
+from patchops.host.locate import distinct_copies
+from patchops.core.records import field, record
+from patchops.store.recovery import recover
+from patchops.store.site_store import Store
 
 if TYPE_CHECKING:
-    from patchops.locate import VllmCopy
+    from patchops.host.locate import VllmCopy
 
 
 @record

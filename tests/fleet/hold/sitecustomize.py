@@ -13,7 +13,7 @@ _ARM = os.environ.get("PATCHOPS_TEST_HOLD")
 if _ARM:
     import time
 
-    import patchops.store as _store
+    import patchops.store.site_store as _store
 
     _write = _store.atomic_write
 

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
-from patchops.lint.model_facts import model_facts_from_dict
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.input.loaders import load_text
+from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.runner import lint_config
 
 QWEN_7B = {"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,

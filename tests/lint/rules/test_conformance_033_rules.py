@@ -51,7 +51,7 @@ def test_float_kv_cache_against_model_dtype(kv, model, bad):
 
 def test_bfloat16_checkpoint_is_served_as_float16_below_ampere():
     from patchops.lint.vllm.memory import served_dtype
-    from patchops.lint.model_facts import model_facts_from_dict
+    from patchops.lint.input.model_config import model_facts_from_dict
 
     model = model_facts_from_dict(BF16_MODEL)
     assert served_dtype("auto", model, (7, 5)) == "float16"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_file
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.input.loaders import load_file
 from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 from patchops.lint.runner import lint_config
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from patchops.lint.facts import Flag
+from patchops.lint.facts.model import Flag
 
 from lintkit import linter
 
@@ -27,6 +27,6 @@ def test_not_on_versions_that_have_multistep():
 
 def test_quiet_on_a_fork_that_kept_the_flag():
     kept = Flag("num-scheduler-steps", "num_scheduler_steps", type="int")
-    from patchops.lint.facts import facts_for_version
+    from patchops.lint.facts.model import facts_for_version
     flags = dict(facts_for_version("0.10.2").flags, num_scheduler_steps=kept)
     assert [d for d in lint(CMD, "0.10.2", flags=flags) if d.code == "PO301"] == []

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from patchops.lint.loaders import load_file
-from patchops.lint.facts import facts_for_version
+from patchops.lint.input.loaders import load_file
+from patchops.lint.facts.model import facts_for_version
 from patchops.lint.runner import lint_config
 
 from lintkit import findings

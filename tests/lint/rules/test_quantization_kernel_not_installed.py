@@ -11,15 +11,15 @@ import json
 
 import pytest
 
-from patchops.lint import facts_cache as facts_mod
-from patchops.lint.facts_cache import facts_for_copy
-from patchops.lint.facts_extract.registries import quantization_limits
-from patchops.lint.facts_extract.source_tree import Source
-from patchops.lint.facts import facts_for_version
+from patchops.lint.facts import cache as facts_mod
+from patchops.lint.facts.cache import facts_for_copy
+from patchops.lint.extract.registries import quantization_limits
+from patchops.lint.extract.source_tree import Source
+from patchops.lint.facts.model import facts_for_version
 from patchops.lint.rule import Example
 from patchops.lint.runner import lint_config, lint_example
-from patchops.lint.loaders import load_text
-from patchops.lint.model_facts import model_facts_from_dict
+from patchops.lint.input.loaders import load_text
+from patchops.lint.input.model_config import model_facts_from_dict
 from tests.support import wheelcache
 
 GPTQ = {"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.facts import facts_for_version
+from patchops.lint.facts.model import facts_for_version
 from patchops.lint.rule import Example
 from patchops.lint.runner import lint_example
 

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from patchops.lint.facts import facts_for_version
-from patchops.lint.loaders import load_text
+from patchops.lint.facts.model import facts_for_version
+from patchops.lint.input.loaders import load_text
 from patchops.lint.runner import lint_config
 
 

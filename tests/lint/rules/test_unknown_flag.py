@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.facts import Flag
+from patchops.lint.facts.model import Flag
 from patchops.lint.rules import unknown_flag
 from patchops.lint.rules.unknown_flag import UnknownFlag
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
-from patchops.lint.config import Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.input.container import ContainerLaunch
 from patchops.lint.input.scalar_words import scalar_commands, scalar_word, word_commands
-from patchops.lint.shell_lexer import Lines, Word
-from patchops.lint.yamlread import YEntry, YMap, YNode, YScalar, YSeq, child, entry, items, text_of
+from patchops.lint.input.shell_lexer import Lines, Word
+from patchops.lint.input.yaml_nodes import YEntry, YMap, YNode, YScalar, YSeq, child, entry, items, text_of
 
 _INTERPOLATION = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _SERVICE_KEYS = ("image", "build", "command", "entrypoint", "environment", "deploy", "ports")

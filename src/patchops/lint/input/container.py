@@ -20,10 +20,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
-from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.input.images import parse_image, release_of
-from patchops.lint.launch_command import LAUNCH_ANYWHERE, find_launch, is_option, read_launch
-from patchops.lint.shell_lexer import Lines, Word
+from patchops.lint.input.launch_command import LAUNCH_ANYWHERE, find_launch, is_option, read_launch
+from patchops.lint.input.shell_lexer import Lines, Word
 
 SHELLS = ("sh", "bash", "dash", "ash", "zsh")
 

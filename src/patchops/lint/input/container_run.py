@@ -14,9 +14,9 @@ import os
 import re
 from typing import Callable, List, Optional, Tuple
 
-from patchops.lint.config import Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.input.container import ContainerLaunch
-from patchops.lint.shell_lexer import Lines, Word
+from patchops.lint.input.shell_lexer import Lines, Word
 
 ENGINES = ("docker", "podman", "nerdctl")
 _PREFIXES = ("sudo", "exec", "nohup", "time", "command")

@@ -14,14 +14,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set
 
-from patchops.lint import yamlread
-from patchops.lint.config import ServeConfig
+from patchops.lint.input import yaml_nodes as yamlread
+from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.input import compose, container_run, dockerfile, kubernetes, markdown
 from patchops.lint.input.container import ContainerLaunch, to_config
 from patchops.lint.input.scalar_words import word_commands
-from patchops.lint.launch_command import read_launch, script_launches
-from patchops.lint.shell_lexer import Lines
-from patchops.lint.yamlread import YMap, YNode
+from patchops.lint.input.launch_command import read_launch, script_launches
+from patchops.lint.input.shell_lexer import Lines
+from patchops.lint.input.yaml_nodes import YMap, YNode
 
 Include = Callable[[str], ServeConfig]
 _HELM = re.compile(r"\{\{-?\s*(?:[.$]|include\b|if\b|range\b|with\b|define\b|template\b|toYaml\b|/\*)")

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Set, Tuple
 
-from patchops.lint.config import Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.input.container import ContainerLaunch
-from patchops.lint.shell_lexer import Lexer, Lines, Word
+from patchops.lint.input.shell_lexer import Lexer, Lines, Word
 
 NAMES = re.compile(r"^(?:Dockerfile|Containerfile)(?:\..+)?$|.+\.(?:Dockerfile|Containerfile)$", re.I)
 _DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*(\S)\s*$", re.I)

@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from patchops.lint.config import Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.input.container import ContainerLaunch
 from patchops.lint.input.scalar_words import scalar_commands, scalar_word, word_commands
-from patchops.lint.shell_lexer import Lines, Word
-from patchops.lint.yamlread import YEntry, YMap, YNode, YScalar, YSeq
-from patchops.lint.yamlread import child as _get, entry as _entry, items as _items, text_of as _text
+from patchops.lint.input.shell_lexer import Lines, Word
+from patchops.lint.input.yaml_nodes import YEntry, YMap, YNode, YScalar, YSeq
+from patchops.lint.input.yaml_nodes import child as _get, entry as _entry, items as _items, text_of as _text
 
 # kind -> the keys from the object down to its pod spec
 POD_SPECS: Dict[str, Tuple[str, ...]] = {

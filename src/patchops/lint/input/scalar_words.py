@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from patchops.lint.shell_lexer import Lexer, Lines, Word
-from patchops.lint.yamlread import YScalar
+from patchops.lint.input.shell_lexer import Lexer, Lines, Word
+from patchops.lint.input.yaml_nodes import YScalar
 
 
 def source_region(text: str, node: YScalar, newlines: bool = True) -> Optional[str]:

@@ -25,9 +25,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
-from patchops.lint.launch_command import is_option
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
+from patchops.lint.input.launch_command import is_option
 from patchops.lint.reading.argparse_pass import ArgparsePass
 from patchops.lint.reading.command_line import Token, rewrite
 from patchops.lint.reading.config_file import yaml_tokens

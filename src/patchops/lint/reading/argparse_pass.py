@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from patchops.lint.config import ServeConfig, Setting, normalize_key
-from patchops.lint.facts import Flag
-from patchops.lint.launch_command import is_option
+from patchops.lint.input.serve_config import ServeConfig, Setting, normalize_key
+from patchops.lint.facts.model import Flag
+from patchops.lint.input.launch_command import is_option
 from patchops.lint.reading.command_line import Token
 from patchops.lint.reading.option_table import Option, OptionTable, action_of, display_name
 from patchops.lint.reading.value_types import (BadValue, ChanceValue, check_choice, convert,

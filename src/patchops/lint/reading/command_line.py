@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from patchops.lint.config import Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.vllm.releases import DOTTED_KEYS, O_DOTTED_IS_OPT_LEVEL, O_IS_OPT_LEVEL, Version
 
 

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from typing import Any, Dict, List, Tuple
 
-from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.reading.command_line import Token
 from patchops.lint.reading.option_table import OptionTable, action_of
 from patchops.lint.vllm.releases import (BOOL_AS_FLAG, DICTS_AS_JSON, LISTS_EXPANDED,

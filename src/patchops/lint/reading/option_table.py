@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from patchops.lint.config import normalize_key
-from patchops.lint.facts import Facts, Flag
+from patchops.lint.input.serve_config import normalize_key
+from patchops.lint.facts.model import Facts, Flag
 
 # Present in every version's serve parser even if a facts table leaves them out.
 _IMPLICIT_FLAGS = (

@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any, Tuple
 
-from patchops.lint.config import human_readable_int
-from patchops.lint.facts import Flag
+from patchops.lint.input.serve_config import human_readable_int
+from patchops.lint.facts.model import Flag
 from patchops.lint.vllm.releases import COMPILATION_JSON, COMPILATION_LITERAL_EVAL, Version
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from patchops.lint.config import ServeConfig
+from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.edits import rename_key
-from patchops.lint.facts import Facts
+from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import options
 

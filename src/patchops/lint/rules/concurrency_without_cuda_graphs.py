@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Iterator, List, Optional, Sequence
 
-from patchops.lint.config import ServeConfig, Setting, parse_literal
+from patchops.lint.input.serve_config import ServeConfig, Setting, parse_literal
 from patchops.lint.edits import add_line_after, insert_after, replace_value, shell_quoted, yaml_quoted
-from patchops.lint.facts import Facts
+from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Edit, Example, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
 

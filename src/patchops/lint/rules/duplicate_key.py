@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import remove_setting
-from patchops.lint.facts import Facts
+from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 
 

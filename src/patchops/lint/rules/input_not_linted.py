@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 
 
@@ -49,7 +49,7 @@ class InputNotLinted(Rule):
         """Turn the error that stopped `path` from being linted into a finding at its position."""
         message = str(error)
         line, column = 1, 1
-        # Input errors read `path:line:col: message` or `path: message` (lint/config.py).
+        # Input errors read `path:line:col: message` or `path: message` (lint/input/serve_config.py).
         found = re.match(re.escape(path) + r"(?::(\d+):(\d+))?: ", message)
         if found:
             message = message[found.end():]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, local_files, releases
 

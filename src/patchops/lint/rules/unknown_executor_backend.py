@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs
 

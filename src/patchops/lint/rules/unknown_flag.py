@@ -6,9 +6,9 @@ import difflib
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import rename_key
-from patchops.lint.facts import Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts.model import Facts, Flag, facts_for_version, shipped_versions
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import releases, wording
 

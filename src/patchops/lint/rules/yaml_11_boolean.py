@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from patchops.lint.edits import replace_value
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts, Flag
+from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, releases, wording
 

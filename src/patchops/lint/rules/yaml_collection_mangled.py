@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Iterator, Optional
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts, Flag
+from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, wording
 from patchops.lint.vllm.releases import (COMPILATION_JSON, COMPILATION_LITERAL_EVAL, DICTS_AS_JSON, DOTTED_KEYS,

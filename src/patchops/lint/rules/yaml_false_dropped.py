@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import insert_after, rename_key, replace_value
-from patchops.lint.facts import Facts, Flag
+from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, releases, routing
 

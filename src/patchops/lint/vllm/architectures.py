@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import bool_value, value
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import difflib
 from typing import List, Optional, Tuple
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import attention_backend_env, compute_capability, platform, to_int, value
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import BACKEND_ENUM_NAMES, FA_FP8_KV, PLATFORM_SELECTS_BACKEND, release

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from patchops.lint.config import ServeConfig, Setting, parse_literal
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig, Setting, parse_literal
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth_of, value
 

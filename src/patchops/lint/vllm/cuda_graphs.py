@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import (compilation_value, compute_capability, enforce_eager, int_list,
                                        int_value, literal_default, num_speculative_tokens, to_bool, to_int,
                                        to_int_list, value)

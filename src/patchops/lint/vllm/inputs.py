@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from patchops.lint.config import ServeConfig, Setting, parse_compute_capability, parse_literal
-from patchops.lint.config import as_bool as to_bool  # re-exported: rules convert values from here
-from patchops.lint.config import as_int as to_int
-from patchops.lint.config import as_int_list as to_int_list
-from patchops.lint.facts import Facts, Flag
-from patchops.lint.model_facts import other_model_facts as model_facts_of  # re-exported: a draft model's config.json
+from patchops.lint.input.serve_config import ServeConfig, Setting, parse_compute_capability, parse_literal
+from patchops.lint.input.serve_config import as_bool as to_bool  # re-exported: rules convert values from here
+from patchops.lint.input.serve_config import as_int as to_int
+from patchops.lint.input.serve_config import as_int_list as to_int_list
+from patchops.lint.facts.model import Facts, Flag
+from patchops.lint.input.model_config import other_model_facts as model_facts_of  # re-exported: a draft model's config.json
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.model_facts import hub_snapshots, launch_environment
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.input.model_config import hub_snapshots, launch_environment
 
 # huggingface_hub/constants.py: HF_HUB_OFFLINE = _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)
 HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")

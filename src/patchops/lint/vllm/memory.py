@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from patchops.lint.model_facts import ModelFacts
+from patchops.lint.input.model_config import ModelFacts
 
 GIB = 1024 ** 3
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
-from patchops.lint.model_facts import ModelFacts
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
+from patchops.lint.input.model_config import ModelFacts
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.prediction import Prediction
 

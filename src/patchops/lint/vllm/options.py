@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import List, Optional, Tuple
 
-from patchops.lint.facts import Facts, facts_for_version, shipped_versions
+from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
 from patchops.lint.reading.option_table import OptionTable, option_table
 
 

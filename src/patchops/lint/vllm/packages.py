@@ -8,7 +8,7 @@ still have installed the package by hand, so that answer is not certain.
 
 from __future__ import annotations
 
-from patchops.lint.facts import Facts
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.prediction import Prediction
 
 # package -> (the Facts field an inspected copy fills, the distributions that install it)

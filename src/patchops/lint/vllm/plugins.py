@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.releases import PLUGIN_LOAD_FAILURE_LOGGED, PLUGIN_AS_MODULE, release
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from patchops.lint.config import ServeConfig, parse_literal
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig, parse_literal
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import architectures
 from patchops.lint.vllm.inputs import value
 from patchops.lint.vllm.releases import CHUNKED_PREFILL_HONOURED, V1_POOLING, release

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from patchops.lint.config import ServeConfig, Setting
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import (attention_backend_env, bool_value, compute_capability, ctx_setting,
                                        env_setting, is_cuda_like, num_scheduler_steps, platform, setting,
                                        speculative_method, to_int, use_v1_env, value)

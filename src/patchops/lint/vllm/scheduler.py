@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from patchops.lint.config import ServeConfig
-from patchops.lint.facts import Facts
+from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name, is_cuda_like,
                                        is_pooling, literal_default, memory_gib,
                                        num_scheduler_steps, platform, setting, speculative_method, to_int, value)

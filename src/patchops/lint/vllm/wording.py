@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from patchops.lint.config import ServeConfig, Setting
+from patchops.lint.input.serve_config import ServeConfig, Setting
 
 
 def shown(found: Setting) -> str:

@@ -1,0 +1,1 @@
+"""The terminal: typer commands, rendering, exit codes."""

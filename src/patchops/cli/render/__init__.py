@@ -1,0 +1,1 @@
+"""What each command prints: text, diffs, JSON, SARIF, GitHub annotations."""

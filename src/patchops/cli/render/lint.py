@@ -1,0 +1,182 @@
+"""What `patchops lint` prints on a terminal: the full form with snippets, or one line each.
+
+Also the summary line every text run ends with, and `lint --engine`'s verdict under the
+static findings. The machine formats (JSON, SARIF, GitHub) are in cli/render/formats.py.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from patchops.cli.output import Line, Output
+from patchops.cli.render.snippet import snippet
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def lint_summary(diagnostics) -> Dict[str, int]:
+    summary = {"error": 0, "warning": 0, "info": 0}
+    for diagnostic in diagnostics:
+        summary[diagnostic.severity] += 1
+    return summary
+
+
+def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool = False,
+              fixed: Optional[int] = None) -> None:
+    """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
+
+    The full form adds the source line with a caret under the column, the fix (marked
+    `(--fix)` when `lint --fix` makes it) and the vLLM message; `concise` prints one line per
+    finding (`[CODE]` only), as `ruff --output-format concise` does, cut to the terminal's
+    width on a terminal. `fixed` is how many
+    fixes `lint --fix` made; `unsafe` whether unsafe fixes count as fixable.
+    """
+    for result in results:
+        lines = result.source_lines
+        for d in result.diagnostics:
+            where, tag = f"{d.file}:{d.line}:{d.column}:", f"[{d.code}]" if concise else f"[{d.code} {d.name}]"
+            message = d.message
+            if concise and console.is_terminal:  # one screen line per finding; pipes get it whole
+                message = _cut(message, console.width - len(f"{where} {d.severity}:  {tag}"))
+            line = Line(where, style="bold")
+            line.append(f" {d.severity}:", style=SEVERITY_STYLE[d.severity])
+            line.append(f" {message} ")
+            line.append(tag, style="dim")
+            console.print(line)
+            if concise:
+                continue
+            if 0 < d.line <= len(lines):
+                for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
+                    console.print(Line(row, style="dim"))
+            if d.fix:
+                console.print(Line(f"  fix{_fix_mark(d, unsafe)}: {d.fix}", style="green"))
+            if d.vllm_message:
+                console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
+    for hardware in sorted({r.hardware for r in results if r.hardware}):
+        console.print(Line(f"assumed hardware: {hardware}", style="dim"))
+    if fixed is not None:
+        remaining = sum(len(r.diagnostics) for r in results)
+        console.print(Line(f"fixed {_plural(fixed, 'finding')}, {remaining} remaining", style="bold"))
+    for note in skipped_notes(results, concise=concise):
+        console.print(Line(note, style="dim"))
+    console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
+
+
+def _cut(text: str, room: int) -> str:
+    """Return `text` cut to `room` characters, ending in an ellipsis when cut (at least 12)."""
+    room = max(room, 12)
+    return text if len(text) <= room else text[:room - 1].rstrip() + "\u2026"
+
+
+def _fix_mark(d, unsafe: bool) -> str:
+    """Return ` (--fix)` or ` (--unsafe-fixes)` for a finding `lint --fix` can fix."""
+    if d.autofix is None:
+        return ""
+    return " (--fix)" if d.autofix.applicability == "safe" or unsafe else " (--unsafe-fixes)"
+
+
+def fixable_note(diagnostics, unsafe: bool = False) -> str:
+    """Return `; 2 fixable with --fix (1 more with --unsafe-fixes)`, or "" when none is."""
+    safe = sum(d.autofix is not None and (d.autofix.applicability == "safe" or unsafe) for d in diagnostics)
+    more = sum(d.autofix is not None for d in diagnostics) - safe
+    if not safe:
+        return f"; {more} fixable with --fix --unsafe-fixes" if more else ""
+    extra = f" ({more} more with --unsafe-fixes)" if more else ""
+    return f"; {safe} fixable with --fix{extra}"
+
+
+def fix_diff_summary(fixes) -> str:
+    """Return what `lint --diff` would do: `would fix 3 findings in 2 files, 1 remaining`."""
+    changed = [f for f in fixes if f.changed]
+    remaining = sum(len(f.result.diagnostics) for f in fixes)
+    return (f"would fix {_plural(sum(f.fixed for f in fixes), 'finding')} in "
+            f"{_plural(len(changed), 'file')}, {remaining} remaining")
+
+
+def lint_summary_line(results, unsafe: bool = False) -> str:
+    """Return `2 errors, 1 warning in 3 files; against vLLM 0.8.5: 2 files, ...; 1 not linted`."""
+    counts = lint_summary([d for result in results for d in result.diagnostics])
+    text = ", ".join(_plural(counts[key], key) for key in ("error", "warning", "info"))
+    against: Dict[str, int] = {}
+    for result in results:
+        if result.error is None:
+            key = f"vLLM {result.vllm_version} from {_origin(result.facts_origin)}"
+            against[key] = against.get(key, 0) + 1
+    text += f" in {_plural(len(results), 'input')}"
+    if against:
+        text += "; linted against " + ", ".join(
+            key if len(against) == 1 else f"{key} ({n})" for key, n in against.items())
+    failed = sum(result.error is not None for result in results)
+    if failed:
+        text += f"; {failed} not linted"
+    text += fixable_note([d for result in results for d in result.diagnostics], unsafe)
+    return text
+
+
+MODEL_UNKNOWN = ("the model's config.json is not on this machine", "pass --model-config FILE")
+HARDWARE_HINT = "state it under hardware: or with --hardware"
+
+
+def skipped_notes(results, concise: bool = False) -> List[str]:
+    """Return one line per reason checks did not run, naming the inputs it holds for.
+
+    A batch of specs without their model's config.json would otherwise repeat the same note
+    for every file. The full form names the checks; `concise` only counts them.
+    """
+    groups: Dict[Tuple[str, str], Dict[Tuple[str, ...], List[str]]] = {}
+    for result in results:
+        reasons = [(MODEL_UNKNOWN, tuple(result.skipped))] if result.skipped else []
+        reasons += [((f"{key} is not known", HARDWARE_HINT), tuple(rules))
+                    for key, rules in result.hardware_skipped.items()]
+        for reason, rules in reasons:
+            groups.setdefault(reason, {}).setdefault(rules, []).append(result.path)
+    notes = []
+    for (what, hint), by_rules in groups.items():
+        if concise:
+            paths = sorted({path for paths in by_rules.values() for path in paths})
+            checks = {rule for rules in by_rules for rule in rules}
+            notes.append(f"{_where(paths)}: {what}, so {_plural(len(checks), 'check')} did not run ({hint})")
+            continue
+        for rules, paths in by_rules.items():
+            notes.append(f"{_where(paths)}: {what}, so {', '.join(rules)} did not run ({hint})")
+    return notes
+
+
+def _where(paths: List[str]) -> str:
+    """Return the inputs a note holds for: their names up to two, else how many."""
+    return ", ".join(paths) if len(paths) <= 2 else f"{len(paths)} inputs"
+
+
+def _origin(origin: str) -> str:
+    """Return where facts came from in a few words: `shipped facts` or the copy's folder."""
+    return "shipped facts" if origin.startswith("shipped facts") else origin
+
+
+def _plural(count: int, noun: str) -> str:
+    if noun == "info":
+        return f"{count} info"
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def engine_text(console: Output, found) -> None:
+    """Print vLLM's own verdict under the static findings, with its time and whether they agree."""
+    verdict = found.verdict
+    where = f"vLLM {found.vllm_version or '?'} via {found.python}, {verdict.seconds:g} s"
+    if verdict.profile is not None:
+        gpu = verdict.profile
+        where += (f"; {found.profiled_because}, so it answered a declared GPU profile: "
+                  f"{gpu['count']} x {gpu['name']}, cc {gpu['capability'][0]}.{gpu['capability'][1]}, "
+                  f"{gpu['memory_gib']:g} GiB")
+    if verdict.ok:
+        keys = ("engine", "chunked_prefill", "max_num_batched_tokens", "max_num_seqs", "max_model_len")
+        values = ", ".join(f"{k}={verdict.resolved.get(k)}" for k in keys if k in verdict.resolved)
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("ok", "green"),
+                                    f" ({where}): {values}"))
+    else:
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("error", "bold red"),
+                                    f" at {verdict.stage} ({where}): {verdict.error_type}: {verdict.message}"))
+    if found.agrees:
+        console.print(Line("  agrees with the static lint", style="dim"))
+    else:
+        said = f"{found.static_errors} error(s)" if found.static_errors else "no error"
+        console.print(Line(f"  disagrees with the static lint, which found {said}", style="yellow"))

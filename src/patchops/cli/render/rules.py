@@ -1,0 +1,66 @@
+"""What `patchops rules` prints: the rule table, one rule's docs, or the catalogue as JSON."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from patchops.cli.output import Line, Output
+from patchops.cli.render.lint import SEVERITY_STYLE
+
+
+def rules_table(console: Output, rules) -> None:
+    """Print each rule as a heading line (code, name, severity, vLLM versions) and its summary."""
+    width = max(len(rule.name) for rule in rules)
+    for rule in rules:
+        line = Line(f"{rule.code}  ", style="bold")
+        line.append(f"{rule.name:<{width}}  ")
+        line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
+        line.append(f"vLLM {_versions(rule.versions)}", style="dim")
+        if rule.fixable:
+            line.append(f"  fix: {rule.fixable}", style="green")
+        console.print(line)
+        summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
+                                subsequent_indent=" " * 7)
+        console.print(Line(summary))
+
+
+def _severities(rule) -> str:
+    """Return `error`, or `error|info` for a rule that says info when the facts cannot tell."""
+    return f"{rule.severity}|{rule.unsure_severity}" if rule.unsure_severity else rule.severity
+
+
+def _fix_kind(rule) -> str:
+    """Say whether and how `lint --fix` fixes the rule's findings."""
+    if rule.fixable == "safe":
+        return "fix: safe, when exact (`lint --fix`)"
+    if rule.fixable == "unsafe":
+        return "fix: unsafe, when exact (`lint --fix --unsafe-fixes`)"
+    return "fix: none (the finding suggests one)"
+
+
+def _versions(spec: str) -> str:
+    return "all versions" if spec in ("", ">=0") else spec
+
+
+def rule_json(rules) -> str:
+    return json.dumps([{
+        "code": rule.code, "name": rule.name, "severity": rule.severity,
+        "unsure_severity": rule.unsure_severity, "versions": rule.versions,
+        "summary": rule.summary(), "docs": rule.docs(), "vllm_message": rule.vllm_message,
+        "fix": rule.fixable,
+    } for rule in rules], indent=2)
+
+
+def rule_docs(console: Output, rule) -> None:
+    """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
+    text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
+            f"vLLM {_versions(rule.versions)}; {_fix_kind(rule)}\n\n{rule.docs()}")
+    if rule.vllm_message:
+        text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
+    if console.is_terminal:
+        from rich.markdown import Markdown
+
+        console.rich().print(Markdown(text))
+    else:
+        console.print(text)

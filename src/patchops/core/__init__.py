@@ -1,0 +1,1 @@
+"""Errors, records, caches and settings: what every layer above may use."""

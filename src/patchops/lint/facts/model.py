@@ -1,0 +1,301 @@
+"""What a vLLM copy says about itself, read with stdlib `ast` (never importing vLLM or libcst).
+
+Facts come from two places: a copy on disk (`facts_cache.facts_for_copy`, extracted once and
+cached by the files it read) or the facts shipped for released versions (`facts_for_version`), so a
+serve spec can be linted against a version that is not installed here. This module stays
+cheap to import: the `ast` readers live in `facts_extract` and load only on a cache miss.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from patchops.lint.vllm.releases import micro, parse_release, release
+
+# Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
+FACTS_SCHEMA = 7
+SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One command-line option of `vllm serve`."""
+
+    name: str                        # long option without dashes: "max-model-len"
+    dest: str                        # argparse dest == EngineArgs field: "max_model_len"
+    action: str = "store"            # "store" | "store_true" | "boolean_optional" | "store_boolean" | "append" | other
+    nargs: Optional[str] = None      # "+", "*", "?" or None
+    type: Optional[str] = None       # "int" | "float" | "str" | "json" | "human_int" | "bool" | other callable name
+    default: Any = None              # resolved literal default, when it could be resolved
+    choices: Optional[Tuple[Any, ...]] = None
+    aliases: Tuple[str, ...] = ()    # other option strings, with their dashes: ("-tp",), ("--device-memory-utilization",)
+    optional: bool = False           # the type maps the string "None" to None (optional_type / Optional[...] field)
+    deprecated: bool = False         # add_argument(..., deprecated=True)
+    known_values: Optional[Tuple[Any, ...]] = None  # Literal values argparse shows but does not enforce (`Literal | str`, 0.15+)
+    # Choices only some launches accept: get_kwargs takes one Literal of a Union in hash order (0.8.5).
+    chance_choices: Optional[Tuple[Any, ...]] = None
+
+    def option_names(self) -> Tuple[str, ...]:
+        """Return every long spelling argparse accepts for this flag, without dashes.
+
+        BooleanOptionalAction also registers `--no-<name>` for each long option.
+        """
+        longs = [self.name] + [a[2:] for a in self.aliases if a.startswith("--")]
+        if self.action == "boolean_optional":
+            longs += ["no-" + n for n in list(longs)]
+        return tuple(longs)
+
+    def to_dict(self) -> Dict[str, Any]:
+        out = asdict(self)
+        out["choices"] = list(self.choices) if self.choices is not None else None
+        out["aliases"] = list(self.aliases)
+        out["known_values"] = list(self.known_values) if self.known_values is not None else None
+        if self.chance_choices is None:
+            del out["chance_choices"]   # rare: keep the shipped facts' lines short
+        else:
+            out["chance_choices"] = list(self.chance_choices)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Flag":
+        data = dict(data)
+        if data.get("choices") is not None:
+            data["choices"] = tuple(data["choices"])
+        data["aliases"] = tuple(data.get("aliases") or ())
+        if data.get("known_values") is not None:
+            data["known_values"] = tuple(data["known_values"])
+        if data.get("chance_choices") is not None:
+            data["chance_choices"] = tuple(data["chance_choices"])
+        known = cls.__dataclass_fields__  # ignore keys from a newer layout
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one vLLM copy or release accepts and does at launch, as read from its source."""
+
+    version: str                                        # "0.8.5"
+    origin: str                                         # a copy's folder, or "shipped facts from vllm-0.8.5 wheel"
+    flags: Dict[str, Flag] = field(default_factory=dict)           # by dest
+    field_defaults: Dict[str, Any] = field(default_factory=dict)  # EngineArgs field -> resolved literal default
+    attention_env_var: bool = True                      # envs.py still reads VLLM_ATTENTION_BACKEND
+    attention_backends: Tuple[str, ...] = ()            # names VLLM_ATTENTION_BACKEND (0.15+: --attention-backend) accepts
+    multistep_backends: Tuple[str, ...] = ()            # MultiStepModelRunner's allowed list; () when multi-step is gone
+    multistep_chunked_backends: Tuple[str, ...] = ()    # the stricter list with chunked prefill
+    has_flash_attn: Optional[bool] = None               # vllm/vllm_flash_attn extension present beside the copy
+    has_flashinfer: Optional[bool] = None               # a `flashinfer` package importable beside the copy
+    hardcoded: Dict[str, str] = field(default_factory=dict)        # EngineArgs keyword -> value source when not self.<kw>
+    capture_sizes_default: Optional[Tuple[int, ...]] = None        # a fork's hardcoded default capture sizes
+    notes: Tuple[str, ...] = ()                         # what extraction skipped: unparsable files, dynamic flags
+    # Config-time knowledge outside argparse (facts_extract/knowledge.py reads each):
+    registries: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # "tool_call_parser" -> registered names
+    quantization_needs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> {"files"} or {"class", "missing"}
+    nested_configs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # JSON flag dest -> class, extra policy, fields
+    value_ranges: Dict[str, Dict[str, Any]] = field(default_factory=dict)    # dest -> {"gt"/"le"...: bound, "message"?}
+    option_inverses: Dict[str, str] = field(default_factory=dict)  # "--enable-" -> "--disable-" (0.33 EnableDisableAction)
+    max_len: Dict[str, Any] = field(default_factory=dict)          # _get_and_verify_max_len's keys and rope handling
+    parallel: Dict[str, Any] = field(default_factory=dict)         # world size above the GPUs: "ray" or "refuse"; ray_required
+    guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
+    companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
+    has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
+    has_bitblas: Optional[bool] = None                              # a `bitblas` package importable beside the copy
+    swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
+    async_speculative: Dict[str, Any] = field(default_factory=dict)  # methods --async-scheduling allows (guards.py)
+    config_checks: Dict[str, Any] = field(default_factory=dict)    # config classes' checks as programs (guard_programs.py)
+    quantization_limits: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> min_capability, act_dtypes
+    required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
+    # _is_v1_supported_oracle's reports in source order: (feature name, "unsupported" |
+    # "experimental"), or 0.12+'s _check_feature_supported: (name, "refused"); None when
+    # unread (older shipped facts), () when the copy has neither.
+    v1_oracle: Optional[Tuple[Tuple[str, str], ...]] = None
+    custom_allreduce: Dict[str, Any] = field(default_factory=dict)  # {"world_sizes": [2, 4, 6, 8]}
+    # The model registry (facts_extract/architectures.py): "registered", "v0_only", "inner_state",
+    # "transcription", "attention_free", "hybrid", "no_pp" (names), "previously_supported"
+    # (name -> last release), "out_of_tree" (name -> plugin URL).
+    architectures: Dict[str, Any] = field(default_factory=dict)
+    # The oracle's `current_platform.supports_v1` by platform module (oracle.py, 0.8.5-0.10):
+    # {"cpu": {"device_type": "cpu", "supports_v1": False}, ...}; {} where it is not asked.
+    v1_platforms: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
+    # The transformers beside the copy (transformers_beside.py): {"version", "model_types"}; a
+    # release's shipped facts name the one an install on its release day took ("resolved_on":
+    # that day); {} when none was read.
+    transformers: Dict[str, Any] = field(default_factory=dict)
+
+    # -- lookups for rules ----------------------------------------------------------------
+
+    def flag(self, key: str) -> Optional[Flag]:
+        """Return the flag a config key names exactly (`max_model_len`, `--max-model-len`, `no-x`)."""
+        name = key.lstrip("-").replace("_", "-")
+        dest = name.replace("-", "_")
+        if dest in self.flags and self.flags[dest].name == name:
+            return self.flags[dest]
+        return self._by_option().get(name)
+
+    def option_names(self) -> Tuple[str, ...]:
+        """Return every long option `vllm serve` accepts, without dashes, sorted."""
+        return tuple(sorted(self._by_option()))
+
+    def _by_option(self) -> Dict[str, Flag]:
+        cache = self.__dict__.get("_options")
+        if cache is None:
+            cache = {}
+            for flag in self.flags.values():
+                for name in flag.option_names():
+                    cache.setdefault(name, flag)
+                if flag.action == "boolean_optional":
+                    for name in flag.option_names():
+                        for prefix, inverse in self.option_inverses.items():
+                            if ("--" + name).startswith(prefix) and not name.startswith("no-"):
+                                cache.setdefault(inverse[2:] + name[len(prefix) - 2:], flag)
+            object.__setattr__(self, "_options", cache)
+        return cache
+
+    # -- JSON -----------------------------------------------------------------------------
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "version": self.version,
+            "origin": self.origin,
+            "flags": {dest: flag.to_dict() for dest, flag in self.flags.items()},
+            "field_defaults": self.field_defaults,
+            "attention_env_var": self.attention_env_var,
+            "attention_backends": list(self.attention_backends),
+            "multistep_backends": list(self.multistep_backends),
+            "multistep_chunked_backends": list(self.multistep_chunked_backends),
+            "has_flash_attn": self.has_flash_attn,
+            "has_flashinfer": self.has_flashinfer,
+            "hardcoded": self.hardcoded,
+            "capture_sizes_default": list(self.capture_sizes_default)
+            if self.capture_sizes_default is not None else None,
+            "notes": list(self.notes),
+            "registries": {k: list(v) for k, v in self.registries.items()},
+            "quantization_needs": self.quantization_needs,
+            "nested_configs": self.nested_configs,
+            "value_ranges": self.value_ranges,
+            "option_inverses": self.option_inverses,
+            "max_len": self.max_len,
+            "parallel": self.parallel,
+            "guards": self.guards,
+            "companions": self.companions,
+            "has_ray": self.has_ray,
+            "has_bitblas": self.has_bitblas,
+            "swap_space": self.swap_space,
+            "async_speculative": self.async_speculative,
+            "config_checks": self.config_checks,
+            "quantization_limits": self.quantization_limits,
+            "required_dists": list(self.required_dists),
+            "v1_oracle": [list(t) for t in self.v1_oracle] if self.v1_oracle is not None else None,
+            "custom_allreduce": self.custom_allreduce,
+            "architectures": self.architectures,
+            "v1_platforms": self.v1_platforms,
+            "vendor": self.vendor,
+            "transformers": self.transformers,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Facts":
+        capture = data.get("capture_sizes_default")
+        return cls(
+            version=data["version"],
+            origin=data.get("origin", ""),
+            flags={dest: Flag.from_dict(f) for dest, f in (data.get("flags") or {}).items()},
+            field_defaults=dict(data.get("field_defaults") or {}),
+            attention_env_var=bool(data.get("attention_env_var", True)),
+            attention_backends=tuple(data.get("attention_backends") or ()),
+            multistep_backends=tuple(data.get("multistep_backends") or ()),
+            multistep_chunked_backends=tuple(data.get("multistep_chunked_backends") or ()),
+            has_flash_attn=data.get("has_flash_attn"),
+            has_flashinfer=data.get("has_flashinfer"),
+            hardcoded=dict(data.get("hardcoded") or {}),
+            capture_sizes_default=tuple(capture) if capture is not None else None,
+            notes=tuple(data.get("notes") or ()),
+            registries={k: tuple(v) for k, v in (data.get("registries") or {}).items()},
+            quantization_needs=dict(data.get("quantization_needs") or {}),
+            nested_configs=dict(data.get("nested_configs") or {}),
+            value_ranges=dict(data.get("value_ranges") or {}),
+            option_inverses=dict(data.get("option_inverses") or {}),
+            max_len=dict(data.get("max_len") or {}),
+            parallel=dict(data.get("parallel") or {}),
+            guards=dict(data.get("guards") or {}),
+            companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
+            has_ray=data.get("has_ray"),
+            has_bitblas=data.get("has_bitblas"),
+            swap_space=dict(data.get("swap_space") or {}),
+            async_speculative=dict(data.get("async_speculative") or {}),
+            config_checks=dict(data.get("config_checks") or {}),
+            quantization_limits=dict(data.get("quantization_limits") or {}),
+            required_dists=tuple(data.get("required_dists") or ()),
+            v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
+            custom_allreduce=dict(data.get("custom_allreduce") or {}),
+            architectures=dict(data.get("architectures") or {}),
+            v1_platforms=dict(data.get("v1_platforms") or {}),
+            vendor=data.get("vendor"),
+            transformers=dict(data.get("transformers") or {}),
+        )
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=indent is not None)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Facts":
+        return cls.from_dict(json.loads(text))
+
+    def replace(self, **changes: Any) -> "Facts":
+        """Return a copy with some fields changed."""
+        from dataclasses import replace
+        return replace(self, **changes)
+
+
+# --------------------------------------------------------------------------------------------
+# Shipped facts for released versions
+
+
+def shipped_versions() -> List[str]:
+    """Return the vLLM versions with shipped facts, oldest first."""
+    names = [p.name[: -len(".json")] for p in SHIPPED_DIR.glob("*.json")] if SHIPPED_DIR.is_dir() else []
+    return sorted(names, key=release)
+
+
+def shipped_release_for(version: str) -> str:
+    """Return the shipped facts version that stands for `version`, read by the tolerant parser.
+
+    The same version if shipped; else the release with the same major.minor.micro (a hotfix:
+    0.10.1 -> 0.10.1.1; pre-releases, local and vendor builds: 0.8.5rc1, 0.8.5+cu121,
+    0.8.5-corex.4.2 -> 0.8.5); else the nearest shipped release below it. An unreadable
+    version ("dev") is a source build, taken as the newest. Raise LintInputError for versions
+    older than any shipped.
+    """
+    from patchops.core.errors import LintInputError
+
+    known = shipped_versions()
+    if not str(version or "").strip():
+        raise LintInputError(f"vLLM version {version!r} is empty; shipped facts exist for: "
+                             f"{', '.join(known) or 'none'}")
+    if str(version) in known:
+        return str(version)
+    wanted = micro(release(str(version)))
+    same = [v for v in known if micro(release(v)) == wanted]
+    if same:
+        return same[-1]
+    below = [v for v in known if release(v) <= wanted]
+    if not below:
+        raise LintInputError(
+            f"no shipped facts for vLLM {version} (older than any supported release); "
+            f"shipped facts exist for: {', '.join(known) or 'none'}")
+    return below[-1]
+
+
+def facts_for_version(version: str) -> Facts:
+    """Return shipped facts for `version` (see shipped_release_for); origin names the one used."""
+    chosen = shipped_release_for(version)
+    facts = Facts.from_json((SHIPPED_DIR / f"{chosen}.json").read_text(encoding="utf-8"))
+    if parse_release(str(version)) is None:
+        facts = facts.replace(origin=f"shipped facts from vllm-{chosen} wheel ({version} is not a "
+                                     "release number: read as the newest)")
+    elif chosen != str(version):
+        facts = facts.replace(origin=f"shipped facts from vllm-{chosen} wheel (nearest to {version})")
+    return facts

@@ -1,0 +1,1 @@
+"""The store beside each copy (backups, journal, state, lock) and the one writer of user files."""
