@@ -299,7 +299,7 @@ def _by_file(files: Sequence[Path], results: List[LintResult]) -> List[LintResul
 
 def _one_result(results: List[LintResult]) -> LintResult:
     """Return the results of one file's launches as one result holding all their findings."""
-    from patchops import records
+    from patchops.core import records
 
     if len(results) == 1:
         return results[0]

@@ -18,7 +18,8 @@ from patchops.lint.input.serve_config import Setting
 from patchops.lint.input.container import ContainerLaunch
 from patchops.lint.input.scalar_words import scalar_commands, scalar_word, word_commands
 from patchops.lint.input.shell_lexer import Lines, Word
-from patchops.lint.input.yaml_nodes import YEntry, YMap, YNode, YScalar, YSeq, child, entry, items, text_of
+from patchops.lint.input.yaml_nodes import YEntry, YMap, YNode, YScalar, YSeq
+from patchops.lint.input.yaml_paths import child, entry, items, text_of
 
 _INTERPOLATION = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _SERVICE_KEYS = ("image", "build", "command", "entrypoint", "environment", "deploy", "ports")
@@ -72,6 +73,8 @@ def _service(name: str, node: YMap, text: str, path: str, lines: Lines) -> Conta
     launch.gpus = _gpus(node)
     launch.script = lambda word: [[_interpolated(w, unknown) for w in command]
                                   for command in word_commands(text, path, lines, word)]
+    if node.start >= 0:
+        launch.lines = (lines.position(node.start)[0] - 1, lines.position(max(node.end - 1, node.start))[0])
     for variable in dict.fromkeys(unknown):
         launch.notes.append(f"{launch.name}: `${{{variable}}}` comes from the environment compose "
                             "runs in: its value is not known")

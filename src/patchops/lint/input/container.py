@@ -44,6 +44,7 @@ class ContainerLaunch:
     gpus: Optional[Setting] = None
     notes: List[str] = field(default_factory=list)
     script: Optional[Callable[[Word], List[List[Word]]]] = None
+    lines: Optional[Tuple[int, int]] = None      # first and last line it is written on
 
     def names_vllm(self) -> bool:
         """Return whether the image is vLLM's or the command runs vLLM's server."""
@@ -65,15 +66,8 @@ def server_words(launch: ContainerLaunch) -> Optional[Tuple[List[Word], str]]:
             launch.notes.append(f"{launch.name}: sets no command and {shown} is not vLLM's own "
                                 "image, so what it runs is not known; nothing was linted")
             return None
-        if launch.args and not is_option(launch.args[0].text):
-            entrypoint = "serve"
-            launch.notes.append(f"{launch.name}: the image's entrypoint is taken as `vllm serve` "
-                                "(the arguments start with the model)")
-        else:
-            entrypoint = "api_server"
-            launch.notes.append(f"{launch.name}: the image's entrypoint is taken as the api_server "
-                                "(the arguments start with an option)")
-        return list(launch.args), entrypoint
+        serve = bool(launch.args) and not is_option(launch.args[0].text)
+        return list(launch.args), "serve" if serve else "api_server"
     words = launch.command + launch.args
     found = _launch_in(words, launch)
     if found is None:
@@ -108,6 +102,7 @@ def to_config(launch: ContainerLaunch, path: str, text: str, base_dir: str,
     cfg = ServeConfig(path=path, kind="command", lines=text.splitlines(), text=text,
                       launch_name=launch.name, notes=launch.notes)
     cfg.env.update(launch.env)
+    cfg.container = str(launch.image.value) if launch.image is not None else "a container"
     if launch.gpus is not None:
         cfg.context["hardware.gpus"] = launch.gpus
     if launch.image is not None:

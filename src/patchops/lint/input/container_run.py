@@ -74,7 +74,8 @@ def read_container_run(words: List[Word], lines: Lines, name: str,
     index = run_start(words)
     if index is None:
         return None
-    launch = ContainerLaunch(name=name, script=script)
+    launch = ContainerLaunch(name=name, script=script,
+                             lines=(lines.position(words[0].start)[0], lines.position(words[-1].start)[0]))
     while index < len(words):
         word = words[index]
         text = word.text

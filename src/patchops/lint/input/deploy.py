@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from patchops.lint.input import yaml_nodes as yamlread
+from patchops.lint.input import yaml_nodes as yamlread, yaml_paths
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.input import compose, container_run, dockerfile, kubernetes, markdown
 from patchops.lint.input.container import ContainerLaunch, to_config
@@ -77,7 +77,7 @@ def read_yaml(text: str, path: str, base_dir: str, include: Include,
                          none=f"Kubernetes {_listed(found.objects)}: no container runs vLLM")
     root = documents[0] if len(documents) == 1 else None
     if compose.is_compose(root):
-        services = [e.key.text for e in yamlread.child(root, "services").entries]  # type: ignore[union-attr]
+        services = [e.key.text for e in yaml_paths.child(root, "services").entries]  # type: ignore[union-attr]
         return _launches(compose.read_compose(root, text, path), text, path, base_dir, include,  # type: ignore[arg-type]
                          suppressions, none=f"compose services {_listed(services)}: none runs vLLM")
     reason = other_yaml(root)
@@ -94,16 +94,17 @@ def other_yaml(root: Optional[YNode]) -> Optional[str]:
     if {"apiVersion", "name", "version"} <= keys:
         return "a Helm Chart.yaml"
     if any(key in keys for key in _HELM_VALUES_KEYS) or \
-            yamlread.child(root, "image", "repository") is not None:
+            yaml_paths.child(root, "image", "repository") is not None:
         return "a Helm values file"
-    if "resources" in keys and ("kustomize" in str(yamlread.text_of(yamlread.child(root, "kind")) or "").lower()
+    if "resources" in keys and ("kustomize" in str(yaml_paths.text_of(yaml_paths.child(root, "kind")) or "").lower()
                                 or {"namePrefix", "patches", "images", "bases"} & keys):
         return "a kustomization"
     return None
 
 
 def _launches(launches: List[ContainerLaunch], text: str, path: str, base_dir: str,
-              include: Include, suppressions: Dict[int, Set[str]], none: str) -> DeployFile:
+              include: Include, suppressions: Dict[int, Set[str]], none: str,
+              covers: Optional[Dict[int, int]] = None) -> DeployFile:
     out = DeployFile()
     notes: List[str] = []
     for launch in launches:
@@ -113,7 +114,8 @@ def _launches(launches: List[ContainerLaunch], text: str, path: str, base_dir: s
         if cfg is None:
             notes.extend(launch.notes)
             continue
-        cfg.suppressions = suppressions
+        cfg.suppressions = _own(suppressions, launch.lines)
+        cfg.covers = dict(covers or {})
         out.configs.append(cfg)
     if not out.configs:
         out.skipped = "; ".join([none, *notes]) if notes else none
@@ -123,9 +125,9 @@ def _launches(launches: List[ContainerLaunch], text: str, path: str, base_dir: s
 def _dockerfile(text: str, path: str, base_dir: str, include: Include,
                 suppressions: Dict[int, Set[str]]) -> DeployFile:
     launch = dockerfile.read_dockerfile(text, path)
-    return _launches([launch] if launch else [], text, path, base_dir, include,
-                     dockerfile.suppression_lines(text, suppressions),
-                     none="a Dockerfile whose final stage does not run vLLM's server")
+    return _launches([launch] if launch else [], text, path, base_dir, include, suppressions,
+                     none="a Dockerfile whose final stage does not run vLLM's server",
+                     covers=dockerfile.covered_lines(text, suppressions))
 
 
 def _script(lexed: str, text: str, path: str, base_dir: str, include: Include,
@@ -144,8 +146,10 @@ def _script(lexed: str, text: str, path: str, base_dir: str, include: Include,
         if launch.found is not None:
             if containers_only:
                 continue
+            last, _ = lines.position(launch.words[-1].start)
             cfg = ServeConfig(path=path, kind="command", lines=text.splitlines(), text=text,
-                              suppressions=suppressions, launch_name=f"line {line} vllm serve")
+                              suppressions=_own(suppressions, (line, last)),
+                              launch_name=f"line {line} vllm serve")
             cfg.env.update(launch.env)
             read_launch(cfg, launch.words[launch.found[1]:], launch.found[2], lines, launch.cwd, include)
             out.configs.append(cfg)
@@ -159,11 +163,18 @@ def _script(lexed: str, text: str, path: str, base_dir: str, include: Include,
         if cfg is None:
             notes.extend(running.notes)
             continue
-        cfg.suppressions = suppressions
+        cfg.suppressions = _own(suppressions, running.lines)
         out.configs.append(cfg)
     if not out.configs:
         out.skipped = "; ".join(["no container it runs is vLLM's server", *notes])
     return out
+
+
+def _own(suppressions: Dict[int, Set[str]], lines: Optional[Tuple[int, int]]) -> Dict[int, Set[str]]:
+    """Return the ignore comments on a launch's own lines: another launch's are not its to use."""
+    if lines is None:
+        return dict(suppressions)
+    return {line: codes for line, codes in suppressions.items() if lines[0] <= line <= lines[1]}
 
 
 def _listed(names: List[str]) -> str:

@@ -109,10 +109,10 @@ def instructions(text: str) -> List[Instruction]:
     return out
 
 
-def suppression_lines(text: str, found: Dict[int, Set[str]]) -> Dict[int, Set[str]]:
-    """Return `found` (line -> codes of `# patchops: ignore`) with each comment line's codes
-    also on every line of the instruction below it: a Dockerfile has no end-of-line comments."""
-    out = {line: set(codes) for line, codes in found.items()}
+def covered_lines(text: str, found: Dict[int, Set[str]]) -> Dict[int, int]:
+    """Return {line: the ignore comment's line} for every line of an instruction right below a
+    `# patchops: ignore` line (`found`: line -> codes): a Dockerfile has no end-of-line comments."""
+    out: Dict[int, int] = {}
     for instruction in instructions(text):
         above = [line for line in found if line < instruction.lines[0]]
         if not above:
@@ -121,7 +121,7 @@ def suppression_lines(text: str, found: Dict[int, Set[str]]) -> Dict[int, Set[st
         between = text.splitlines()[nearest:instruction.lines[0] - 1]
         if all(not row.strip() or row.lstrip().startswith("#") for row in between):
             for line in range(instruction.lines[0], instruction.lines[1] + 1):
-                out.setdefault(line, set()).update(found[nearest])
+                out[line] = nearest
     return out
 
 

@@ -19,7 +19,7 @@ from patchops.lint.input.container import ContainerLaunch
 from patchops.lint.input.scalar_words import scalar_commands, scalar_word, word_commands
 from patchops.lint.input.shell_lexer import Lines, Word
 from patchops.lint.input.yaml_nodes import YEntry, YMap, YNode, YScalar, YSeq
-from patchops.lint.input.yaml_nodes import child as _get, entry as _entry, items as _items, text_of as _text
+from patchops.lint.input.yaml_paths import child as _get, entry as _entry, items as _items, text_of as _text
 
 # kind -> the keys from the object down to its pod spec
 POD_SPECS: Dict[str, Tuple[str, ...]] = {
@@ -104,6 +104,8 @@ def _container(node: YMap, owner: str, text: str, path: str, lines: Lines) -> Co
 
     launch.script = script
     launch.gpus = _gpus(node)
+    if node.start >= 0:
+        launch.lines = (lines.position(node.start)[0], lines.position(max(node.end - 1, node.start))[0])
     return launch
 
 

@@ -80,6 +80,10 @@ class ServeConfig:
     # know ("`HF_TOKEN` comes from a Secret: value unknown").
     launch_name: Optional[str] = None
     notes: List[str] = field(default_factory=list)
+    # line of a finding -> line of the ignore comment that covers it, where that comment is not
+    # on the finding's own line (a Dockerfile's `#` line above its instruction).
+    covers: Dict[int, int] = field(default_factory=dict)
+    container: Optional[str] = None             # the image the launch runs in, None on this machine
 
     def position_of(self, at) -> Tuple[int, int]:
         """Return (line, column) of a Setting, a (line, column) tuple, or (1, 1) for None.
