@@ -135,6 +135,8 @@ def _script(lexed: str, text: str, path: str, base_dir: str, include: Include,
     """Return the launches of shell text (`lexed`: `text` itself, or a README's code blocks)."""
     lines = Lines(text)
     found = script_launches(lexed, path, base_dir, container=container_run.is_container_run)
+    if not found and not containers_only:
+        return DeployFile(skipped="a script that runs no `vllm serve`, api_server or `docker run`")
     if not any(launch.found is None for launch in found):
         if containers_only:
             return DeployFile(skipped="no `docker run` or `podman run` of vLLM in its code blocks")
