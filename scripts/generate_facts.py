@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from patchops.host.installed_version import _version_from_metadata
 from patchops.lint.facts.model import SHIPPED_DIR, Facts
 from patchops.lint.extract import extract
 
@@ -35,7 +36,13 @@ def shipped_facts(version: str) -> Facts:
     site = wheelcache.site_packages(version)
     facts, _ = extract(site)
     if facts.version != version:
-        raise SystemExit(f"error: wheel {wheel.name} says it is vLLM {facts.version}, not {version}")
+        # 0.6.2's wheel was built from a commit before its tag: vllm/_version.py says
+        # 0.6.1.dev238+ge2c6e0a82 while its dist-info says 0.6.2. PyPI's name is the release.
+        stated = _version_from_metadata(site)
+        if stated is None or stated[0] != version:
+            raise SystemExit(f"error: wheel {wheel.name} says it is vLLM {facts.version}, not {version}")
+        facts = facts.replace(version=version, notes=facts.notes + (
+            f"vllm/_version.py of this release says {facts.version}; its dist-info says {version}",))
     # flashinfer, ray and bitblas are separate packages: their presence is a fact of an
     # install, not of a release, so shipped facts leave it unknown. Every install has
     # transformers; which one is the install's, so a release's facts name the one an install

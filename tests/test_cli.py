@@ -284,12 +284,16 @@ def test_lint_takes_a_folder_and_stdin(run, tmp_path):
     (folder / "nested").mkdir(parents=True)
     (folder / "nested" / "serve.yaml").write_text(GOOD)
     (folder / "launch.sh").write_text("vllm serve m --num-scheduler-steps 8\n")
-    (folder / "README.md").write_text("not linted\n")
+    (folder / "README.md").write_text("no docker run in a code block\n")
     (folder / ".hidden").mkdir()
     (folder / ".hidden" / "x.yaml").write_text("args: [\n")
     shown = json.loads(run("lint", folder, "--vllm-version", "0.11.0", "--json").stdout)
-    assert [i["file"] for i in shown["inputs"]] == [str(folder / "launch.sh"),
+    assert [i["file"] for i in shown["inputs"]] == [str(folder / "README.md"), str(folder / "launch.sh"),
                                                    str(folder / "nested" / "serve.yaml")]
+    # a README is read for `docker run` lines only: this one holds none, so it is skipped
+    assert [bool(i["no_launch"]) for i in shown["inputs"]] == [True, False, False]
+    assert {d["file"] for d in shown["diagnostics"]} <= {str(folder / "launch.sh"),
+                                                         str(folder / "nested" / "serve.yaml")}
     piped = run("lint", "-", "--json", input=GOOD)
     assert [(d["file"], d["code"]) for d in json.loads(piped.stdout)["diagnostics"]] == [("<stdin>", "PO201")]
 

@@ -147,7 +147,7 @@ def test_main_builds_only_the_command_it_runs(monkeypatch, capsys):
                                   ["fleet", "--help"], ["stauts"]])
 def test_a_command_built_alone_parses_helps_and_fails_as_in_the_whole_app(args, tmp_path):
     env = dict(os.environ, PATCHOPS_CACHE=str(tmp_path), PYTHONPATH="", PATCHOPS_ROOTS="", COLUMNS="80")
-    runs = [subprocess.run([sys.executable, "-c", f"from patchops import cli; {entry}", *args], env=env,
+    runs = [subprocess.run([sys.executable, "-c", f"from patchops.cli import app as cli; {entry}", *args], env=env,
                            capture_output=True, text=True)
             for entry in ("cli.main()", "cli.app()")]
     alone, whole = [(r.returncode, r.stdout, r.stderr) for r in runs]

@@ -125,6 +125,8 @@ PROBES = {
     "V1_DEFAULT": (lambda f: engine(spec("max-model-len: 4096"))(f).value, routing.V0, routing.V1),
     "V1_ORACLE": (triggers(spec(STEPS)), [], ["--num-scheduler-steps"]),
     "V0_REMOVED": (lambda f: engine(spec(env=V1_OFF))(f).error, None, routing.NO_V0_ERROR),
+    "V1_CONFIG_WITHOUT_V0": (lambda f: routing.config_engine(seen(spec(env=V1_OFF), f), f).value,
+                             routing.V0, routing.V1),
     "V1_ONLY": (lambda f: engine(spec(env=V1_OFF))(f).value, routing.V0, routing.V1),
     "SPECULATIVE_CONFIG": (lambda f: inputs.speculative_method(seen(spec('speculative-model: "[ngram]"'), f), f),
                            "ngram", None),

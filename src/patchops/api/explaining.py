@@ -29,12 +29,15 @@ class ExplainResult:
 
 def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
             vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
-            hardware: Optional["Hardware"] = None) -> ExplainResult:
-    """Return the settings vLLM will run `path` or `command` with, each with its origin."""
+            hardware: Optional["Hardware"] = None, launch: Optional[str] = None) -> ExplainResult:
+    """Return the settings vLLM will run `path` or `command` with, each with its origin.
+
+    `launch` names one launch of a file that holds several (a manifest's containers).
+    """
     from patchops.lint.explain import explain as effective
     from patchops.lint.facts.selection import facts_for_config
 
-    cfg, assumed = load_input(path, command, hardware)
+    cfg, assumed = load_input(path, command, hardware, launch=launch)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
     return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                          rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed)
@@ -53,20 +56,25 @@ def _applied_fields(facts) -> dict:
 def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
                 python: Optional[str] = None, extra: Sequence[str] = (),
                 select: Sequence[str] = (), ignore: Sequence[str] = (),
-                hardware: Optional["Hardware"] = None):
+                hardware: Optional["Hardware"] = None, launch: Optional[str] = None):
     """Lint a config against the copy that will run it; return (LintResult, Launch).
 
     The interpreter is `python`, else the spec's `vllm.python`, else this one. With `extra`
     arguments the assembled command line is linted, since those arguments override the file.
+    A launch that runs in a container (a manifest, compose file, `docker run`, Dockerfile) is
+    refused: its vLLM is the image's, not one on this machine. `launch` names one launch of a
+    file that holds several.
     """
-    _, copy, launch = _launch_of(path, command, python, extra)
-    checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command)
+    name = launch
+    _, copy, launch = _launch_of(path, command, python, extra, launch=name)
+    checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command, launch=name)
     result = lint(**checked, vllm_path=copy.site_dir, select=select, ignore=ignore,
                   hardware=hardware)
     return result, launch
 
 
-def _launch_of(path, command, python, extra: Sequence[str] = (), config_dir: Optional[Path] = None):
+def _launch_of(path, command, python, extra: Sequence[str] = (), config_dir: Optional[Path] = None,
+               launch: Optional[str] = None):
     """Read one input and build its launch under the interpreter that will run it.
 
     The interpreter is `python`, else the spec's `vllm.python`, else this one; returns
@@ -75,7 +83,14 @@ def _launch_of(path, command, python, extra: Sequence[str] = (), config_dir: Opt
     """
     from patchops.run import launch as launching
 
-    cfg, _ = load_input(path, command, None)
+    from patchops.core.errors import UsageError
+
+    cfg, _ = load_input(path, command, None, launch=launch)
+    if cfg.container is not None:
+        raise UsageError(f"{cfg.path}: {cfg.launch_name} runs in a container ({cfg.container}), "
+                         "whose vLLM is the image's: patchops runs vLLM on this machine only. "
+                         "Start it with docker or kubectl; `patchops lint` and `patchops explain` "
+                         "read it as it is")
     stated = cfg.context.get("vllm.python")
     python, copy = launching.winning_copy(python or (str(stated.value) if stated else None))
     return cfg, copy, launching.build_launch(cfg, python, copy.site_dir, extra, config_dir)

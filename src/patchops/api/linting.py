@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # lint.rule pulls in packaging; nothing is imported until a f
     from patchops.lint.rule import Diagnostic
 
 STDIN = "-"
-LINTABLE_SUFFIXES = (".yaml", ".yml", ".sh")  # what `lint DIR` picks up
+LINTABLE_SUFFIXES = (".yaml", ".yml", ".sh", ".md")  # what `lint DIR` picks up, with Dockerfiles
 
 
 @record(frozen=True)
@@ -38,6 +38,9 @@ class LintResult:
     model_config: Optional[str] = None   # the model's config.json read, None when not on this machine
     skipped: List[str] = field(default_factory=list)  # rules not run for want of it
     hardware_skipped: Dict[str, List[str]] = field(default_factory=dict)  # unknown hardware.* field -> rules not run
+    launch: Optional[str] = None         # which launch of the file ("Deployment/x container vllm")
+    notes: List[str] = field(default_factory=list)    # what the input left unknown (a Secret's value)
+    no_launch: Optional[str] = None      # the file holds no vLLM launch: what it is instead
 
     @property
     def errors(self) -> int:
@@ -52,14 +55,16 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
          python: Optional[str] = None, select: Sequence[str] = (), ignore: Sequence[str] = (),
          hardware: Optional["Hardware"] = None, text: Optional[str] = None,
-         model_config: Optional[Path] = None) -> LintResult:
+         model_config: Optional[Path] = None, launch: Optional[str] = None,
+         loaded=None) -> LintResult:
     """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
 
     `hardware` (from `--hardware`, the settings file or `hardware.detect()`) fills the
     `hardware:` fields the input leaves unstated; what the input states wins. `text` is the
     content of `path` when it was not read from disk (stdin). Raises LintInputError when the
     input cannot be linted; lint_inputs() reports it instead. `model_config` is the model's
-    config.json when the model is not on this machine.
+    config.json when the model is not on this machine. A file holding several launches (a
+    manifest) needs `launch`, the name of one; `loaded` is a ServeConfig already read.
     """
     from patchops.lint.input.model_config import model_facts_for, read_model_facts
     from patchops.lint.reading import read_as_vllm
@@ -68,7 +73,10 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     from patchops.lint.runner import lint_config
     from patchops.lint.facts.selection import facts_for_config
 
-    cfg, assumed = load_input(path, command, hardware, text)
+    if loaded is not None:
+        cfg, assumed = loaded, (_assume_hardware(loaded, hardware) if hardware is not None else None)
+    else:
+        cfg, assumed = load_input(path, command, hardware, text, launch)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
     seen = read_as_vllm(cfg, facts)
     cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
@@ -88,7 +96,8 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                       diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
                       skipped=skipped, hardware_skipped=hardware_skipped,
-                      model_config=cfg.model_facts.path if cfg.model_facts is not None else None)
+                      model_config=cfg.model_facts.path if cfg.model_facts is not None else None,
+                      launch=cfg.launch_name, notes=list(cfg.notes))
 
 
 def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
@@ -152,14 +161,31 @@ def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ign
         if shown == STDIN:
             shown = "<stdin>"
             given = dict(path=shown, text=(stdin or sys.stdin).read())
+        options = dict(choose, select=select, ignore=[*ignore, *found.ignores_for(shown)])
         try:
-            results.append(lint(**given, **choose, select=select,
-                                ignore=[*ignore, *found.ignores_for(shown)]))
+            if "command" in given:
+                results.append(lint(**given, **options))
+            else:
+                results.extend(lint_file(given["path"], given.get("text"), options))
         except LintInputError as error:
             text = given.get("text") or given.get("command") or _text_of(given.get("path"))
             results.append(LintResult(shown, "", "", [InputNotLinted.from_error(shown, error)],
                                       error=error.message, source_lines=tuple(text.splitlines())))
     return results
+
+
+def lint_file(path, text: Optional[str], options: dict) -> List[LintResult]:
+    """Lint every vLLM launch one file holds (`text`: its content, when not read from disk).
+
+    A file with none (a workflow, a Helm values file) gives one result saying what it is.
+    An input that cannot be linted raises LintInputError, as lint() does.
+    """
+    from patchops.lint.input.loaders import load_file_inputs, load_text_inputs
+
+    loaded = load_text_inputs(text, path=str(path)) if text is not None else load_file_inputs(Path(path))
+    if loaded.skipped is not None:
+        return [LintResult(str(path), "", "", [], no_launch=loaded.skipped)]
+    return [lint(path, loaded=cfg, **options) for cfg in loaded.configs]
 
 
 def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, settings, model_config):
@@ -235,7 +261,7 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
     choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
                                                   hardware, settings, model_config)
     out = []
-    for path, first in zip(files, firsts):
+    for path, first in zip(files, _by_file(files, firsts)):
         if first.error is not None or not any(d.autofix for d in first.diagnostics):
             out.append(FixResult(first))
             continue
@@ -245,11 +271,11 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
         last = {}
 
         def relint(text: str) -> list:
-            last["result"] = lint(path, text=text, **options)
-            return last["result"].diagnostics
+            last["results"] = lint_file(path, text, options)
+            return [d for found in last["results"] for d in found.diagnostics]
 
         fixed = fix_text(original, relint, unsafe=unsafe)
-        result = lint(path, text=fixed.text, **options) if fixed.text != original else first
+        result = _one_result(lint_file(path, fixed.text, options)) if fixed.text != original else first
         if write and fixed.text != original:
             bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
             atomic_write(path, bom + fixed.text.encode("utf-8"), what="serve config")
@@ -258,14 +284,40 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
     return out
 
 
+def _by_file(files: Sequence[Path], results: List[LintResult]) -> List[LintResult]:
+    """Return one result per file: a file's launches (a manifest's containers) merged in one."""
+    merged = []
+    index = 0
+    for path in files:
+        group = []
+        while index < len(results) and results[index].path == str(path):
+            group.append(results[index])
+            index += 1
+        merged.append(_one_result(group) if group else LintResult(str(path), "", "", []))
+    return merged
+
+
+def _one_result(results: List[LintResult]) -> LintResult:
+    """Return the results of one file's launches as one result holding all their findings."""
+    from patchops.core import records
+
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    return records.replace(first, diagnostics=[d for r in results for d in r.diagnostics],
+                           launch=None, notes=[n for r in results for n in r.notes])
+
+
 def expand_inputs(paths: Sequence[Path]) -> List[Path]:
     """Return `paths` with each folder replaced by the lintable files under it, sorted."""
+    from patchops.lint.input.dockerfile import is_dockerfile
+
     expanded: List[Path] = []
     for path in paths:
         if str(path) != STDIN and Path(path).is_dir():
             expanded.extend(sorted(
                 found for found in Path(path).rglob("*")
-                if found.suffix in LINTABLE_SUFFIXES and found.is_file()
+                if (found.suffix in LINTABLE_SUFFIXES or is_dockerfile(found.name)) and found.is_file()
                 and not any(part.startswith(".") for part in found.relative_to(path).parts)))
         else:
             expanded.append(Path(path))
@@ -294,21 +346,22 @@ def settings_hardware(found) -> "Hardware":
     return Hardware(source=str(found.path), **table)
 
 
-def load_input(path, command, hardware, text: Optional[str] = None):
+def load_input(path, command, hardware, text: Optional[str] = None, launch: Optional[str] = None):
     """Read one input and fill the hardware it leaves unstated; return (cfg, what was assumed).
 
-    `text` is the content of `path` when it was not read from disk (stdin).
+    `text` is the content of `path` when it was not read from disk (stdin); `launch` names
+    one launch of a file that holds several.
     """
-    from patchops.lint.input.loaders import load_command, load_file, load_text
+    from patchops.lint.input.loaders import load_command, load_file_inputs, load_text_inputs, only_launch
 
     if (path is None) == (command is None):
         raise ValueError("pass exactly one of path or command")
     if command is not None:
         cfg = load_command(command)
     elif text is not None:
-        cfg = load_text(text, path=str(path))
+        cfg = only_launch(load_text_inputs(text, path=str(path)), launch)
     else:
-        cfg = load_file(Path(path))
+        cfg = only_launch(load_file_inputs(Path(path)), launch)
     return cfg, (_assume_hardware(cfg, hardware) if hardware is not None else None)
 
 

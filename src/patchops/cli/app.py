@@ -334,6 +334,9 @@ HardwareOption = typer.Option(
 DetectHardwareOption = typer.Option(
     True, "--detect-hardware/--no-detect-hardware",
     help="Without --hardware, read this box's GPUs (nvidia-smi, ixsmi, rocm-smi, amd-smi, npu-smi).")
+LaunchOption = typer.Option(
+    None, "--launch", help="Which launch of a file that holds several, as lint names it "
+    "(e.g. 'Deployment/qwen-chat container vllm').")
 
 
 def _hardware(text: Optional[str], detect: bool):
@@ -437,14 +440,15 @@ def explain_command(file: Optional[Path] = typer.Argument(None, help="A serve sp
                     json_out: bool = JsonOption,
                     output_format: Optional[Format] = typer.Option(None, "--format", help="json: same as --json."),
                     hardware: Optional[str] = HardwareOption,
-                    detect_hardware: bool = DetectHardwareOption) -> None:
+                    detect_hardware: bool = DetectHardwareOption,
+                    launch: Optional[str] = LaunchOption) -> None:
     """Show the settings vLLM will really run with, and where each value comes from."""
     from patchops.cli.render import explain as render_explain
 
     if (file is None) == (cmd is None):
         raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
     result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
-                         hardware=_hardware(hardware, detect_hardware))
+                         hardware=_hardware(hardware, detect_hardware), launch=launch)
     if json_out or output_format is Format.json:
         print(render_explain.explain_json(result))
     else:
@@ -458,7 +462,8 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
                    print_only: bool = typer.Option(False, "--print", help="Print the command instead of running it."),
                    strict: bool = typer.Option(False, "--strict", help="Warnings stop the launch too."),
                    hardware: Optional[str] = HardwareOption,
-                   detect_hardware: bool = DetectHardwareOption) -> None:
+                   detect_hardware: bool = DetectHardwareOption,
+                   launch: Optional[str] = LaunchOption) -> None:
     """Lint against the copy that will run, stop on errors, else run exactly that vLLM command."""
     from patchops.run.launch import exec_launch
 
@@ -467,7 +472,7 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
         raise UsageError("give the serve spec, vLLM config or launch script to launch, or --cmd COMMAND")
     source = dict(command=cmd) if cmd is not None else dict(path=Path(given.pop(0)))
     result, launch = api.plan_launch(**source, python=python, extra=given,
-                                     hardware=_hardware(hardware, detect_hardware))
+                                     hardware=_hardware(hardware, detect_hardware), launch=launch)
     if result.diagnostics:
         from patchops.cli.render.lint import lint_text
 

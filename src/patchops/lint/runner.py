@@ -50,7 +50,7 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
 
 def suppressed(cfg: ServeConfig, d: Diagnostic) -> bool:
     """Return whether a `# patchops: ignore[...]` comment on the finding's line names its rule."""
-    names = cfg.suppressions.get(d.line, ())
+    names = cfg.suppressions.get(cfg.covers.get(d.line, d.line), ())
     return any(s == "*" or d.named_by(s) for s in names)
 
 

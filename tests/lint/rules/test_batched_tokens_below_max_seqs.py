@@ -57,3 +57,28 @@ def test_v0_default_budget_depends_on_max_model_len():
 def test_defaults_alone_never_fire():
     assert lint("model: m\nmax-model-len: 8192\n", "0.8.5") == []
     assert lint("model: m\nmax-model-len: 8192\n", "0.7.3") == []
+
+
+def test_0_11_without_v0_still_runs_schedulerconfig_check():
+    # 0.11.0 has no V0: VLLM_USE_V1=0 still builds V1's SchedulerConfig, whose check refuses
+    # before the API server's `assert envs.VLLM_USE_V1` (engine/arg_utils.py:1162, api_server.py:206-209).
+    v0 = 'env:\n  VLLM_USE_V1: "0"\n'
+    [found] = lint(spec("0.11.0", "{gpus: 1}", ["max-num-seqs: 512", "max-num-batched-tokens: 256"]) + v0,
+                   "0.11.0", kind="spec")
+    assert found.severity == "error" and (found.line, found.column) == (5, 3)
+    assert "vLLM 0.11.0 will refuse to start" in found.message
+    # the check is `<`: a budget equal to max_num_seqs passes
+    assert lint(spec("0.11.0", "{gpus: 1}", ["max-num-seqs: 512", "max-num-batched-tokens: 512"]) + v0,
+                "0.11.0", kind="spec") == []
+    # a V0 fallback (the oracle's) builds the same V1 configuration
+    [found] = lint(spec("0.11.0", "{gpus: 1}", ["max-num-partial-prefills: 2", "max-num-seqs: 512",
+                                                "max-num-batched-tokens: 256"]), "0.11.0", kind="spec")
+    assert found.severity == "error"
+
+
+def test_0_10_2_with_v0_uses_v0s_defaults():
+    # 0.10.2 still has V0: VLLM_USE_V1=0 takes V0's max_num_seqs default (256), the other side.
+    v0 = 'env:\n  VLLM_USE_V1: "0"\n'
+    assert lint(spec("0.10.2", "{gpus: 1}", ["max-num-batched-tokens: 256"]) + v0, "0.10.2", kind="spec") == []
+    [found] = lint(spec("0.10.2", "{gpus: 1}", ["max-num-batched-tokens: 255"]) + v0, "0.10.2", kind="spec")
+    assert "max_num_seqs (256, the default)" in found.message and found.severity == "error"

@@ -57,9 +57,13 @@ def test_v1_forces_chunked_prefill_on():
     assert found.severity == "error"
 
 
-def test_quiet_when_the_launch_fails_earlier_or_the_length_is_unknown():
+def test_quiet_when_chunked_prefill_is_forced_on_or_the_length_is_unknown():
+    # 0.11.0 has no V0: VLLM_USE_V1=0 still builds V1's configuration, which turns chunked prefill on
     assert lint("VLLM_USE_V1=0 vllm serve m --no-enable-chunked-prefill --max-model-len 100000 "
                 "--max-num-batched-tokens 8192\n", "0.11.0", kind="command") == []
+    [found] = lint("VLLM_USE_V1=0 vllm serve m --no-enable-chunked-prefill --max-model-len 100000 "
+                   "--max-num-batched-tokens 8192\n", "0.10.2", kind="command")
+    assert found.severity == "error"
     assert lint("model: m\nenable-chunked-prefill: false\nmax-num-batched-tokens: 8192\n",
                 "0.6.3.post1", kind="config") == []
     assert lint("model: m\nmax-model-len: 100000\n", "0.12.0", kind="config") == []

@@ -26,7 +26,9 @@ def lint_json(results) -> str:
                     "error": r.error, "assumed_hardware": r.hardware,
                     "model_config": r.model_config,
                     "skipped": list(r.skipped),
-                    "hardware_skipped": dict(r.hardware_skipped)} for r in results],
+                    "hardware_skipped": dict(r.hardware_skipped),
+                    "launch": r.launch, "notes": list(r.notes), "no_launch": r.no_launch}
+                   for r in results],
     }
     return json.dumps(document, indent=2)
 

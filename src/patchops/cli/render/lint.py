@@ -33,6 +33,8 @@ def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool =
     """
     for result in results:
         lines = result.source_lines
+        if result.launch and not concise:   # which launch of a deploy file these findings are of
+            console.print(Line(f"{result.path}: {result.launch}, vLLM {result.vllm_version}", style="dim"))
         for d in result.diagnostics:
             where, tag = f"{d.file}:{d.line}:{d.column}:", f"[{d.code}]" if concise else f"[{d.code} {d.name}]"
             message = d.message
@@ -58,6 +60,8 @@ def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool =
         remaining = sum(len(r.diagnostics) for r in results)
         console.print(Line(f"fixed {_plural(fixed, 'finding')}, {remaining} remaining", style="bold"))
     for note in skipped_notes(results, concise=concise):
+        console.print(Line(note, style="dim"))
+    for note in input_notes(results, concise=concise):
         console.print(Line(note, style="dim"))
     console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
 
@@ -93,8 +97,21 @@ def fix_diff_summary(fixes) -> str:
             f"{_plural(len(changed), 'file')}, {remaining} remaining")
 
 
+def input_notes(results, concise: bool = False) -> List[str]:
+    """Return what inputs left unknown (a Secret's value, a `latest` tag), and the files that
+    hold no vLLM launch in one line: `2 files hold no vLLM launch: a.yaml (a Helm values file), ...`."""
+    notes = [] if concise else [f"{result.path}: {note}" for result in results for note in result.notes]
+    empty = [result for result in results if result.no_launch]
+    if empty:
+        what = "" if concise else ": " + "; ".join(f"{r.path} ({r.no_launch})" for r in empty)
+        notes.append(f"{_plural(len(empty), 'file')} {'holds' if len(empty) == 1 else 'hold'} "
+                     f"no vLLM launch{what}")
+    return notes
+
+
 def lint_summary_line(results, unsafe: bool = False) -> str:
     """Return `2 errors, 1 warning in 3 files; against vLLM 0.8.5: 2 files, ...; 1 not linted`."""
+    results = [result for result in results if not result.no_launch]
     counts = lint_summary([d for result in results for d in result.diagnostics])
     text = ", ".join(_plural(counts[key], key) for key in ("error", "warning", "info"))
     against: Dict[str, int] = {}

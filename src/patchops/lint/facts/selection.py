@@ -15,7 +15,9 @@ def facts_for_config(cfg: ServeConfig, *, vllm_path: Optional[Path] = None,
                      vllm_version: Optional[str] = None, python: Optional[str] = None) -> Facts:
     """Return the facts of the vLLM that will run `cfg`.
 
-    Order: `--vllm PATH`, the copy `--python` imports, the spec's `vllm.python`, the copy that
+    Order: `--vllm PATH`, the copy `--python` imports, the spec's `vllm.python`, the release a
+    container's image tag names (`vllm/vllm-openai:v0.8.5`: the container brings its own vLLM,
+    whatever this machine has), the copy that
     wins the import here, the spec's `vllm.version`, and last `--vllm-version`, a fallback
     for inputs that state no version (so a pre-commit hook can pass one without overriding
     the specs that state theirs). A stated version is linted from the facts shipped for
@@ -41,6 +43,12 @@ def facts_for_config(cfg: ServeConfig, *, vllm_path: Optional[Path] = None,
                                  f"interpreter {spec_python.value!r} imports no vLLM copy; fix "
                                  "vllm.python or pass --vllm PATH")
         return facts_for_copy(winner.site_dir)
+    image = cfg.context.get("vllm.image")
+    if image is not None:
+        try:
+            return facts_for_version(str(image.value))
+        except LintInputError as exc:  # name the image's line: the release came from its tag
+            raise LintInputError(f"{cfg.path}:{image.line}:{image.column}: {exc}") from None
     winner = _winner(None)
     if winner is not None:
         return facts_for_copy(winner.site_dir)

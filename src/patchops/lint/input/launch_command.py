@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from patchops.core.errors import LintInputError
@@ -47,7 +48,7 @@ _API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 _CLI_MODULES = ("vllm.entrypoints.cli.main", "vllm")
 
 
-def _find_launch(words: List[Word]) -> Optional[Tuple[int, int, str]]:
+def find_launch(words: List[Word]) -> Optional[Tuple[int, int, str]]:
     """Return (program index, first argument index, entrypoint) if `words` run vLLM's server."""
     first = 0
     while first < len(words) and (words[first].assignment() or words[first].text in _KEYWORDS):
@@ -74,28 +75,52 @@ def _find_launch(words: List[Word]) -> Optional[Tuple[int, int, str]]:
     return None
 
 
-def read_command(cfg: ServeConfig, text: str, base_dir: str,
-                 include: Callable[[str], ServeConfig]) -> None:
-    """Fill `cfg` from the launch in `text`; `include` reads its `--config FILE` as a plain config."""
+@dataclass
+class ScriptLaunch:
+    """One launch in a script: its words, where the launch starts, and the script's state there.
+
+    `found` is find_launch()'s (program, first argument, entrypoint) for `vllm serve` and the
+    api_server, None for a container launch (`docker run ...`, read by container_run.py);
+    `env` the variables exported before it, `cwd` the folder a relative `--config` is in.
+    """
+
+    words: List[Word]
+    found: Optional[Tuple[int, int, str]]
+    env: Dict[str, Setting]
+    cwd: str
+
+
+def script_launches(text: str, path: str, base_dir: str,
+                    container: Callable[[List[Word]], bool] = lambda words: False) -> List[ScriptLaunch]:
+    """Return every launch in `text` in order: `vllm serve`/api_server, and what `container` accepts.
+
+    The script's own variables, `export`s, `set -a`, `unset` and `cd` are followed, so each
+    launch sees the state the shell would give it.
+    """
     lines = Lines(text)
-    lexer = Lexer(text, cfg.path, lines)
+    lexer = Lexer(text, path, lines)
     variables: Dict[str, str] = {}
     exported: Dict[str, Setting] = {}
     assigned: Dict[str, Setting] = {}
     auto_export = False
     cwd = base_dir
+    found_launches: List[ScriptLaunch] = []
 
     def env_setting(word: Word, name: str, value: str) -> Setting:
         line, column = lines.position(word.start)
         return Setting(key=name, name=name, value=value, line=line, column=column,
                        raw=word.raw, source="env", key_span=(word.start, word.end))
 
-    launch: Optional[Tuple[List[Word], int, int, str]] = None
     for words in lexer.commands(variables):
-        found = _find_launch(words)
-        if found is not None:
-            launch = (words, *found)
-            break
+        found = find_launch(words)
+        if found is not None or container(words):
+            env = dict(exported)
+            for word in words[:found[0] if found else 0]:   # `A=1 vllm serve`, `env A=1 ...`
+                pair = word.assignment()
+                if pair:
+                    env[pair[0]] = env_setting(word, *pair)
+            found_launches.append(ScriptLaunch(words, found, env, cwd))
+            continue
         head = 0
         prefix: List[Tuple[Word, str, str]] = []
         while head < len(words) and words[head].assignment():
@@ -137,24 +162,36 @@ def read_command(cfg: ServeConfig, text: str, base_dir: str,
             target = rest[0].text
             if "$" not in target and "`" not in target:
                 cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(target)))
+    return found_launches
 
-    if launch is None:
+
+def read_command(cfg: ServeConfig, text: str, base_dir: str,
+                 include: Callable[[str], ServeConfig]) -> None:
+    """Fill `cfg` from the first launch in `text`; `include` reads its `--config FILE` as a plain config."""
+    launches = [found for found in script_launches(text, cfg.path, base_dir) if found.found]
+    if not launches:
         raise LintInputError(f"{cfg.path}: no vLLM launch found; expected a `vllm serve MODEL ...` "
                              f"or `python -m {_API_SERVER_MODULE} ...` command")
-    words, program, first_arg, entrypoint = launch
-    cfg.entrypoint = entrypoint
-    cfg.env.update(exported)
-    for word in words[:program]:         # `A=1 vllm serve`, `env A=1 vllm serve`, `exec`, ...
-        pair = word.assignment()
-        if pair:
-            cfg.env[pair[0]] = env_setting(word, *pair)
+    first = launches[0]
+    cfg.env.update(first.env)
+    program, first_arg, entrypoint = first.found  # type: ignore[misc]
+    read_launch(cfg, first.words[first_arg:], entrypoint, Lines(text), first.cwd, include)
 
+
+def read_launch(cfg: ServeConfig, words: List[Word], entrypoint: str, lines: Lines, cwd: str,
+                include: Callable[[str], ServeConfig]) -> None:
+    """Fill `cfg` from the words after `serve` (or the api_server module) of one launch.
+
+    A word whose `end` is below its `start` is not written where it stands (a YAML scalar
+    with escapes): it is positioned at its start, with no span for fixes.
+    """
+    cfg.entrypoint = entrypoint
     tokens: List[Setting] = []
-    for word in words[first_arg:]:
+    for word in words:
         line, column = lines.position(word.start)
         tokens.append(Setting(key=word.text, name=word.text, value=word.text, line=line,
                               column=column, raw=word.raw, source="cli",
-                              key_span=(word.start, word.end)))
+                              key_span=(word.start, word.end) if word.end >= word.start else None))
     _read_argv(cfg, tokens, cwd, include)
 
 
@@ -230,7 +267,7 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
                 values.append(argv[index].value)
                 index += 1
             value = True if not values else values[0] if len(values) == 1 else values
-            if values:
+            if values and argv[taken].key_span and argv[index - 1].key_span:
                 value_span = (argv[taken].key_span[0], argv[index - 1].key_span[1])  # type: ignore[index]
         name = normalize_key(key)
         setting = Setting(key=key, name=name, value=value, line=token.line,

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set
 
 from patchops.core.errors import LintInputError
 from patchops.lint.input import yaml_nodes as yamlread
@@ -29,8 +30,22 @@ COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".cmd", ".command")
 KINDS = ("spec", "config", "command")
 
 
+@dataclass
+class LoadedFile:
+    """Every vLLM launch one file holds (a manifest may hold several), or why it holds none."""
+
+    path: str
+    configs: List[ServeConfig] = field(default_factory=list)
+    skipped: Optional[str] = None
+
+
 def load_file(path) -> ServeConfig:
     """Read a serve spec, a vLLM `--config` YAML or a launch script, detected by name and content."""
+    return only_launch(load_file_inputs(path))
+
+
+def load_file_inputs(path) -> LoadedFile:
+    """Read a file and return each vLLM launch it holds: a spec, config, script or deploy file."""
     shown = str(path)
     target = Path(path)
     try:
@@ -44,11 +59,58 @@ def load_file(path) -> ServeConfig:
         raise LintInputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     text = yamlread.decode(data, shown)
     kind = "command" if target.suffix.lower() in COMMAND_SUFFIXES else None
-    return load_text(text, path=shown, kind=kind, base_dir=str(target.parent))
+    return load_text_inputs(text, path=shown, kind=kind, base_dir=str(target.parent))
+
+
+def load_text_inputs(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None,
+                     base_dir: Optional[str] = None) -> LoadedFile:
+    """Return each vLLM launch in `text`: deploy files by name and content (lint/input/deploy.py),
+    else the one spec, config or command load_text() reads. `kind` "command" is a script,
+    which may still run its launches in containers; "spec" and "config" are read as such."""
+    from patchops.lint.input import deploy
+
+    if isinstance(text, bytes):
+        text = yamlread.decode(text, path)
+    text = yamlread.check_text(text, path)
+    folder = base_dir if base_dir is not None else _base_dir(path)
+    found = None
+    if kind is None:
+        found = deploy.read_deploy(text, path, folder, load_file_as_config, find_suppressions(text))
+    script = kind == "command" or (kind is None and (path.lower().endswith(COMMAND_SUFFIXES)
+                                                     or looks_like_command(text)))
+    if found is None and script:
+        found = deploy.read_script(text, path, folder, load_file_as_config, find_suppressions(text))
+    elif found is None and kind is None:
+        found = deploy.read_yaml(text, path, folder, load_file_as_config, find_suppressions(text))
+    if found is not None:
+        return LoadedFile(path, found.configs, found.skipped)
+    return LoadedFile(path, [load_text(text, path=path, kind=kind, base_dir=base_dir, _deploy=False)])
+
+
+def only_launch(loaded: LoadedFile, launch: Optional[str] = None) -> ServeConfig:
+    """Return the one launch of a file (or the one named `launch`); say which there are otherwise."""
+    if loaded.skipped is not None:
+        raise LintInputError(f"{loaded.path}: holds no vLLM launch: {loaded.skipped}")
+    configs = loaded.configs
+    if launch is not None:
+        configs = [cfg for cfg in configs if cfg.launch_name == launch]
+        if not configs:
+            names = ", ".join(f"`{cfg.launch_name}`" for cfg in loaded.configs)
+            raise LintInputError(f"{loaded.path}: no launch named `{launch}`; it holds {names}")
+    if len(configs) > 1:
+        names = ", ".join(f"`{cfg.launch_name}`" for cfg in configs)
+        raise LintInputError(f"{loaded.path}: holds {len(configs)} vLLM launches ({names}); "
+                             "name one with --launch NAME")
+    return configs[0]
+
+
+def _base_dir(path: str) -> str:
+    parent = os.path.dirname(path)
+    return parent if parent and os.path.isdir(parent) else os.getcwd()
 
 
 def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None,
-              base_dir: Optional[str] = None) -> ServeConfig:
+              base_dir: Optional[str] = None, _deploy: bool = True) -> ServeConfig:
     """Read `text` as a serve spec, a plain vLLM config or a launch command.
 
     `kind` is "spec", "config", "command", or None to detect it: a file named `*.sh`, a text
@@ -59,6 +121,8 @@ def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} or None, not {kind!r}")
+    if _deploy:
+        return only_launch(load_text_inputs(text, path=path, kind=kind, base_dir=base_dir))
     if isinstance(text, bytes):
         text = yamlread.decode(text, path)
     text = yamlread.check_text(text, path)
@@ -94,8 +158,7 @@ def load_command(cmd: str, *, path: str = "<command>", base_dir: Optional[str] =
     cfg = ServeConfig(path=path, kind="command", lines=text.splitlines(), text=text,
                       suppressions=find_suppressions(text))
     if base_dir is None:
-        parent = os.path.dirname(path)
-        base_dir = parent if parent and os.path.isdir(parent) else os.getcwd()
+        base_dir = _base_dir(path)
     read_command(cfg, text, base_dir, include=load_file_as_config)
     return cfg
 

@@ -74,6 +74,16 @@ class ServeConfig:
     rejected: Dict[str, Tuple[Setting, str]] = field(default_factory=dict)
     read_by: Optional[str] = None               # vLLM version read_as_vllm used, None before
     model_facts: Optional[Any] = None           # the model's config.json (lint/input/model_config.py), filled by lint
+    # A launch found in a deploy file (a manifest's container, a compose service, a `docker
+    # run` line): its name in the file ("Deployment/qwen-chat container vllm"), None for the
+    # file's only launch of a serve spec, config or script; and what the reader could not
+    # know ("`HF_TOKEN` comes from a Secret: value unknown").
+    launch_name: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+    # line of a finding -> line of the ignore comment that covers it, where that comment is not
+    # on the finding's own line (a Dockerfile's `#` line above its instruction).
+    covers: Dict[int, int] = field(default_factory=dict)
+    container: Optional[str] = None             # the image the launch runs in, None on this machine
 
     def position_of(self, at) -> Tuple[int, int]:
         """Return (line, column) of a Setting, a (line, column) tuple, or (1, 1) for None.

@@ -221,10 +221,15 @@ def _at(path: str, mark) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}"
 
 
-def _compose(text: str, path: str) -> Optional[Node]:
+def _compose(text: str, path: str, documents: bool = False):
     loader = None
     try:
         loader = _BoundedLoader(text)
+        if documents:
+            nodes = []
+            while loader.check_node():
+                nodes.append(loader.get_node())
+            return nodes
         return loader.get_single_node()
     except _TooDeep as exc:
         raise LintInputError(f"{_at(path, exc.mark)}: YAML is nested more than {MAX_DEPTH} levels "
@@ -361,3 +366,14 @@ def read_yaml(text: str, path: str) -> Optional[YNode]:
     if root is None:
         return None
     return _Builder(text, path).build(root)
+
+
+def read_yaml_documents(text: str, path: str) -> List[Optional[YNode]]:
+    """Return the positioned node tree of each `---`-separated document (None for an empty one).
+
+    A Kubernetes manifest holds several objects in one file; the node budget counts them all.
+    """
+    text = check_text(text, path)
+    builder = _Builder(text, path)
+    return [None if node is None else builder.build(node) for node in _compose(text, path, True)]
+

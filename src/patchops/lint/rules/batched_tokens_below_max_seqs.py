@@ -70,7 +70,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        eng = routing.engine(cfg, facts)
+        eng = routing.config_engine(cfg, facts)  # SchedulerConfig's check
         if eng.error:
             return
         budget_at = inputs.setting(cfg, "max_num_batched_tokens")

@@ -99,7 +99,7 @@ class BatchedTokensBelowModelLen(Rule):
         mml = model_len.max_model_len(cfg, facts)
         if mml.value is None:
             return
-        eng = routing.engine(cfg, facts)
+        eng = routing.config_engine(cfg, facts)  # SchedulerConfig's check
         if eng.error:
             return
         chunked = scheduler.chunked_prefill(cfg, facts, eng)

@@ -57,7 +57,7 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
         partial = inputs.to_int(found.value) if found is not None else None
         if "partial_prefills_need_chunked" not in facts.guards or partial is None or partial <= 1:
             return
-        eng = routing.engine(cfg, facts)
+        eng = routing.config_engine(cfg, facts)  # SchedulerConfig's check
         if eng.error:
             return
         chunked = scheduler.chunked_prefill(cfg, facts, eng)

@@ -119,6 +119,11 @@ V1_ORACLE = Boundary("0.8.5", "EngineArgs._is_v1_supported_oracle sends unsuppor
                      "vllm/engine/arg_utils.py:1292 (0.8.5)")
 V0_REMOVED = Boundary("0.11", "V0 is gone: a fallback to it crashes the API server",
                       "vllm/entrypoints/openai/api_server.py:209 (0.11.0) `assert envs.VLLM_USE_V1`")
+V1_CONFIG_WITHOUT_V0 = Boundary("0.11", "with V0 chosen (VLLM_USE_V1=0 or a fallback) the configuration is still "
+                                "built with V1's defaults and checks; only then does the API server stop",
+                                "vllm/engine/arg_utils.py:1162 (0.11.0) `self._set_default_args(...)` whatever "
+                                "use_v1; vllm/entrypoints/openai/api_server.py:206-209 (0.11.0) "
+                                "create_engine_config, then `assert envs.VLLM_USE_V1`")
 V1_ONLY = Boundary("0.12", "no V1 oracle and no VLLM_USE_V1: only the V1 engine",
                    "vllm/engine/arg_utils.py (0.12.0) has no _is_v1_supported_oracle")
 SPECULATIVE_CONFIG = Boundary("0.8.5", "speculative decoding is one speculative_config dict "

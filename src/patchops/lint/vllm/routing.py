@@ -25,8 +25,8 @@ from patchops.lint.vllm.releases import (ORACLE_BACKENDS_0_9, ORACLE_BACKENDS_0_
                                          ORACLE_MULTISTEP_GONE, ORACLE_OUTLINES_OK, ORACLE_PLATFORM_DEFAULT_V1,
                                          ORACLE_POLICY_OK, ORACLE_PP_MP_OK, ORACLE_PROMPT_ADAPTER_GONE,
                                          ORACLE_PROMPT_EMBEDS, ORACLE_ROCM_KV_OK, ORACLE_SPEC_CHECK_GONE,
-                                         ORACLE_SPEC_METHODS, ORACLE_TENSORIZER_OK, V0_REMOVED, V1_DEFAULT,
-                                         V1_ENGINE, V1_ONLY, V1_ORACLE, Version, release)
+                                         ORACLE_SPEC_METHODS, ORACLE_TENSORIZER_OK, V0_REMOVED, V1_CONFIG_WITHOUT_V0,
+                                         V1_DEFAULT, V1_ENGINE, V1_ONLY, V1_ORACLE, Version, release)
 
 V0 = "V0"
 V1 = "V1"
@@ -340,3 +340,17 @@ def engine(cfg: ServeConfig, facts: Facts) -> Prediction:
                           f"{first.feature} (then it falls back to V0)", certain=False,
                           alternatives=(V0,), fields=first.fields)
     return Prediction(V1, f"V1 is the default engine of vLLM {ver}", fields=env_fields)
+
+
+def config_engine(cfg: ServeConfig, facts: Facts) -> Prediction:
+    """Return the engine whose defaults and checks build the configuration (SchedulerConfig and its kin).
+
+    That is `engine()`'s, except on 0.11: V0 is gone, yet a config that chooses it (VLLM_USE_V1=0,
+    or a fallback) is still built with V1's defaults and checks, and the API server's
+    assertion comes only after it, so those checks refuse first.
+    """
+    eng = engine(cfg, facts)
+    if eng.value == V0 and eng.error and release(facts) >= V1_CONFIG_WITHOUT_V0:
+        return Prediction(V1, f"vLLM {facts.version} has no V0, so it builds the configuration with V1's "
+                          f"defaults and checks ({eng.reason})", fields=eng.fields)
+    return eng
