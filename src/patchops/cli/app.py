@@ -383,6 +383,10 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
                  json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Same as --format json."),
                  exit_zero: bool = typer.Option(False, "--exit-zero", rich_help_panel=OUTPUT,
                                                 help="Exit 0 even with findings."),
+                 quiet: bool = typer.Option(False, "--quiet", "-q", rich_help_panel=OUTPUT,
+                                            help="Hide the notes: checks that did not run, values left unknown."),
+                 verbose: bool = typer.Option(False, "--verbose", "-v", rich_help_panel=OUTPUT,
+                                              help="List the checks that did not run, per input."),
                  no_cache: bool = typer.Option(False, "--no-cache", rich_help_panel=OUTPUT,
                                                help="Lint again even when nothing the last results were "
                                                "computed from changed."),
@@ -429,7 +433,7 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
         sys.stdout.write(render_formats.lint_github(results))
     else:
         render_lint.lint_text(console, results, concise=output_format is Format.concise,
-                              unsafe=unsafe_fixes, fixed=fixed)
+                              unsafe=unsafe_fixes, fixed=fixed, verbosity=-1 if quiet else int(verbose))
     unlinted = [r for r in results if r.error is not None]
     if unlinted and output_format not in (Format.text, Format.concise):
         for result in unlinted:  # stdout holds the machine output; say it where people look

@@ -30,7 +30,7 @@ def test_both_flags_reported():
 def test_0_6_3_rejected_yaml_is_left_to_yaml_true_breaks_store_true():
     # `enforce-eager: false` on 0.6.3 stops vLLM before the fork's value matters
     [unset] = lint("model: m\nargs:\n  enforce-eager: false\n", vllm="0.6.3.post1")
-    assert unset.severity == "warning" and "no flag can change that" in unset.message
+    assert unset.severity == "warning" and "no flag can change it" in unset.message
     [found] = lint("vllm serve m --enforce-eager\n", vllm="0.6.3.post1", kind="command")
     assert found.severity == "warning" and "has no effect" in found.message
 
@@ -48,7 +48,7 @@ def test_quiet_on_an_unmodified_copy():
 
 def test_unset_hardcoded_true_warns_where_it_costs():
     [eager] = lint("model: m\nargs:\n  max-model-len: 4096\n", hardcoded={"enforce_eager": "True"})
-    assert eager.severity == "warning" and "no flag can change that" in eager.message
+    assert eager.severity == "warning" and "no flag can change it" in eager.message
     single_gpu = "model: m\nargs:\n  max-model-len: 4096\n"
     assert lint(single_gpu, hardcoded={"disable_custom_all_reduce": "True"}) == []
     [tp] = lint("model: m\nargs:\n  tensor-parallel-size: 2\n", hardcoded={"disable_custom_all_reduce": "True"})

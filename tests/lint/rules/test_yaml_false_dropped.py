@@ -29,12 +29,12 @@ def test_default_false_is_quiet():
 
 def test_unknown_key_with_false_is_reported_here():
     [found] = lint("model: m\nargs:\n  enable-frobnication: false\n")
-    assert "has no --enable-frobnication flag either" in found.message
+    assert "has no --enable-frobnication flag either" in found.explanation
 
 
 def test_non_boolean_option_keeps_its_default():
     [found] = lint("model: m\nswap_space: false\n", kind="config")
-    assert "so swap_space keeps its default (4)" in found.message
+    assert "so swap_space keeps its default (4)" in found.explanation
 
 
 def test_versions_and_entrypoint():

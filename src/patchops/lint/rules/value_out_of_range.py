@@ -102,8 +102,9 @@ class ValueOutOfRange(Rule):
             text, vllm_text = problem
             during = f" with --{switch.replace('_', '-')}" if switch else ""
             yield self.diagnostic(
-                cfg, found, f"{dest} {text}{during}; vLLM {facts.version} refuses it while building "
-                f"{check.get('class', 'its config')}", fields=(dest,) + ((switch,) if switch else ()),
+                cfg, found, f"{dest} {text}{during}",
+                explanation=f"vLLM {facts.version} refuses it while building {check.get('class', 'its config')}",
+                fields=(dest,) + ((switch,) if switch else ()),
                 fix="use a value vLLM accepts", vllm_message=vllm_text)
 
 
@@ -119,8 +120,7 @@ def _problem(value: Any, check: dict) -> Optional[tuple]:
     if "choices" in check:
         if not isinstance(value, str) or value in check["choices"]:
             return None
-        listed = ", ".join(check["choices"])
-        return (f"{value!r} is not one of the values this vLLM accepts ({listed})",
+        return (f"{value!r} is not one of the {len(check['choices'])} values this vLLM accepts",
                 f"{check.get('message') or ''}{value!r}. Valid values are: {check['choices']}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
