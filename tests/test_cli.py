@@ -450,7 +450,7 @@ def test_apply_names_a_shadowed_site_and_status_groups_per_copy(run, corex_tree)
     assert " vllm/engine/arg_utils.py |   4 ++--  (x2 copies)" in stat and "@@" not in stat
     status = run("status", env=env).stdout.splitlines()
     assert status[0] == f"{sites[0]}  vLLM {MID}  [imported]"
-    assert status[1].startswith("  corex-eager-allreduce: not-applied - not applied in vllm/engine/arg_utils.py")
+    assert status[1].startswith("  corex-eager-allreduce: not-applied in vllm/engine/arg_utils.py")
     assert f"{sites[1]}  vLLM {MID}  [shadowed]" in status
 
 

@@ -52,3 +52,12 @@ def test_parser_plugin_beside_the_spec(monkeypatch, name, severity, plugin_findi
     assert [d.severity for d in found if d.code == "PO907"] == plugin_finding
     if severity == "warning":
         assert str(HERE / "house_parser.py") in unknown.explanation
+
+
+@pytest.mark.parametrize("written", ["300", "[300]"])
+def test_one_concurrency_level_may_be_written_as_a_number(written, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(f"model: m\nvllm: {{version: 0.6.3.post1}}\nworkload:\n  concurrency: {written}\n")
+    found = [d for d in api.lint(spec).diagnostics if d.code == "PO204"]
+    assert [(d.line, d.severity) for d in found] == [(4, "warning")]
+    assert found[0].message.startswith("workload concurrency 300 > max_num_seqs 256")

@@ -188,6 +188,10 @@ def engine_text(console: Output, found) -> None:
     """Print vLLM's own verdict under the static findings, with its time and whether they agree."""
     verdict = found.verdict
     where = f"vLLM {found.vllm_version or '?'} via {found.python}, {verdict.seconds:g} s"
+    if not verdict.ran:   # no verdict: nothing to agree or disagree with
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("could not run", "bold red"),
+                                    f" ({where}): {verdict.message}"))
+        return
     if verdict.profile is not None:
         gpu = verdict.profile
         where += (f"; {found.profiled_because}, so it answered a declared GPU profile: "
