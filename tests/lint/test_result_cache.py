@@ -417,3 +417,13 @@ def test_the_key_covers_every_variable_lint_reads():
     assert {"HF_HUB_CACHE", "HF_HOME", "PYTHONPATH", "PATCHOPS_ROOTS"} <= named  # the scan sees them
     env = {name: "x" for name in named}
     assert set(result_cache.relevant_env(env)) == named
+
+
+def test_a_variable_a_compose_file_interpolates(project, lint):
+    folder, runs = project
+    (folder / "compose.yaml").write_text("services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n"
+                                         "    command: --model m --max-model-len ${COMPOSE_LEN}\n")
+    first, second, again = twice(lint, runs, "compose.yaml", env={"COMPOSE_LEN": "abc"})
+    unset = lint("compose.yaml")
+    assert again is False and len(runs) == 2
+    assert "PO107" in first[1] and "PO107" not in unset[1]

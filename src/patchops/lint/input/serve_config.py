@@ -41,6 +41,9 @@ class Setting:
     source: str = "yaml"  # "yaml" | "cli" | "env"
     key_span: Optional[Tuple[int, int]] = field(default=None, compare=False)
     value_span: Optional[Tuple[int, int]] = field(default=None, compare=False)
+    # The value holds a shell or compose expansion the input does not resolve (`$PORT`, an
+    # unset `${VAR}`, `$(cmd)`): vLLM gets some text, not the one written, so nothing judges it.
+    unknown: bool = False
 
 
 @dataclass
