@@ -58,7 +58,9 @@ def probed_site(tmp_path_factory):
 
 
 def run_cli(site: Path, tmp_path: Path, *args: str):
-    env = {**os.environ, "PYTHONPATH": str(site), "PATCHOPS_ROOTS": "",
+    # the copy first, then the patchops under test (not whichever the interpreter installed)
+    path = os.pathsep.join([str(site), str(Path(__file__).resolve().parents[1] / "src")])
+    env = {**os.environ, "PYTHONPATH": path, "PATCHOPS_ROOTS": "",
            "PATCHOPS_CACHE": str(tmp_path / "cache"), "PROBE_OUT": str(tmp_path / "probe.json")}
     return subprocess.run([sys.executable, "-m", "patchops", "launch", "--no-detect-hardware", *args],
                           capture_output=True, text=True, env=env, timeout=300)
@@ -161,3 +163,17 @@ def test_engine_check_deletes_the_args_file_it_wrote(probed_site, tmp_path, monk
     assert seen["args"] == {"max-model-len": 4096, "enable-prefix-caching": True}
     assert not seen["config"].exists() and not seen["config"].parent.exists()
     assert not (tmp_path / "cache" / "launch").exists()
+
+
+def test_findings_are_where_each_value_is_written_the_spec_or_the_extra_args(probed_site, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(BROKEN)
+    done = run_cli(probed_site, tmp_path, str(spec), "--", "--port", "8001", "--max-num-seq", "8",
+                   "--another-flag")
+    assert done.returncode == 1
+    lines = [line for line in done.stdout.splitlines() if ": error: " in line or ": warning: " in line]
+    assert any(line.startswith(f"{spec}:4:3: error: ") and "no-such-flag" in line for line in lines)
+    assert any(line.startswith("<launch -- arguments>:1:29: error: ") and "another-flag" in line
+               for line in lines)
+    assert any(line.startswith("<launch -- arguments>:1:13: warning: ") and "[PO108" in line
+               for line in lines), done.stdout
