@@ -214,7 +214,8 @@ def test_findings_are_where_each_value_is_written_the_spec_or_the_extra_args(pro
     done = run_cli(probed_site, tmp_path, str(spec), "--", "--port", "8001", "--max-num-seq", "8",
                    "--another-flag")
     assert done.returncode == 1
-    lines = [line for line in done.stdout.splitlines() if ": error: " in line or ": warning: " in line]
+    lines = [line for line in (done.stdout + done.stderr).splitlines()
+             if ": error: " in line or ": warning: " in line]
     assert any(line.startswith(f"{spec}:4:3: error: ") and "no-such-flag" in line for line in lines)
     assert any(line.startswith("<launch -- arguments>:1:29: error: ") and "another-flag" in line
                for line in lines)
