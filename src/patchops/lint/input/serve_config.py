@@ -99,11 +99,6 @@ class ServeConfig:
         line, column = (at.line, at.column) if isinstance(at, Setting) else (int(at[0]), int(at[1]))
         return (line, max(column, 1)) if line >= 1 else (1, 1)
 
-    def suppressed(self, line: int, code: str) -> bool:
-        """Return whether `# patchops: ignore[...]` on `line` names `code` (or is bare)."""
-        codes = self.suppressions.get(line, set())
-        return code in codes or "*" in codes
-
 
 def normalize_key(key: str) -> str:
     """Return a flag name without leading dashes, `-` -> `_` (`--max-model-len` -> `max_model_len`)."""
