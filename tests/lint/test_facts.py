@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import vendor_hardcode
+from patchops.core import digest_cache
 from patchops.core.errors import LintInputError
 from patchops.lint.facts import cache as facts_mod
 from patchops.lint import extract as facts_extract
@@ -42,9 +43,11 @@ def facts_of():
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    """Point the facts cache at a fresh folder (wheel trees stay in the shared cache)."""
+    """Point the facts cache and the digests vouch keeps (facts/vouch.py) at fresh folders; wheel
+    trees stay in the shared cache, which PATCHOPS_CACHE would move."""
     folder = tmp_path / "facts-cache"
     monkeypatch.setattr(facts_mod, "facts_cache_dir", lambda: folder)
+    monkeypatch.setattr(digest_cache, "cache_root", lambda: tmp_path / "digests")
     return folder
 
 
