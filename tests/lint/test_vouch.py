@@ -41,22 +41,24 @@ def test_an_unmodified_release_is_vouched_and_equals_extraction(version, tmp_pat
     (site / "flashinfer").mkdir()   # an install's own: read, never taken from the release
     (site / "flashinfer" / "__init__.py").write_text("")
     empty_cache()
-    facts, inputs = vouch.read_facts(site)
+    facts, inputs, hashed = vouch.read_facts(site)
     full, consulted = extract(site)
     assert facts.read == "vouched"
     assert facts == full and facts.has_flashinfer is True and facts.origin == str(site)
     assert set(consulted) <= set(inputs)  # the facts cache still hashes everything they rest on
+    assert hashed["vllm/engine/arg_utils.py"] == vouch.sha256((site / "vllm/engine/arg_utils.py").read_bytes())
 
 
 def test_the_corex_fork_rereads_only_what_its_edit_touches(corex_tree, empty_cache):
     _, (lib, _) = corex_tree("0.8.5")
     vendor_hardcode(lib)
     empty_cache()
-    facts, _ = vouch.read_facts(lib)
+    facts, _, _ = vouch.read_facts(lib)
     full, _ = extract(lib)
     assert facts == full
     assert facts.hardcoded == {"enforce_eager": "True", "disable_custom_all_reduce": "True"}
-    changed = vouch.changed_groups(lib, vouch.release_reads("0.8.5"))
+    reads = vouch.release_reads("0.8.5")
+    changed = vouch.changed_groups(reads, vouch.current(lib, reads))
     assert {"hardcoded", "flags"} <= set(changed) and "architectures" not in changed
     assert facts.read == f"partial: {len(changed)} of {len(GROUPS)} groups re-read"
 
@@ -68,7 +70,7 @@ def test_a_file_added_to_a_listed_folder_is_read(tmp_path, empty_cache):
         "class NpuPlatform:\n    device_type = 'npu'\n    def supports_v1(self, model_config):\n"
         "        return True\n")
     empty_cache()
-    facts, _ = vouch.read_facts(site)
+    facts, _, _ = vouch.read_facts(site)
     assert facts.read.startswith("partial: ") and facts.v1_platforms["vendor_npu"]["device_type"] == "npu"
     assert facts == extract(site)[0]
 
@@ -79,7 +81,7 @@ def test_a_file_the_release_lacks_is_looked_for(tmp_path, empty_cache):
     (site / "vllm/v1/attention/backends/registry.py").write_text(
         "import enum\nclass AttentionBackendEnum(enum.Enum):\n    NPU_ATTN = 1\n")
     empty_cache()
-    facts, _ = vouch.read_facts(site)
+    facts, _, _ = vouch.read_facts(site)
     assert facts.attention_backends == ("NPU_ATTN",) and facts.read.startswith("partial: 1 of ")
     assert facts == extract(site)[0]
 
@@ -88,7 +90,7 @@ def test_a_copy_of_no_recorded_release_is_extracted(tmp_path, empty_cache):
     site = installed("0.8.5", tmp_path)
     (site / "vllm/_version.py").write_text("__version__ = version = '0.5.0'\n")  # older than any shipped
     empty_cache()
-    facts, _ = vouch.read_facts(site)
+    facts, _, _ = vouch.read_facts(site)
     assert facts.read == "extracted" and facts.version == "0.5.0" and facts == extract(site)[0]
 
 
@@ -128,7 +130,7 @@ def test_a_damaged_record_costs_only_time(tmp_path, monkeypatch, empty_cache):
     vouch.release_reads.cache_clear()
     empty_cache()
     try:
-        facts, _ = vouch.read_facts(site)
+        facts, _, _ = vouch.read_facts(site)
     finally:
         vouch.release_reads.cache_clear()
     assert facts.read == "extracted" and facts == extract(site)[0]

@@ -80,8 +80,11 @@ def _fingerprint(path: Path) -> Optional[str]:
         return None
 
 
-def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str]) -> Dict[str, Dict[str, Optional[str]]]:
-    return {"inputs": {rel: _fingerprint(site / rel) for rel in rels},
+def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str],
+                  hashed: Optional[Dict[str, str]] = None) -> Dict[str, Dict[str, Optional[str]]]:
+    """Fingerprint each input, taking the sha256 of those in `hashed` (just computed) as found."""
+    hashed = hashed or {}
+    return {"inputs": {rel: hashed[rel] if rel in hashed else _fingerprint(site / rel) for rel in rels},
             "extras": {path: _fingerprint(Path(path)) for path in extras}}
 
 
@@ -201,8 +204,8 @@ def _entry_for(site: Path, extra_paths: Sequence[Path]) -> Tuple[Dict[str, Any],
     from patchops.lint.facts import vouch
 
     hashed_at = time.time()
-    facts, inputs = vouch.read_facts(site, extra_paths)
-    fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths])
+    facts, inputs, hashed = vouch.read_facts(site, extra_paths)
+    fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths], hashed)
     entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints, "digest": _digest(fingerprints),
              "stamps": _stamps(site, sorted(inputs), hashed_at)}
     # The facts first: an entry is never written before the facts of its digest.

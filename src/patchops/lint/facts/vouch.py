@@ -89,16 +89,23 @@ def release_reads(release: str) -> Optional[Dict[str, Any]]:
     return data if data.get("schema") == FACTS_SCHEMA else None
 
 
-def changed_groups(site: Path, reads: Dict[str, Any]) -> List[str]:
-    """Return the names of the groups some of whose files differ in `site` from the record, sorted."""
+def current(site: Path, reads: Dict[str, Any]) -> Dict[str, Optional[str]]:
+    """Return what each file, folder and listing the record names is in `site` now (digest_of)."""
     cache = DigestCache(str(site), "vouch")
-    differ = {key for key, want in reads["files"].items() if digest_of(site, key, cache) != want}
+    now = {key: digest_of(site, key, cache) for key in reads["files"]}
     cache.save()
+    return now
+
+
+def changed_groups(reads: Dict[str, Any], now: Dict[str, Optional[str]]) -> List[str]:
+    """Return the names of the groups some of whose files are not as recorded, sorted."""
+    differ = {key for key, want in reads["files"].items() if now[key] != want}
     return sorted(name for name, group in reads["groups"].items() if differ.intersection(group["files"]))
 
 
-def read_facts(site: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, List[str]]:
-    """Return the facts of the copy in `site` and the files they depend on (for the facts cache).
+def read_facts(site: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, List[str], Dict[str, str]]:
+    """Return the facts of the copy in `site`, the files they depend on, and the sha256 of those
+    it hashed (the facts cache hashes each input; it need not hash these twice).
 
     The release to compare with is the one the copy's version names (shipped_release_for);
     a copy of no release patchops has a record of is extracted whole.
@@ -110,14 +117,17 @@ def read_facts(site: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Lis
     every = [group.name for group in GROUPS]
     release, reads = _release_of(read_version(site)[0])
     if release is None or reads is None or set(reads["groups"]) != set(every):
-        return reading.facts(every).replace(read="extracted"), sorted(reading.src.consulted)
-    changed = changed_groups(site, reads)
+        return reading.facts(every).replace(read="extracted"), sorted(reading.src.consulted), {}
+    now = current(site, reads)
+    changed = changed_groups(reads, now)
     facts = reading.facts(changed, release, reads["groups"])
     label = "vouched" if not changed else "extracted" if len(changed) == len(every) else \
         f"partial: {len(changed)} of {len(every)} groups re-read"
     # The facts cache hashes files and folders; a listing's folder stands for the listing.
     inputs = reading.src.consulted | {key.rpartition("/")[0] or "." if "*" in key else key for key in reads["files"]}
-    return facts.replace(read=label), sorted(inputs)
+    hashed = {key: digest for key, digest in now.items() if digest is not None and digest != FOLDER
+              and "*" not in key}
+    return facts.replace(read=label), sorted(inputs), hashed
 
 
 def _release_of(version: Optional[str]) -> Tuple[Optional[Facts], Optional[Dict[str, Any]]]:
