@@ -30,7 +30,7 @@ PROBE = stand_in.PROBE_SCRIPT
 # The versions `record` re-records by default: one V0-capable release and the newest.
 DEFAULT_VERSIONS = ("0.8.5", "0.33.0")
 # Every version with recorded verdicts (the normal test run compares patchops against each).
-VERSIONS = ("0.6.3.post1", "0.8.5", "0.9.2", "0.10.1.1", "0.32.0", "0.33.0")
+VERSIONS = ("0.6.3.post1", "0.8.5", "0.9.2", "0.10.1.1", "0.15.0", "0.25.0", "0.32.0", "0.33.0")
 # Versions that record the stated subset of the corpus (`in_subset`), not all of it: on the
 # shared 2-core box the whole corpus costs 25-40 minutes per version.
 SUBSET_VERSIONS = ("0.6.3.post1",)
