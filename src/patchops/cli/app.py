@@ -364,8 +364,13 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
                                                     "files, folders of them, or - for stdin."),
                  cmd: Optional[str] = typer.Option(None, "--cmd", metavar="COMMAND", rich_help_panel=INPUT,
                                                    help="A launch command line to lint."),
-                 model_config: Optional[Path] = typer.Option(None, "--model-config", metavar="FILE", rich_help_panel=INPUT,
-                                                             help="The model's config.json, when the model is not on this machine."),
+                 model_config: List[str] = typer.Option([], "--model-config", metavar="MODEL=FILE", rich_help_panel=INPUT,
+                                                        help="That model's config.json (repeatable); FILE alone for "
+                                                        "one input; DIR: a folder of snapshots."),
+                 fetch: Optional[bool] = typer.Option(None, "--fetch/--no-fetch", rich_help_panel=INPUT,
+                                                      help="Fetch a hub model's config.json (never weights) into "
+                                                      "the HF cache, as vLLM will; default on (PATCHOPS_FETCH, "
+                                                      "settings `fetch`)."),
                  select: List[str] = typer.Option([], "--select", metavar="RULES", rich_help_panel=RULES,
                                                   help="Only these rules: codes, prefixes or names, comma lists ok."),
                  ignore: List[str] = typer.Option([], "--ignore", metavar="RULES", rich_help_panel=RULES,
@@ -407,7 +412,7 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
     # The settings file's `hardware` comes before detection: it names the box that will serve.
     assumed = _hardware(hardware, not no_detect_hardware and not _settings().hardware)
     options = dict(vllm_path=vllm, python=python, vllm_version=vllm_version, select=select,
-                   ignore=ignore, hardware=assumed, model_config=model_config)
+                   ignore=ignore, hardware=assumed, model_config=model_config, fetch=fetch)
     fixed = None
     if fix or diff:
         if cmd is not None:

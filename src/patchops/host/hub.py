@@ -111,7 +111,7 @@ def _download_all(huggingface_hub, model, names, env, cache, revision, budget) -
         try:
             answers[name] = huggingface_hub.hf_hub_download(
                 model, name, revision=revision, cache_dir=cache, endpoint=env.get("HF_ENDPOINT") or None,
-                token=env.get("HF_TOKEN") or env.get("HUGGING_FACE_HUB_TOKEN") or None,
+                token=env.get("HF_TOKEN") or None,
                 etag_timeout=budget)
         except Exception as error:  # every failure is an answer: classified by _problem_of
             answers[name] = error

@@ -130,10 +130,6 @@ def lint_summary_line(results, unsafe: bool = False) -> str:
     return text
 
 
-MODEL_UNKNOWN = ("the model's config.json is not on this machine", "pass --model-config FILE")
-HARDWARE_HINT = "state it under hardware: or with --hardware"
-
-
 def skipped_notes(results, concise: bool = False) -> List[str]:
     """Return one line per reason checks did not run, naming the inputs it holds for.
 
@@ -142,11 +138,11 @@ def skipped_notes(results, concise: bool = False) -> List[str]:
     """
     groups: Dict[Tuple[str, str], Dict[Tuple[str, ...], List[str]]] = {}
     for result in results:
-        reasons = [(MODEL_UNKNOWN, tuple(result.skipped))] if result.skipped else []
-        reasons += [((f"{key} is not known", HARDWARE_HINT), tuple(rules))
-                    for key, rules in result.hardware_skipped.items()]
-        for reason, rules in reasons:
-            groups.setdefault(reason, {}).setdefault(rules, []).append(result.path)
+        reasons: Dict[Tuple[str, str], List[str]] = {}
+        for missing in result.not_run:
+            reasons.setdefault((missing.reason, missing.hint), []).append(missing.rule)
+        for reason, rules in reasons.items():
+            groups.setdefault(reason, {}).setdefault(tuple(rules), []).append(result.path)
     notes = []
     for (what, hint), by_rules in groups.items():
         if concise:

@@ -34,6 +34,7 @@ from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.mistral_config_not_found import MistralConfigNotFound
+from patchops.lint.rules.model_config_contradicts_model import ModelConfigContradictsModel
 from patchops.lint.rules.model_option_on_serve import ModelOptionOnServe
 from patchops.lint.rules.model_type_unknown_to_transformers import ModelTypeUnknownToTransformers
 from patchops.lint.rules.multimodal_limit_on_text_model import MultimodalLimitOnTextModel
@@ -80,6 +81,7 @@ ALL_RULES = (
     UnusedSuppression,
     SpecVersionMismatch,
     InputNotLinted,
+    ModelConfigContradictsModel,
     UnknownFlag,
     YamlFalseDropped,
     Yaml11Boolean,

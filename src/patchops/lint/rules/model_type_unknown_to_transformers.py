@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures
 
 # config.json of openai/gpt-oss-20b (model type gpt_oss, transformers 4.55+).
@@ -51,7 +51,7 @@ class ModelTypeUnknownToTransformers(Rule):
     versions = ">=0"
     vllm_message = ("The checkpoint you are trying to load has model type `<model_type>` but Transformers "
                     "does not recognize this architecture.")
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: /models/gpt-oss-20b\n", vllm="0.10.1.1", model=GPT_OSS, facts=NEW),
         # vLLM 0.8.5 builds Cohere 2's config itself (its own Cohere2Config), whatever transformers knows.
