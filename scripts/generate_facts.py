@@ -2,22 +2,28 @@
 """Generate the shipped facts for released vLLM versions from their PyPI wheels.
 
     python scripts/generate_facts.py 0.8.5 0.9.2 ...     # or --all for the usual set
+    python scripts/generate_facts.py --reads --all       # what each fact group reads, per release
 
 Each wheel is downloaded once into the patchops cache (tests/support/wheelcache.py), its
 sources are read with `ast` exactly as for an installed copy, and the result is written to
 src/patchops/lint/facts/shipped/<version>.json. The files are data, regenerated rather than edited.
+`--reads` writes instead what each fact group read of the wheel (facts/vouch.py) to
+src/patchops/lint/facts/reads/<version>.json.gz.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
+import zipfile
 from pathlib import Path
 
 from patchops.host.installed_version import _version_from_metadata
 from patchops.lint.facts.model import SHIPPED_DIR, Facts
 from patchops.lint.extract import extract
+from patchops.lint.facts.vouch import READS_DIR, group_reads
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
 from tests.support import release_day, wheelcache  # noqa: E402
@@ -69,16 +75,41 @@ def render(facts: Facts) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_reads(version: str, out: Path) -> Path:
+    """Write what each fact group reads of `version`'s wheel, gzipped, and return the file.
+
+    The cache unpacks the sources and dist-info of a wheel, not all of it: a file a group
+    looked for and did not find must be absent from the whole wheel too, or the record would
+    call an unmodified install changed.
+    """
+    reads = group_reads(wheelcache.site_packages(version))
+    members = set(zipfile.ZipFile(wheelcache.wheel_path(version)).namelist())
+    unpacked_only = sorted(key for key, digest in reads["files"].items() if digest is None and key in members)
+    if unpacked_only:
+        raise SystemExit(f"error: vLLM {version}: groups look for files the cache did not unpack: {unpacked_only}")
+    path = out / f"{version}.json.gz"
+    # mtime=0: the same reads give the same bytes, so regenerating leaves no diff
+    path.write_bytes(gzip.compress(json.dumps(reads, sort_keys=True).encode(), mtime=0))
+    return path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="vLLM versions, e.g. 0.8.5")
     parser.add_argument("--all", action="store_true", help="the default set: " + " ".join(DEFAULT_VERSIONS))
-    parser.add_argument("--out", type=Path, default=SHIPPED_DIR, help="output folder")
+    parser.add_argument("--out", type=Path, help="output folder (default: shipped/, or reads/ with --reads)")
+    parser.add_argument("--reads", action="store_true", help="write what each fact group reads instead")
     args = parser.parse_args(argv)
     versions = list(args.versions) + (list(DEFAULT_VERSIONS) if args.all else [])
     if not versions:
         parser.error("give versions or --all")
+    args.out = args.out or (READS_DIR if args.reads else SHIPPED_DIR)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.reads:
+        for version in versions:
+            path = write_reads(version, args.out)
+            print(f"{path}: {len(json.loads(gzip.decompress(path.read_bytes()))['files'])} files and listings")
+        return 0
     for version in versions:
         facts = shipped_facts(version)
         text = render(facts)

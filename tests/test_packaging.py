@@ -34,5 +34,7 @@ def test_wheel_contains_code_facts_and_patchsets(tmp_path):
     assert shipped_code == sources, sorted(shipped_code - sources)  # e.g. tests/support/*
     for facts in (ROOT / "src" / "patchops" / "data" / "facts").glob("*.json"):
         assert f"patchops/lint/facts/shipped/{facts.name}" in names
+    for reads in (ROOT / "src" / "patchops" / "lint" / "facts" / "reads").glob("*.json.gz"):
+        assert f"patchops/lint/facts/reads/{reads.name}" in names   # facts/vouch.py reads them
     for patchset in (ROOT / "patchsets").glob("*.yaml"):
         assert f"patchops/patchsets/{patchset.name}" in names

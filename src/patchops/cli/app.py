@@ -181,7 +181,7 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
         else:
             render.plan_text(console, plan, api.diff(plan), targets=targets, stat=stat)
         render.problems_text(plan, mismatches)
-        raise typer.Exit(DRIFTED if plan.problems else OK)
+        raise typer.Exit(IO_ERROR if plan.unwritable else DRIFTED if plan.problems else OK)
     if not json_out:
         render.plan_text(console, plan, targets=targets)
     if plan.changes and not yes and not _confirm(console, plan):

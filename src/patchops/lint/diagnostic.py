@@ -17,6 +17,7 @@ class Edit:
     """Replace text[start:end] of the linted input with `content` (offsets into ServeConfig.text).
 
     `start_at` and `end_at` are the same places as 1-based (line, column), for JSON and SARIF.
+    `file` names the file edited when it is not the input itself (a command's `--config FILE`).
     """
 
     start: int
@@ -24,6 +25,7 @@ class Edit:
     content: str
     start_at: Tuple[int, int]
     end_at: Tuple[int, int]
+    file: Optional[str] = None
 
 
 @record(frozen=True)

@@ -243,7 +243,7 @@ def _same(written: Any, effective: Any) -> bool:
 
 
 def _at(cfg: ServeConfig, setting: Setting) -> str:
-    return f"{cfg.path}:{setting.line}:{setting.column}"
+    return f"{cfg.source_of(setting).path}:{setting.line}:{setting.column}"
 
 
 def engine_label(facts: Facts) -> str:

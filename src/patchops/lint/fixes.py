@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, Collection, Dict, List, Optional, Sequence, Tuple
 
 from patchops.core.errors import LintInputError
 from patchops.lint.rule import Diagnostic, Edit
@@ -85,6 +85,46 @@ def fix_text(text: str, lint: Callable[[str], List[Diagnostic]], *, unsafe: bool
             break
         text, fixed, remaining = new, fixed + count, found
     return FixedText(text, fixed, remaining)
+
+
+@dataclass(frozen=True)
+class FixedInput:
+    """An input after fixing, and each other file its fixes edited: (path, text before, after)."""
+
+    own: FixedText
+    others: List[Tuple[str, str, FixedText]]
+    texts: Dict[str, str]          # the others' fixed texts by path
+
+
+def fix_input(text: str, lint: Callable[[str, Dict[str, str]], List[Diagnostic]],
+              read: Callable[[str], str], *, unsafe: bool = False,
+              skip: Collection[str] = ()) -> FixedInput:
+    """Fix an input's own text, then each file its remaining fixes edit (a command's `--config FILE`).
+
+    `lint(text, texts)` returns the findings of the input's `text` with `texts` (path -> text)
+    in place of those files on disk; `read(path)` a file's text. Each pass takes only the
+    fixes that edit the text being fixed. A file in `skip` is an input of its own run (it gets
+    its own pass).
+    """
+    texts: Dict[str, str] = {}
+    skip = {os.path.normpath(path) for path in skip}
+
+    def in_file(file: Optional[str], found: List[Diagnostic]) -> List[Diagnostic]:
+        return [d for d in found if d.autofix is None or all(e.file == file for e in d.autofix.edits)]
+
+    own = fix_text(text, lambda new: in_file(None, lint(new, texts)), unsafe=unsafe)
+    others = []
+    named = [e.file for d in lint(own.text, texts) if d.autofix for e in d.autofix.edits if e.file]
+    for other in dict.fromkeys(named):
+        if os.path.normpath(other) in skip:
+            continue
+        before = read(other)
+        done = fix_text(before, lambda new: in_file(other, lint(own.text, {**texts, other: new})),
+                        unsafe=unsafe)
+        if done.text != before:
+            texts[other] = done.text
+            others.append((other, before, done))
+    return FixedInput(own, others, texts)
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

@@ -119,16 +119,18 @@ class Rule:
                    edits: Sequence[Optional[Edit]] = (), edit_title: str = "") -> Diagnostic:
         """Build a Diagnostic for this rule positioned at `at` (a Setting, a (line, col) or None).
 
-        `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind; when
-        one of them is None (the text cannot be edited exactly there) there is no autofix.
+        A Setting written in another file (a command's `--config FILE`) puts the finding
+        there. `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind;
+        when one of them is None (the text cannot be edited exactly there) there is no autofix.
         """
         line, column = cfg.position_of(at)
+        source = cfg.source_of(at)
         autofix = None
         if edits and all(e is not None for e in edits):
             if self.fixable not in APPLICABILITIES:
                 raise TypeError(f"{self.code} returns edits but declares no `fixable`")
             autofix = Fix(self.fixable, tuple(edits), edit_title or fix or "")  # type: ignore[arg-type]
-        return Diagnostic(file=cfg.path, line=line, column=column, code=self.code, name=self.name,
+        return Diagnostic(file=source.path, line=line, column=column, code=self.code, name=self.name,
                           severity=severity or self.severity, message=message,
                           fields=tuple(fields), fix=fix,
                           vllm_message=vllm_message if vllm_message is not None else self.vllm_message,

@@ -152,6 +152,8 @@ def problems_text(plan, mismatches=()) -> None:
         errors.print(Line.assemble(("error:", "bold red"), " ", mismatch.message()))
     if plan.problems and not mismatches:
         errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
+    if plan.unwritable:
+        errors.print(Line.assemble(("error:", "bold red"), " ", plan.unwritable_message()))
 
 
 def apply_report_text(console: Output, report, shown=()) -> None:
@@ -173,6 +175,7 @@ def plan_dict(plan, targets=None, mismatches=()) -> dict:
         "changes": [{"site_dir": str(f.site_dir), "file": f.display, "patchsets": list(f.patchsets)}
                     for f in plan.changes],
         "problems": list(plan.problems),
+        "unwritable": list(plan.unwritable),
         "mismatches": [m.message() for m in mismatches],
         "notes": list(dict.fromkeys([*(targets.notes() if targets else ()), *plan.notes])),
         "patchset_notes": {p.name: p.notes for p in plan.patchsets if p.notes},

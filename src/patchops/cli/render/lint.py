@@ -47,8 +47,9 @@ def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool =
             console.print(line)
             if concise:
                 continue
-            if 0 < d.line <= len(lines):
-                for row in snippet(lines[d.line - 1], d.line, d.column, console.width):
+            shown = result.sources.get(d.file, lines)     # a `--config FILE`'s finding: its lines
+            if 0 < d.line <= len(shown):
+                for row in snippet(shown[d.line - 1], d.line, d.column, console.width):
                     console.print(Line(row, style="dim"))
             if d.fix:
                 console.print(Line(f"  fix{_fix_mark(d, unsafe)}: {d.fix}", style="green"))

@@ -154,7 +154,7 @@ class YamlFalseDropped(Rule):
         flag. A key of a command's `--config FILE`: the switch after that file on the command
         line, which wins over the file (the file is left as it is: other launches may read it).
         """
-        if setting.key_span is not None:
+        if setting.key_span is not None and setting.file is None:
             if flag.action == "store_boolean":
                 return [replace_value(cfg, setting, '"false"')]
             dashed = "-" in setting.key or "_" not in setting.key
