@@ -9,6 +9,9 @@ import json
 import socket
 from pathlib import Path
 
+# Imported with this process's own environment, as the CLI imports it: the library reads
+# HF_HUB_OFFLINE once, at import, and a test's HF_HUB_OFFLINE=1 must not be what it keeps.
+import huggingface_hub  # noqa: F401
 import pytest
 from typer.testing import CliRunner
 
