@@ -56,7 +56,7 @@ class QuantizationKernelNotInstalled(Rule):
     severity = "error"
     unsure_severity = "info"
     versions = ">=0.8,<0.20"
-    needs = Needs(model=True)
+    needs = Needs(model=True, optional=("hardware.compute_capability", "hardware.platform"))
     vllm_message = MESSAGE.format(package="bitblas", version="0.1.0")
     VALID = [
         Example(f"model: {GPTQ}\n" + A100),                                  # gptq_marlin claims it first

@@ -49,7 +49,7 @@ class QuantizationUnsupportedHere(Rule):
     name = "quantization-unsupported-here"
     severity = "error"
     versions = ">=0.7"
-    needs = Needs(model=True)
+    needs = Needs(model=True, optional=("hardware.compute_capability",))
     VALID = [
         Example("model: org/qwen-awq\n" + A100 + "args:\n  dtype: half\n", model=AWQ),
         Example("model: org/qwen-awq\n" + A100 + "args:\n  quantization: awq_marlin\n", model=AWQ),

@@ -6,7 +6,7 @@ from typing import Iterator, List
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
 
 NGRAM = "  speculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": %d, \"prompt_lookup_max\": 4}'\n"
@@ -42,6 +42,8 @@ class SpecDecodeBatchAboveCapture(Rule):
     name = "spec-decode-batch-above-capture"
     severity = "warning"
     versions = ">=0.8.5"     # V1 runs speculative decoding from 0.8.5 (the speculative_config dict)
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model", "workload.concurrency"))
     vllm_message = None
     stage = "later"
     VALID = [

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import insert_after, rename_key, replace_value
 from patchops.lint.facts.model import Facts, Flag
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 _UNSET = object()
@@ -71,6 +71,7 @@ class YamlFalseDropped(Rule):
     name = "yaml-false-dropped"
     severity = "warning"
     versions = ">=0.7.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     fixable = "safe"
     vllm_message = None  # vLLM says nothing: the value never reaches argparse
 
