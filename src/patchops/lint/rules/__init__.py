@@ -54,6 +54,7 @@ from patchops.lint.rules.quantization_config_not_found import QuantizationConfig
 from patchops.lint.rules.quantization_kernel_not_installed import QuantizationKernelNotInstalled
 from patchops.lint.rules.quantization_unsupported_here import QuantizationUnsupportedHere
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
+from patchops.lint.rules.remote_code_needs_trust import RemoteCodeNeedsTrust
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.sliding_window_off_with_rope_scaling import SlidingWindowOffWithRopeScaling
@@ -133,6 +134,7 @@ ALL_RULES = (
     SwapSpaceExceedsHostMemory,
     PrefixHashSha256OnV0,
     UnknownExecutorBackend,
+    RemoteCodeNeedsTrust,
     GpuMemoryHeldByOthers,
     ValueOutOfRange,
     NestedConfigInvalid,

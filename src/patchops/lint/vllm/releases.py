@@ -344,3 +344,12 @@ PLUGIN_LOAD_FAILURE_LOGGED = Boundary(
 PLUGIN_AS_MODULE = Boundary(
     "0.30", "a parser plugin may also be an importable module name, tried before the file path",
     "vllm/utils/import_utils.py:85 import_plugin (0.30.0); abstract_tool_parser.py import_from_path (0.25.0)")
+
+# --------------------------------------------------------------------------- transformers
+
+# Not a vLLM release: the transformers beside it, whose wording vLLM's get_config matches.
+TRANSFORMERS_REMOTE_CODE_WORDING = Boundary(
+    "4.52", "AutoConfig's refusal of an auto_map config without trust_remote_code no longer says "
+    "\"requires you to execute the configuration file\": vLLM passes transformers' ValueError on",
+    "transformers/dynamic_module_utils.py resolve_trust_remote_code (4.51.3 vs 4.52.4); "
+    "vllm/transformers_utils/config.py:147 (0.11.0) matches the old words")
