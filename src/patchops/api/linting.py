@@ -267,7 +267,7 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
             continue
         options = dict(choose, select=select, ignore=[*ignore, *found.ignores_for(str(path))])
         original, bom = read_source(path)
-        done = fix_input(original, lambda text, texts: [
+        done = fix_input(str(path), original, lambda text, texts: [
             d for found in lint_file(path, text, options, texts=texts) for d in found.diagnostics],
             lambda other: read_source(other)[0], unsafe=unsafe, skip=[str(p) for p in files])
         fixed = done.own

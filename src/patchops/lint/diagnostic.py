@@ -17,7 +17,8 @@ class Edit:
     """Replace text[start:end] of the linted input with `content` (offsets into ServeConfig.text).
 
     `start_at` and `end_at` are the same places as 1-based (line, column), for JSON and SARIF.
-    `file` names the file edited when it is not the input itself (a command's `--config FILE`).
+    `file` names the file edited when it is not the finding's own (a key of a command's
+    `--config FILE` fixed on the command line).
     """
 
     start: int

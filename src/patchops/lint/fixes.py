@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
-from typing import Callable, Collection, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Collection, Dict, List, Sequence, Tuple
 
 from patchops.core.errors import LintInputError
 from patchops.lint.rule import Diagnostic, Edit
@@ -96,26 +96,26 @@ class FixedInput:
     texts: Dict[str, str]          # the others' fixed texts by path
 
 
-def fix_input(text: str, lint: Callable[[str, Dict[str, str]], List[Diagnostic]],
+def fix_input(path: str, text: str, lint: Callable[[str, Dict[str, str]], List[Diagnostic]],
               read: Callable[[str], str], *, unsafe: bool = False,
               skip: Collection[str] = ()) -> FixedInput:
     """Fix an input's own text, then each file its remaining fixes edit (a command's `--config FILE`).
 
-    `lint(text, texts)` returns the findings of the input's `text` with `texts` (path -> text)
-    in place of those files on disk; `read(path)` a file's text. Each pass takes only the
-    fixes that edit the text being fixed. A file in `skip` is an input of its own run (it gets
-    its own pass).
+    `path` is the input as its findings name it; `lint(text, texts)` returns the findings of
+    the input's `text` with `texts` (path -> text) in place of those files on disk; `read(path)`
+    a file's text. Each pass takes only the fixes that edit the text being fixed. A file in
+    `skip` is an input of its own run (it gets its own pass).
     """
     texts: Dict[str, str] = {}
-    skip = {os.path.normpath(path) for path in skip}
+    skip = {os.path.normpath(file) for file in skip}
 
-    def in_file(file: Optional[str], found: List[Diagnostic]) -> List[Diagnostic]:
-        return [d for d in found if d.autofix is None or all(e.file == file for e in d.autofix.edits)]
+    def in_file(file: str, found: List[Diagnostic]) -> List[Diagnostic]:
+        return [d for d in found if d.autofix is None or all(edited(d, e) == file for e in d.autofix.edits)]
 
-    own = fix_text(text, lambda new: in_file(None, lint(new, texts)), unsafe=unsafe)
+    own = fix_text(text, lambda new: in_file(path, lint(new, texts)), unsafe=unsafe)
     others = []
-    named = [e.file for d in lint(own.text, texts) if d.autofix for e in d.autofix.edits if e.file]
-    for other in dict.fromkeys(named):
+    named = [edited(d, e) for d in lint(own.text, texts) if d.autofix for e in d.autofix.edits]
+    for other in dict.fromkeys(file for file in named if file != path):
         if os.path.normpath(other) in skip:
             continue
         before = read(other)
@@ -125,6 +125,11 @@ def fix_input(text: str, lint: Callable[[str, Dict[str, str]], List[Diagnostic]]
             texts[other] = done.text
             others.append((other, before, done))
     return FixedInput(own, others, texts)
+
+
+def edited(d: Diagnostic, e: Edit) -> str:
+    """Return the file an edit of finding `d` changes (its own, else the finding's)."""
+    return e.file or d.file
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

@@ -122,6 +122,7 @@ class Rule:
         A Setting written in another file (a command's `--config FILE`) puts the finding
         there. `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind;
         when one of them is None (the text cannot be edited exactly there) there is no autofix.
+        An edit names its file (Edit.file) only when that is not the finding's.
         """
         line, column = cfg.position_of(at)
         source = cfg.source_of(at)
@@ -129,7 +130,9 @@ class Rule:
         if edits and all(e is not None for e in edits):
             if self.fixable not in APPLICABILITIES:
                 raise TypeError(f"{self.code} returns edits but declares no `fixable`")
-            autofix = Fix(self.fixable, tuple(edits), edit_title or fix or "")  # type: ignore[arg-type]
+            placed = tuple(records.replace(e, file=None if (e.file or cfg.path) == source.path
+                                           else e.file or cfg.path) for e in edits)  # type: ignore[union-attr]
+            autofix = Fix(self.fixable, placed, edit_title or fix or "")
         return Diagnostic(file=source.path, line=line, column=column, code=self.code, name=self.name,
                           severity=severity or self.severity, message=message,
                           fields=tuple(fields), fix=fix,

@@ -63,3 +63,20 @@ def test_diff_shows_the_yaml_and_writes_nothing(tmp_path):
     diff = "".join(f.diff for f in fixes)
     assert "+enable-chunked-prefill: true\n" in diff and "serve.yaml" in diff
     assert (tmp_path / "conf" / "serve.yaml").read_text() == CONFIG
+
+
+def test_a_fix_on_the_command_line_for_a_yaml_key_names_the_script(tmp_path):
+    import json
+
+    from patchops.cli.render.formats import lint_json, lint_sarif
+    from patchops.lint.rules import ALL_RULES
+
+    script = folder(tmp_path, config="model: m\nenable_prefix_caching: false\n")
+    results = api.lint_inputs([script], vllm_version="0.10.1.1", settings=Settings())
+    [d] = [d for r in results for d in r.diagnostics if d.code == "PO102"]
+    assert (Path(d.file).name, d.line) == ("serve.yaml", 2)        # the value is in the YAML
+    assert [e.file for e in d.autofix.edits] == [str(script)]       # the switch goes on the command line
+    [change] = json.loads(lint_sarif(results, ALL_RULES))["runs"][0]["results"][0]["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"].endswith("run.sh")
+    [edit] = json.loads(lint_json(results))["diagnostics"][0]["fix"]["edits"]
+    assert edit["file"] == str(script)

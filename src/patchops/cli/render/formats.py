@@ -49,7 +49,8 @@ def _fix_dict(d) -> Optional[dict]:
             "applicability": found.applicability if found else "display-only",
             "edits": [{"content": e.content,
                        "location": {"row": e.start_at[0], "column": e.start_at[1]},
-                       "end_location": {"row": e.end_at[0], "column": e.end_at[1]}}
+                       "end_location": {"row": e.end_at[0], "column": e.end_at[1]},
+                       **({"file": e.file} if e.file else {})}
                       for e in (found.edits if found else ())]}
 
 
@@ -57,16 +58,17 @@ def _sarif_fixes(d) -> dict:
     """Return SARIF's `fixes` (3.55) for a finding `lint --fix` can fix, else {}."""
     if d.autofix is None:
         return {}
+    files = dict.fromkeys(e.file or d.file for e in d.autofix.edits)   # an edit names its own file
     return {"fixes": [{
         "description": {"text": d.autofix.title},
         "artifactChanges": [{
-            "artifactLocation": {"uri": sarif_uri(d.file)},
+            "artifactLocation": {"uri": sarif_uri(file)},
             "replacements": [{
                 "deletedRegion": {"startLine": e.start_at[0], "startColumn": e.start_at[1],
                                   "endLine": e.end_at[0], "endColumn": e.end_at[1]},
                 "insertedContent": {"text": e.content},
-            } for e in d.autofix.edits],
-        }],
+            } for e in d.autofix.edits if (e.file or d.file) == file],
+        } for file in files],
     }]}
 
 
