@@ -328,9 +328,9 @@ def test_concise_and_full_output(run, tmp_path):
     spec = _files(tmp_path, serve=GOOD)["serve"]
     concise = run("lint", spec, "--format", "concise").stdout.splitlines()
     assert concise[0].startswith(f"{spec}:6:3: error: max_num_batched_tokens (8192)")
-    assert concise[0].endswith("[PO201]") and len(concise) == 4
+    assert concise[0].endswith("[PO201]") and len(concise) == 6   # + 4 not-run notes, the summary
     assert concise[1].endswith("checks did not run (pass --model-config FILE)")
-    assert concise[3].startswith("1 error, 0 warnings, 0 info in 1 input; linted against vLLM "
+    assert concise[5].startswith("1 error, 0 warnings, 0 info in 1 input; linted against vLLM "
                                  "0.6.3.post1 from shipped facts")
     full = run("lint", spec).stdout.splitlines()
     assert full[0].endswith("[PO201 batched-tokens-below-model-len]")
@@ -653,7 +653,8 @@ def test_concise_lint_of_the_seed_examples_fits_one_80_column_screen(monkeypatch
     findings = sum(len(r.diagnostics) for r in results)
     terminal = _Terminal()
     lint_text(terminal, results, concise=True)
-    assert findings >= 5 and len(terminal.lines) == findings + 3  # the two skipped notes + summary
+    # a not-run note per reason (the model's config, hardware.gpus, .memory_gib, .host_memory_gib) + summary
+    assert findings >= 5 and len(terminal.lines) == findings + 5
     assert max(len(line) for line in terminal.lines[:findings]) <= 80
     assert all(line.endswith("]") for line in terminal.lines[:findings])
     assert sum(-(-len(line) // 80) for line in terminal.lines) <= 24

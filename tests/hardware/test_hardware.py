@@ -206,7 +206,7 @@ def test_host_memory_unknown_says_which_check_did_not_run(tmp_path):
     path.write_text(SWAP_085)
     unknown = api.lint(path)
     assert unknown.diagnostics == []
-    assert [(n.rule, n.reason) for n in unknown.not_run if n.reason.startswith("hardware.")] == [
+    assert [(n.rule, n.reason) for n in unknown.not_run if n.reason.startswith("hardware.host")] == [
         ("swap-space-exceeds-host-memory", "hardware.host_memory_gib is not known")]
     assert skipped_notes([unknown])[-1:] == [
         f"{path}: hardware.host_memory_gib is not known, so swap-space-exceeds-host-memory did not run "
