@@ -114,3 +114,14 @@ def test_folded_notes_count_the_checks_of_every_reason():
     assert skipped_notes(results, verbose=True)[1] == (
         "a.yaml: 1 check did not run, hardware.host_memory_gib not known (state it under hardware: or "
         "with --hardware): z")
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.fixable], ids=lambda r: r.code)
+def test_every_fix_hint_says_the_edit_lint_fix_makes(rule):
+    """PO102 said "pass --no-x on the command line" where `--fix` writes `no-x: true` (issue 25)."""
+    fixed = [d for example in list(rule.INVALID) + list(rule.VALID) for d in lint_example(example)
+             if d.code == rule.code and d.autofix is not None]
+    assert fixed, f"no example of {rule.code} carries its fix"
+    for d in fixed:
+        for edit in d.autofix.edits:
+            assert edit.content.strip() in d.fix, (rule.code, d.fix, edit.content)

@@ -34,3 +34,15 @@ def test_a_state_line_does_not_repeat_its_state():
     copies._state_line(console, "corex-eager-allreduce", "drifted", "vllm/config.py changed")
     assert console.lines == ["  corex-eager-allreduce: not-applied in /site",
                              "  corex-eager-allreduce: drifted - vllm/config.py changed"]
+
+
+def test_a_mistyped_rule_name_gets_the_closest_one():
+    from typer.testing import CliRunner
+
+    from patchops.cli.app import USAGE_OR_INPUT_ERROR, app
+
+    shown = CliRunner().invoke(app, ["rules", "multistep-remove"])
+    assert shown.exit_code == USAGE_OR_INPUT_ERROR
+    assert "no rule 'multistep-remove' (did you mean multistep-removed?)" in shown.stderr
+    selected = CliRunner().invoke(app, ["lint", "--select", "PO2O1", "--cmd", "vllm serve m"])
+    assert "--select PO2O1 matches no rule code or name (did you mean PO201?)" in selected.stderr

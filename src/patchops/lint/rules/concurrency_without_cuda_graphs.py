@@ -149,7 +149,7 @@ class ConcurrencyWithoutCudaGraphs(Rule):
             + sizes.fields
         wanted = cuda_graphs.suggested_sizes(top)
         yield self.diagnostic(cfg, at, message, explanation=explanation, fields=tuple(dict.fromkeys(fields)),
-                              fix=cuda_graphs.capture_fix(facts, top),
+                              fix=cuda_graphs.capture_fix(facts, top, command=cfg.kind == "command"),
                               edits=capture_list_edits(cfg, facts, sizes.fields, wanted),
                               edit_title=f"capture batch sizes {wanted}")
 

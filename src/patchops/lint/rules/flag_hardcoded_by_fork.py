@@ -117,7 +117,7 @@ class FlagHardcodedByFork(Rule):
                 continue
             setting, wanted = found
             fixed = literal_bool(source)
-            said = f"setting {setting.key}: {str(wanted).lower()}"
+            said = f"setting {setting.key}" + ("" if setting.source == "cli" else f": {str(wanted).lower()}")
             if fixed is None:
                 message = f"{said} has no say: this copy passes {name}={source}"
                 explanation = f"this copy passes {name}={source} to {call}, whatever the flag says"

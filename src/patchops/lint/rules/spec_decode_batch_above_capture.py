@@ -110,4 +110,4 @@ class SpecDecodeBatchAboveCapture(Rule):
         fields = (("workload.concurrency",) if over else ()) + (("max_num_seqs",) if seqs_over else ()) \
             + (inputs.speculative_setting(cfg, facts).name,) + tuple(sizes.fields)
         yield self.diagnostic(cfg, at, message, explanation=explanation, fields=tuple(dict.fromkeys(fields)),
-                              fix=cuda_graphs.capture_fix(facts, top) + f" (steps of up to {top} tokens)")
+                              fix=cuda_graphs.capture_fix(facts, top, command=cfg.kind == "command") + f" (steps of up to {top} tokens)")
