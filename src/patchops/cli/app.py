@@ -491,6 +491,7 @@ def explain_command(file: Optional[Path] = typer.Argument(None, metavar="[FILE]"
         print(render_explain.explain_json(result))
     else:
         render_explain.explain_table(_console(), result)
+    raise typer.Exit(PROBLEMS_FOUND if result.errors else OK)
 
 
 @command("launch")
