@@ -25,6 +25,7 @@ class ExplainResult:
     facts_origin: str
     rows: list
     hardware: Optional[str] = None
+    errors: tuple = ()          # lint's errors (Diagnostic): the config will not start as it is
 
 
 def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
@@ -39,8 +40,12 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
 
     cfg, assumed = load_input(path, command, hardware, launch=launch)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    # A clean table for a config vLLM refuses would mislead (issue 25): lint the same input.
+    verdict = lint(path, command=command, vllm_path=vllm_path, vllm_version=vllm_version,
+                   hardware=hardware, launch=launch)
     return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
-                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed)
+                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed,
+                         errors=tuple(d for d in verdict.diagnostics if d.severity == "error"))
 
 
 def _applied_fields(facts) -> dict:

@@ -390,5 +390,6 @@ def rules(code: Optional[str] = None):
     match = [rule for rule in ALL_RULES if any(selectors.matches(s, rule.code, rule.name)
                                                for s in wanted)]
     if not match:
-        raise UsageError(f"no rule {code!r}; `patchops rules` lists them all")
+        raise UsageError(f"no rule {code!r}{selectors.did_you_mean(code, ALL_RULES)}; "
+                         "`patchops rules` lists them all")
     return match

@@ -40,7 +40,11 @@ class Fix:
 
 @record(frozen=True)
 class Diagnostic:
-    """One finding, positioned at the setting that causes it."""
+    """One finding, positioned at the setting that causes it.
+
+    `message` is the headline: one line of at most about 100 characters with the values, as
+    ruff's are; `explanation` is the why, printed under the snippet (issue 25).
+    """
 
     file: str
     line: int
@@ -49,6 +53,7 @@ class Diagnostic:
     name: str
     severity: str
     message: str
+    explanation: Optional[str] = None
     fields: Tuple[str, ...] = ()
     fix: Optional[str] = None          # the suggestion, in words
     vllm_message: Optional[str] = None

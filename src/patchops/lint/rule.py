@@ -113,11 +113,14 @@ class Rule:
     def docs(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
 
-    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, fields: Sequence[str] = (),
+    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, explanation: Optional[str] = None,
+                   fields: Sequence[str] = (),
                    fix: Optional[str] = None, severity: Optional[str] = None,
                    vllm_message: Optional[str] = None,
                    edits: Sequence[Optional[Edit]] = (), edit_title: str = "") -> Diagnostic:
         """Build a Diagnostic for this rule positioned at `at` (a Setting, a (line, col) or None).
+
+        `message` is the headline (one line, the values in it); `explanation` the why under it.
 
         A Setting written in another file (a command's `--config FILE`) puts the finding
         there. `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind;
@@ -135,6 +138,7 @@ class Rule:
             autofix = Fix(self.fixable, placed, edit_title or fix or "")
         return Diagnostic(file=source.path, line=line, column=column, code=self.code, name=self.name,
                           severity=severity or self.severity, message=message,
+                          explanation=explanation,
                           fields=tuple(fields), fix=fix,
                           vllm_message=vllm_message if vllm_message is not None else self.vllm_message,
                           autofix=autofix)

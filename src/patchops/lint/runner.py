@@ -93,7 +93,7 @@ def missing(needs: Needs, seen: ServeConfig) -> List[Tuple[str, str]]:
                 source = seen.model_source
                 lacking.append((source.reason, source.hint))
         elif name not in seen.context:
-            lacking.append((f"{name} is not known",
+            lacking.append((f"{name} not known",
                             HARDWARE_HINT if name.startswith("hardware.") else WORKLOAD_HINT))
     return lacking
 

@@ -19,7 +19,7 @@ from patchops.core.errors import UsageError
 from patchops.lint.input.model_config import (ModelFacts, hub_snapshots, launch_environment,
                                               read_model_facts, with_launch_overrides)
 
-NOT_HERE = ("the model's config.json is not on this machine", "pass --model-config FILE")
+NOT_HERE = ("no model config.json", "pass --model-config FILE")
 NO_MODEL = ("the input names no model", "state `model:`, or lint the command that names it")
 # Architecture words that name a model family; Llama's is left out: many families reuse
 # LlamaForCausalLM (Yi, DeepSeek-Coder v1, TinyLlama), so it contradicts no model name.
