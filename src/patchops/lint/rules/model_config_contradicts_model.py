@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
@@ -54,6 +55,6 @@ class ModelConfigContradictsModel(Rule):
             return
         yield self.diagnostic(
             cfg, cfg.model,
-            f"the model config {source.path} is for {source.contradiction}, not {source.model}; "
-            "not used", fields=("model",),
+            f"model config {Path(source.path).name} is for {source.contradiction}; not used",
+            fields=("model",),
             fix=f"pass --model-config {source.model}=FILE with that model's own config.json")

@@ -71,8 +71,6 @@ class RemoteCodeNeedsTrust(Rule):
         model = cfg.model.value if cfg.model is not None else "the model"
         yield self.diagnostic(
             cfg, cfg.model,
-            f"config.json's auto_map loads the repo's own config class for model type '{kind}', which "
-            f"transformers {installed} does not know; without --trust-remote-code vLLM {facts.version} "
-            "refuses to start", fields=("model", "trust_remote_code"),
+            f"auto_map model type '{kind}' (unknown to transformers {installed}) needs --trust-remote-code", fields=("model", "trust_remote_code"),
             fix="add --trust-remote-code once you have read the repo's code",
             vllm_message=TRANSFORMERS_MESSAGE.format(model=model) if reworded else VLLM_MESSAGE)
