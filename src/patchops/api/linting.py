@@ -71,6 +71,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     from patchops.lint.rules import ALL_RULES
     from patchops.lint import selectors
     from patchops.lint.runner import lint_config
+    from patchops.lint.other_release import soften
     from patchops.lint.facts.selection import facts_for_config
 
     if loaded is not None:
@@ -81,7 +82,8 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     seen = read_as_vllm(cfg, facts)
     cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
         else model_facts_for(seen)
-    diagnostics = lint_config(cfg, facts, select=select, ignore=ignore)
+    diagnostics = soften(cfg, facts, lint_config(cfg, facts, select=select, ignore=ignore),
+                         select=select, ignore=ignore)
     skipped = [] if cfg.model_facts is not None or seen.model is None else [
         rule.name for rule in ALL_RULES
         if rule.reads_model and rule.applies_to(facts.version)

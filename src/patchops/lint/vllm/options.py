@@ -47,4 +47,5 @@ def meaning_elsewhere(option: str, dest: str) -> List[str]:
             groups[-1][1].append(version)
         else:
             groups.append((label, [version]))
-    return [f"{label} in vLLM {', '.join(versions)}" for label, versions in groups]
+    return [f"{label} in vLLM {versions[0]} to {versions[-1]}" if len(versions) > 2   # a run of releases
+            else f"{label} in vLLM {', '.join(versions)}" for label, versions in groups]
