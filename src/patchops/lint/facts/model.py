@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
-from patchops.lint.facts.packs import release_dict, shipped_releases
+from patchops.lint.facts.packs import flag_tables, release_dict, shipped_releases
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
 FACTS_SCHEMA = 7
@@ -283,3 +283,24 @@ def _release_facts(version: str) -> Facts:
     if data is None:  # resolve() only names shipped releases
         raise KeyError(version)
     return Facts.from_dict(data)
+
+
+@lru_cache(maxsize=None)
+def shipped_option_facts() -> Tuple[Facts, ...]:
+    """Return every shipped release's flags and option inverses alone, as Facts, oldest first.
+
+    What the rules that compare releases read (when a flag was added, what an abbreviation
+    means elsewhere), without the cost of every release's full facts. A flag unchanged
+    between releases of a pack is one Flag.
+    """
+    built: Dict[int, Tuple[Dict[str, Any], Flag]] = {}   # id -> (the raw dict, kept alive: ids stay unique)
+    out = []
+    for version, flags, inverses in flag_tables():
+        table = {}
+        for dest, raw in flags.items():
+            if id(raw) not in built:
+                built[id(raw)] = (raw, Flag.from_dict(raw))
+            table[dest] = built[id(raw)][1]
+        out.append(Facts(version=version, origin=f"shipped flags of vllm-{version}", flags=table,
+                         option_inverses=dict(inverses)))
+    return tuple(out)
