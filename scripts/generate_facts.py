@@ -17,12 +17,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from packaging.version import Version
+
 from patchops.host import pypi
 from patchops.host.installed_version import _version_from_metadata
 from patchops.lint.facts import packs
 from patchops.lint.facts.model import Facts, shipped_versions
 from patchops.lint.extract import extract
-from packaging.version import Version
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
 from tests.support import release_day, wheelcache  # noqa: E402

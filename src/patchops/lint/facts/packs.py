@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
@@ -125,6 +126,7 @@ def pack_bytes(releases: Dict[str, Dict[str, Any]]) -> bytes:
                  for part, keyed in change.items()}
         return {part: keyed for part, keyed in parts.items() if keyed}
 
+    releases = json.loads(json.dumps(releases))   # tuples as lists: deltas compare what the pack holds
     order = sorted(releases, key=_order)
     base = min(order, key=lambda b: sum(len(dumps(delta(releases[b], releases[v]))) for v in order))
     keys = sorted(releases[base])
@@ -145,13 +147,19 @@ def write(releases: Dict[str, Dict[str, Any]], only: Optional[Set[str]] = None) 
     for name, members in grouped.items():
         if only is not None and name not in only:
             continue
-        path = PACK_DIR / f"{name}.json.xz"
-        path.write_bytes(pack_bytes(members))
-        written.append(path)
+        written.append(_replace(PACK_DIR / f"{name}.json.xz", pack_bytes(members)))
     lines = [f"  {json.dumps(name)}: {json.dumps(list(members))}"   # one series a line
              for name, members in sorted(grouped.items(), key=lambda kv: release(kv[0]))]
-    INDEX.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+    _replace(INDEX, ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8"))
     return written
+
+
+def _replace(path: Path, data: bytes) -> Path:
+    """Write `path` whole or not at all: a reader never sees half a pack."""
+    staging = path.with_name(path.name + ".tmp")
+    staging.write_bytes(data)
+    os.replace(staging, path)
+    return path
 
 
 def forget() -> None:
