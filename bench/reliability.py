@@ -2,7 +2,8 @@
 
 Runs the reliability suite's harness (tests/reliability/harness.py) over every point, not the
 sample CI runs: a real SIGKILL at every write step of apply and rollback on two copies of real
-vLLM files, ENOSPC and EIO at each of them, every race and hostile-filesystem case, and
+vLLM files, ENOSPC and EIO at each of them, every race and hostile-filesystem case, a copy made
+unwritable (immutable, read-only folder or mount) between apply's plan and its swap, and
 hundreds of generated serve specs, configs, commands and patchsets. Exits 1 if any promise broke.
 
     python bench/reliability.py               # the full matrix, a few minutes on 2 cores
@@ -59,13 +60,15 @@ class Report:
     faults: Tally = field(default_factory=Tally)
     races: Tally = field(default_factory=Tally)
     hostile: Tally = field(default_factory=Tally)
+    midway: Tally = field(default_factory=Tally)
     generated: Tally = field(default_factory=Tally)
     lost: int = 0
     half: int = 0
     outside: int = 0
 
     def problems(self) -> List[str]:
-        return [p for t in (self.kills, self.faults, self.races, self.hostile, self.generated)
+        return [p for t in (self.kills, self.faults, self.races, self.hostile, self.midway,
+                          self.generated)
                 for p in t.failures]
 
     def internal_errors(self) -> int:
@@ -130,6 +133,20 @@ def hostile(report: Report, base: Path, source: Path, *, smoke: bool) -> None:
         report.outside += sum("outside the copies" in p for p in problems)
 
 
+def midway(report: Report, base: Path, *, smoke: bool) -> List[str]:
+    """Make a copy unwritable between apply's plan and its swap; return the cases not tried."""
+    skipped = []
+    for case in harness.MIDWAY[:1] if smoke else harness.MIDWAY:
+        reason = harness.can(case.needs, base)
+        if reason:
+            skipped.append(f"{case.name}: {reason}")
+            continue
+        _, problems = harness.midway(case, base / f"midway-{case.name}", _EXPECTED["apply"])
+        report.midway.add(case.name, problems)
+        report.half += sum("right after" in p for p in problems)
+    return skipped
+
+
 def generated_inputs(report: Report, base: Path, source: Path, *, examples: int) -> None:
     """Run each generator `examples` times, counting every input (no shrinking, no stop)."""
     import generated
@@ -179,18 +196,20 @@ def main() -> int:
         crash_matrix(report, base, source, smoke=args.smoke, jobs=args.jobs)
         races(report, base, source, smoke=args.smoke)
         hostile(report, base, source, smoke=args.smoke)
+        skipped = midway(report, base, smoke=args.smoke)
         generated_inputs(report, base, source, examples=examples)
     elapsed = time.perf_counter() - started
-    print_report(report, elapsed)
+    print_report(report, elapsed, skipped)
     return 1 if report.problems() or report.lost else 0
 
 
-def print_report(report: Report, elapsed: float) -> None:
+def print_report(report: Report, elapsed: float, skipped: List[str]) -> None:
     rows = [
         ("kill points (SIGKILL at a write step)", report.kills, "survived"),
         ("faults injected (ENOSPC, EIO)", report.faults, "undone or completed"),
         ("races (one held at a named point)", report.races, "consistent"),
         ("hostile filesystem cases", report.hostile, "refused"),
+        ("unwritable between plan and swap", report.midway, "undone in-process"),
         ("generated inputs", report.generated, "kept the promise"),
     ]
     print(f"| {'measure':<40} | {'tried':>6} | {'held':>6} | meaning of held |")
@@ -202,6 +221,8 @@ def print_report(report: Report, elapsed: float) -> None:
                          ("internal errors", report.internal_errors())):
         print(f"| {label:<40} | {value:>6} | {'':>6} | must be 0 |")
     print(f"\n{elapsed:.0f} s")
+    for case in skipped:
+        print("NOT TRIED", case)
     for problem in report.problems()[:50]:
         print("FAILED", problem)
 

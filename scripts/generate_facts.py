@@ -3,18 +3,23 @@
 
     python scripts/generate_facts.py --new               # every final release not yet shipped
     python scripts/generate_facts.py 0.8.5 0.9.2 ...     # or --all: every release shipped now
+    python scripts/generate_facts.py --reads 0.8.5 ...   # what each fact group reads, per release
 
 Each wheel is downloaded once into the patchops cache (tests/support/wheelcache.py), its
 sources are read with `ast` exactly as for an installed copy, and the result goes into its
 minor series' pack in src/patchops/lint/facts/shipped/ (lint/facts/packs.py). The packs are
 data, regenerated rather than edited. `--new` asks the index (PyPI's simple API) for the final
-releases from FIRST_RELEASE on that have no facts yet.
+releases from FIRST_RELEASE on that have no facts yet. `--reads` writes instead what each fact
+group read of the wheel (facts/vouch.py) to src/patchops/lint/facts/reads/<version>.json.gz.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import sys
+import zipfile
 from pathlib import Path
 
 from packaging.version import Version
@@ -24,6 +29,7 @@ from patchops.host.installed_version import _version_from_metadata
 from patchops.lint.facts import packs
 from patchops.lint.facts.model import Facts, shipped_versions
 from patchops.lint.extract import extract
+from patchops.lint.facts.vouch import READS_DIR, group_reads
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
 from tests.support import release_day, wheelcache  # noqa: E402
@@ -60,12 +66,32 @@ def new_releases(index_url: str = pypi.PYPI_SIMPLE) -> list:
             if Version(v) >= Version(FIRST_RELEASE) and v not in shipped]
 
 
+def write_reads(version: str, out: Path) -> Path:
+    """Write what each fact group reads of `version`'s wheel, gzipped, and return the file.
+
+    The cache unpacks the sources and dist-info of a wheel, not all of it: a file a group
+    looked for and did not find must be absent from the whole wheel too, or the record would
+    call an unmodified install changed.
+    """
+    reads = group_reads(wheelcache.site_packages(version))
+    members = set(zipfile.ZipFile(wheelcache.wheel_path(version)).namelist())
+    unpacked_only = sorted(key for key, digest in reads["files"].items() if digest is None and key in members)
+    if unpacked_only:
+        raise SystemExit(f"error: vLLM {version}: groups look for files the cache did not unpack: {unpacked_only}")
+    path = out / f"{version}.json.gz"
+    # mtime=0: the same reads give the same bytes, so regenerating leaves no diff
+    path.write_bytes(gzip.compress(json.dumps(reads, sort_keys=True).encode(), mtime=0))
+    return path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="vLLM versions, e.g. 0.8.5")
     parser.add_argument("--all", action="store_true", help="regenerate every release shipped now")
     parser.add_argument("--new", action="store_true", help="add the final releases the index has and no pack holds")
     parser.add_argument("--index-url", default=pypi.PYPI_SIMPLE, help="the simple index --new asks")
+    parser.add_argument("--reads", action="store_true", help="write what each fact group reads instead")
+    parser.add_argument("--out", type=Path, default=READS_DIR, help="with --reads: the output folder")
     args = parser.parse_args(argv)
     versions = list(args.versions) + (shipped_versions() if args.all else [])
     if args.new:
@@ -74,6 +100,12 @@ def main(argv=None) -> int:
         versions += found
     if not versions and not args.new:
         parser.error("give versions, --all or --new")
+    if args.reads:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for version in versions:
+            path = write_reads(version, args.out)
+            print(f"{path}: {len(json.loads(gzip.decompress(path.read_bytes()))['files'])} files and listings")
+        return 0
     releases = packs.every_release_dict(shipped_versions())
     for version in versions:   # one at a time, each pack rewritten as soon as its release is read
         facts = shipped_facts(version)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import wheelcache
+from tests.support import offline_loop, wheelcache
 
 # The versions the integration tests run on: V0-only, the V0/V1 overlap, and recent V1 releases.
 OLD, MID, NEW = "0.6.3.post1", "0.8.5", "0.11.0"
@@ -53,3 +53,16 @@ def corex_tree(tmp_path):
 def vendor_hardcode(site: Path) -> None:
     """Apply what the CoreX fork does to EngineArgs: hardcode both flags to True."""
     wheelcache.hardcode_like_corex(site)
+
+
+def pytest_configure(config):
+    """The fast loop (`-m "not vllm"`, or PATCHOPS_TEST_OFFLINE=1) may not touch a wheel."""
+    if offline_loop.wanted(config.option.markexpr):
+        offline_loop.forbid_wheels()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark `vllm` every test that builds a real vLLM tree, through a fixture or a helper."""
+    for item in items:
+        if offline_loop.reads_wheels(item):
+            item.add_marker(pytest.mark.vllm)

@@ -58,7 +58,9 @@ def probed_site(tmp_path_factory):
 
 
 def run_cli(site: Path, tmp_path: Path, *args: str):
-    env = {**os.environ, "PYTHONPATH": str(site), "PATCHOPS_ROOTS": "",
+    # The patchops under test after the copy (a worktree, not only the installed one).
+    source = Path(api.__file__).parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(source)]), "PATCHOPS_ROOTS": "",
            "PATCHOPS_CACHE": str(tmp_path / "cache"), "PROBE_OUT": str(tmp_path / "probe.json")}
     return subprocess.run([sys.executable, "-m", "patchops", "launch", "--no-detect-hardware", *args],
                           capture_output=True, text=True, env=env, timeout=300)
@@ -74,7 +76,8 @@ def test_a_config_lint_refuses_never_starts(probed_site, tmp_path):
     spec.write_text(BROKEN)
     done = run_cli(probed_site, tmp_path, str(spec))
     assert done.returncode == 1, done.stderr
-    assert "serve.yaml:4:3: error:" in done.stdout and "no-such-flag" in done.stdout
+    assert "serve.yaml:4:3: error:" in done.stderr and "no-such-flag" in done.stderr
+    assert done.stdout == ""
     assert not (tmp_path / "probe.json").exists()
 
 
@@ -97,7 +100,7 @@ def test_extra_args_are_linted_with_the_file(probed_site, tmp_path):
     spec.write_text(GOOD)
     done = run_cli(probed_site, tmp_path, str(spec), "--", "--no-such-flag", "1")
     assert done.returncode == 1
-    assert "no-such-flag" in done.stdout
+    assert "no-such-flag" in done.stderr
     assert not (tmp_path / "probe.json").exists()
 
 
@@ -110,6 +113,48 @@ def test_print_shows_the_command_under_the_copys_interpreter(probed_site, tmp_pa
     assert "from launch_probe import main" in line
     assert line.endswith("serve /models/m --max-model-len 2048")
     assert not (tmp_path / "probe.json").exists()
+
+
+WARNED = "vllm serve /models/m --max-model-len 2048 --max-num-seqs 1024 --max-num-batched-tokens 4096"
+
+
+def test_print_is_one_line_with_the_findings_on_stderr(probed_site, tmp_path):
+    done = run_cli(probed_site, tmp_path, "--print", "--cmd", WARNED)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") == 1 and done.stdout.endswith("--max-num-batched-tokens 4096\n")
+    assert "warning:" in done.stderr and "warning:" not in done.stdout
+
+
+def with_console_script(site: Path, python: str) -> Path:
+    """Give `site` the `vllm` script pip writes on install, listed in RECORD as pip lists it."""
+    script = site.parent / "bin" / "vllm"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(f"#!{python}\nimport sys\nfrom launch_probe import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    record = next(site.glob("vllm-*.dist-info/RECORD"))
+    record.write_text(record.read_text() + "../bin/vllm,,\n")
+    return script
+
+
+def test_print_and_exec_use_the_copys_own_console_script(tmp_path):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "copy" / "site", with_flash_attn=False)
+    (site / "launch_probe.py").write_text(PROBE)
+    script = with_console_script(site, sys.executable)
+    done = run_cli(site, tmp_path, "--print", "--cmd", "vllm serve /models/m --max-model-len 2048")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{script} serve /models/m --max-model-len 2048\n"
+    done = run_cli(site, tmp_path, "--cmd", "LAUNCH_MARKER=own vllm serve /models/m")
+    assert done.returncode == 0, done.stderr
+    seen = json.loads((tmp_path / "probe.json").read_text())
+    assert seen == {"argv": [str(script), "serve", "/models/m"], "marker": "own"}
+
+
+def test_a_console_script_of_another_interpreter_is_not_used(tmp_path):
+    site = wheelcache.copy_site_packages("0.8.5", tmp_path / "copy" / "site", with_flash_attn=False)
+    with_console_script(site, "/usr/bin/python-of-another-copy")
+    done = run_cli(site, tmp_path, "--print", "--cmd", "vllm serve /models/m")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{sys.executable} -c ")
 
 
 def test_plan_launch_of_an_api_server_spec_passes_the_model_as_an_option(probed_site, tmp_path,

@@ -37,5 +37,7 @@ def test_wheel_contains_code_facts_and_patchsets(tmp_path):
     for path in facts:
         assert f"patchops/lint/facts/shipped/{path.name}" in names
     assert wheel.stat().st_size < 5 * 2 ** 20   # facts of every release since 0.6.0 included
+    for reads in (ROOT / "src" / "patchops" / "lint" / "facts" / "reads").glob("*.json.gz"):
+        assert f"patchops/lint/facts/reads/{reads.name}" in names   # facts/vouch.py reads them
     for patchset in (ROOT / "patchsets").glob("*.yaml"):
         assert f"patchops/patchsets/{patchset.name}" in names

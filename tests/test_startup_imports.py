@@ -8,6 +8,7 @@ so an eager import put back anywhere on those paths fails here, without timing a
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -51,6 +52,10 @@ def patchops(site: Path, cache: Path, *args: str, **env_vars: str):
 
 
 def loaded(imported, prefixes):
+    """Return the modules of `prefixes` in `imported`; every prefix must name a real module, so
+    a rename cannot turn an absence check into one that passes for a module nobody has."""
+    missing = [p for p in prefixes if importlib.util.find_spec(p) is None]
+    assert not missing, f"no such module (renamed?): {missing}"
     return sorted(m for m in imported if any(m == p or m.startswith(p + ".") for p in prefixes))
 
 

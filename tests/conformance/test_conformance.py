@@ -53,12 +53,14 @@ def test_shipped_facts_assume_the_install_the_judge_ran(version):
     assert recorded["exclude_newer"].startswith(assumed["resolved_on"])
 
 
+@pytest.mark.vllm  # lints the whole corpus: the judge, not the fast loop
 @pytest.mark.parametrize("version", harness.VERSIONS)
 def test_lint_matches_the_baseline(results, version):
     changes = compare.baseline_changes({version: results[version]}, compare.load_baseline())
     assert not changes, "\n".join(changes)
 
 
+@pytest.mark.vllm
 def test_table_counts_every_compared_case(results):
     text = compare.table(results, len(CASES))
     for version, rows in results.items():

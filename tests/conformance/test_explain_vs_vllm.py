@@ -76,6 +76,7 @@ def mismatches(version: str, workdir: Path) -> dict:
     return found
 
 
+@pytest.mark.vllm  # explains the corpus against real vLLM's resolved values
 @pytest.mark.parametrize("version", harness.VERSIONS)
 def test_explain_matches_what_vllm_resolved(version, tmp_path):
     found = mismatches(version, tmp_path)

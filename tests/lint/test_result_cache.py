@@ -8,6 +8,7 @@ the key (or the read log) fails it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -151,6 +152,7 @@ def test_a_hit_imports_no_yaml_rule_or_facts(tmp_path):
     assert outputs[0] == outputs[1] and outputs[0][1]
     heavy = ("yaml", "packaging", "patchops.lint.rules", "patchops.lint.rule", "patchops.lint.facts.model",
              "patchops.lint.runner", "patchops.lint.input.loaders", "patchops.host.locate")
+    assert all(importlib.util.find_spec(m) for m in heavy), "a renamed module makes this check vacuous"
     assert {"yaml", "patchops.lint.rules", "patchops.lint.facts.model"} <= imported[0]  # the miss did
     assert sorted(m for m in imported[1] if m.split(".")[0] == "yaml" or m in heavy
                   or m.startswith("patchops.lint.rules.")) == []
@@ -417,3 +419,13 @@ def test_the_key_covers_every_variable_lint_reads():
     assert {"HF_HUB_CACHE", "HF_HOME", "PYTHONPATH", "PATCHOPS_ROOTS"} <= named  # the scan sees them
     env = {name: "x" for name in named}
     assert set(result_cache.relevant_env(env)) == named
+
+
+def test_a_variable_a_compose_file_interpolates(project, lint):
+    folder, runs = project
+    (folder / "compose.yaml").write_text("services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n"
+                                         "    command: --model m --max-model-len ${COMPOSE_LEN}\n")
+    first, second, again = twice(lint, runs, "compose.yaml", env={"COMPOSE_LEN": "abc"})
+    unset = lint("compose.yaml")
+    assert again is False and len(runs) == 2
+    assert "PO107" in first[1] and "PO107" not in unset[1]

@@ -95,6 +95,7 @@ def _suppress(text: str, line: int, code: str) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.vllm  # the release matrix: every rule on every release's facts
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
 def test_examples_on_every_shipped_release(rule):
     """Run each example through the full runner on every shipped release's facts.

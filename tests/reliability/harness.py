@@ -580,3 +580,124 @@ def hostile(case: Hostile, root: Path, source: Path) -> Tuple[Done, Path, List[s
     if {str(p): p.read_bytes() for p in world.targets() if not p.is_symlink()} != inside:
         problems.append("a target file changed although the command was refused")
     return done, link, problems
+
+
+# --- a copy made unwritable while apply is between planning and its swap --------------------
+
+
+@dataclass(frozen=True)
+class Midway:
+    """Stop apply at `stop`, make part of a copy unwritable, let it go on: it must fail, and
+    leave every file as it was except those it names (`stuck`)."""
+
+    name: str
+    sabotage: Callable[[World, int], None]    # (world, pid of the stopped apply)
+    heal: Callable[[World], None]             # make it writable again
+    needs: str                                # a `can()` kind
+    wrap: Tuple[str, ...] = ()                # command prefix the apply runs under
+    stop: Callable[[Expected], str] = lambda expected: "commit:1"
+    stuck: Tuple[str, ...] = ()               # files (inside the world) left patched, named
+
+
+LAST = "lib64/site-packages/vllm"   # the copy transact swaps second
+FIRST_TARGET = "lib/site-packages/vllm/logger.py"
+
+
+def _chattr(flag: str, *paths: Path) -> None:
+    subprocess.run(["chattr", flag, *map(str, paths)], check=True, capture_output=True)
+
+
+def _ro_mount(world: World, pid: int) -> None:
+    folder = world.root / LAST
+    subprocess.run(["nsenter", "-t", str(pid), "-m", "mount", "--bind", "-o", "ro", str(folder),
+                    str(folder)], check=True, capture_output=True)
+
+
+# Without CAP_DAC_OVERRIDE root obeys mode bits, as any owner does: a 0o555 folder refuses it.
+NO_OVERRIDE = ("setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--")
+MIDWAY = (
+    Midway("immutable-file", lambda w, pid: _chattr("+i", w.root / LAST / "logger.py"),
+           lambda w: _chattr("-i", w.root / LAST / "logger.py"), "chattr"),
+    Midway("immutable-folder", lambda w, pid: _chattr("+i", w.root / LAST),
+           lambda w: _chattr("-i", w.root / LAST), "chattr"),
+    Midway("read-only-folder", lambda w, pid: (w.root / LAST).chmod(0o555),
+           lambda w: (w.root / LAST).chmod(0o755), "setpriv", wrap=NO_OVERRIDE),
+    Midway("read-only-bind-mount", _ro_mount, lambda w: None, "unshare",
+           wrap=("unshare", "-m", "--propagation", "private")),
+    # The last swap fails and a file already swapped cannot be put back: it is named.
+    Midway("unrestorable-file",
+           lambda w, pid: _chattr("+i", w.root / LAST / "sampling_params.py", w.root / FIRST_TARGET),
+           lambda w: _chattr("-i", w.root / LAST / "sampling_params.py", w.root / FIRST_TARGET),
+           "chattr", stop=lambda e: f"rename:{e.visit('rename', LAST + '/sampling_params.py')}",
+           stuck=(FIRST_TARGET,)),
+)
+
+
+def can(kind: str, root: Path) -> Optional[str]:
+    """Return why this box cannot set up a `kind` case under `root`, None when it can."""
+    probe = root / f"probe-{kind}"
+    probe.mkdir(parents=True, exist_ok=True)
+    commands = {
+        "chattr": ["sh", "-c", f"chattr +i {probe} && ! touch {probe}/x 2>/dev/null; "
+                               f"s=$?; chattr -i {probe}; exit $s"],
+        "setpriv": ["sh", "-c", f"chmod 555 {probe}; {' '.join(NO_OVERRIDE)} sh -c "
+                                f"'! touch {probe}/x 2>/dev/null'; s=$?; chmod 755 {probe}; exit $s"],
+        "unshare": ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                    f"mount --bind -o ro {probe} {probe} && ! touch {probe}/x 2>/dev/null"],
+    }
+    try:
+        done = subprocess.run(commands[kind], capture_output=True, text=True, timeout=30)
+    except OSError as exc:
+        return f"{kind} is not available here ({exc})"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    return None if done.returncode == 0 else f"{kind} does not work here: {done.stderr.strip()}"
+
+
+def midway(case: Midway, root: Path, expected: Expected) -> Tuple[Done, List[str]]:
+    """Run apply with `case`'s sabotage; return its result and what is wrong right after it
+    (the copies' bytes) and after the next command, once the copy is writable again."""
+    world = prepare(SCENARIO["apply"], root, Path(), expected.template)
+    outside = tree_digest(world.outside)
+    process = subprocess.Popen([*case.wrap, sys.executable, "-m", "patchops", *APPLY,
+                                *world.site_args()],
+                               env=_env(f"{case.stop(expected)}:stop", None),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if not wait_stopped(process):
+            out, err = process.communicate()
+            return Done(process.returncode, out, err), [f"apply never stopped: {err.strip()}"]
+        case.sabotage(world, process.pid)
+        resume(process)
+        out, err = process.communicate(timeout=120)
+        done = Done(process.returncode, out, err)
+        problems = _midway_problems(case, world, expected, done)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        case.heal(world)
+    problems += status_problems(world)
+    if files_of(world) != expected.before:
+        problems.append("the next command did not restore the files left changed")
+    if tree_digest(world.outside) != outside:
+        problems.append("a file outside the copies changed")
+    return done, problems
+
+
+def _midway_problems(case: Midway, world: World, expected: Expected, done: Done) -> List[str]:
+    problems = []
+    if done.returncode not in (4, 5) or "Traceback" in done.stderr:
+        problems.append(f"exit {done.returncode}: {done.stderr.strip()}")
+    now = files_of(world)
+    for path, data in now.items():
+        want = expected.after[path] if path in case.stuck else expected.before[path]
+        if data != want:
+            problems.append(f"right after the failed apply {path} is "
+                            f"{'patched' if data == expected.after[path] else 'not as it was'}")
+    for path in case.stuck:
+        if str(world.root / path) not in done.stderr:
+            problems.append(f"the error does not name {path}, left patched: {done.stderr.strip()}")
+    if not case.stuck and "nothing was changed" not in done.stderr:
+        problems.append(f"the error does not say every file is as before: {done.stderr.strip()}")
+    problems += [f"temp file left: {p}" for p in world.root.rglob(f"*{TMP_SUFFIX}")]
+    return problems

@@ -95,7 +95,9 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
             for key in rule.reads_hardware:
                 if key not in cfg.context:
                     hardware_skipped.setdefault(key, []).append(rule.name)
-    return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
+    # "/site (vouched)": where the facts came from and how they were read (facts/vouch.py)
+    origin = f"{facts.origin} ({facts.read})" if facts.read else facts.origin
+    return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=origin,
                       diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
                       skipped=skipped, hardware_skipped=hardware_skipped,
                       model_config=cfg.model_facts.path if cfg.model_facts is not None else None,

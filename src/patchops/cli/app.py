@@ -328,15 +328,25 @@ class Format(str, Enum):
     github = "github"
 
 
+# `--help` groups options as ruff's does; each group is its own table, so one long option
+# name cannot squeeze the help of every other option at 80 columns (issue 25).
+INPUT, RULES, FIXES, OUTPUT, VLLM = "Input", "Rule selection", "Fixes", "Output", "vLLM and hardware"
+
 HardwareOption = typer.Option(
-    None, "--hardware", help="GPUs the config runs on, e.g. 4xBI-V100:32GiB:cc7.5:corex or "
+    None, "--hardware", metavar="GPUS", rich_help_panel=VLLM,
+    help="GPUs the config runs on, e.g. 4xBI-V100:32GiB:cc7.5:corex or "
     "'{gpus: 4, memory_gib: 32}'; fills what the config leaves unstated.")
-DetectHardwareOption = typer.Option(
-    True, "--detect-hardware/--no-detect-hardware",
-    help="Without --hardware, read this box's GPUs (nvidia-smi, ixsmi, rocm-smi, amd-smi, npu-smi).")
+NoDetectHardwareOption = typer.Option(
+    False, "--no-detect-hardware", rich_help_panel=VLLM,
+    help="Without --hardware, do not read this box's GPUs (nvidia-smi, ixsmi, rocm-smi, "
+    "amd-smi, npu-smi).")
 LaunchOption = typer.Option(
-    None, "--launch", help="Which launch of a file that holds several, as lint names it "
-    "(e.g. 'Deployment/qwen-chat container vllm').")
+    None, "--launch", rich_help_panel=INPUT, help="Which launch of a file that holds several, "
+    "as lint names it (e.g. 'Deployment/qwen-chat container vllm').")
+CmdOption = typer.Option(None, "--cmd", metavar="COMMAND", rich_help_panel=INPUT,
+                         help="A launch command line instead of FILE.")
+VllmOption = typer.Option(None, "--vllm", metavar="DIR", rich_help_panel=VLLM,
+                          help="site-packages (or vllm/) of the copy that will run.")
 
 
 def _hardware(text: Optional[str], detect: bool):
@@ -349,27 +359,44 @@ def _hardware(text: Optional[str], detect: bool):
 
 
 @command("lint")
-def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs, vLLM --config files, launch .sh files, folders of them, or - for stdin."),
-                 cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line to lint."),
-                 vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
-                 python: Optional[str] = typer.Option(None, "--python", help="Lint against the copy this interpreter imports."),
-                 vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Shipped facts of this release, for inputs that state no version and no installed copy."),
-                 model_config: Optional[Path] = typer.Option(None, "--model-config", help="The model's config.json, when the model is not on this machine."),
-                 output_format: Format = typer.Option(Format.text, "--format", "--output-format"),
-                 json_out: bool = typer.Option(False, "--json", help="Same as --format json."),
-                 select: List[str] = typer.Option([], "--select", help="Only these rules: codes, prefixes or names, comma lists ok."),
-                 ignore: List[str] = typer.Option([], "--ignore", help="Skip these rules: codes, prefixes or names, comma lists ok."),
-                 strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
-                 exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
+def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
+                                                    help="serve.yaml specs, vLLM --config files, launch .sh "
+                                                    "files, folders of them, or - for stdin."),
+                 cmd: Optional[str] = typer.Option(None, "--cmd", metavar="COMMAND", rich_help_panel=INPUT,
+                                                   help="A launch command line to lint."),
+                 model_config: Optional[Path] = typer.Option(None, "--model-config", metavar="FILE", rich_help_panel=INPUT,
+                                                             help="The model's config.json, when the model is not on this machine."),
+                 select: List[str] = typer.Option([], "--select", metavar="RULES", rich_help_panel=RULES,
+                                                  help="Only these rules: codes, prefixes or names, comma lists ok."),
+                 ignore: List[str] = typer.Option([], "--ignore", metavar="RULES", rich_help_panel=RULES,
+                                                  help="Skip these rules: codes, prefixes or names, comma lists ok."),
+                 strict: bool = typer.Option(False, "--strict", rich_help_panel=RULES, help="Warnings fail too."),
+                 fix: bool = typer.Option(False, "--fix", rich_help_panel=FIXES,
+                                          help="Apply the exact fixes in place, then report what is left."),
+                 unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", rich_help_panel=FIXES,
+                                                   help="Also apply fixes that change what vLLM does."),
+                 diff: bool = typer.Option(False, "--diff", rich_help_panel=FIXES,
+                                           help="Print the fixes as a unified diff; write nothing."),
+                 output_format: Format = typer.Option(Format.text, "--format", "--output-format", metavar="FORMAT",
+                                                      rich_help_panel=OUTPUT,
+                                                      help="text, concise, json, sarif or github."),
+                 json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Same as --format json."),
+                 exit_zero: bool = typer.Option(False, "--exit-zero", rich_help_panel=OUTPUT,
+                                                help="Exit 0 even with findings."),
+                 no_cache: bool = typer.Option(False, "--no-cache", rich_help_panel=OUTPUT,
+                                               help="Lint again even when nothing the last results were "
+                                               "computed from changed."),
+                 vllm: Optional[Path] = VllmOption,
+                 python: Optional[str] = typer.Option(None, "--python", rich_help_panel=VLLM,
+                                                      help="Lint against the copy this interpreter imports."),
+                 vllm_version: Optional[str] = typer.Option(None, "--vllm-version", metavar="VERSION", rich_help_panel=VLLM,
+                                                            help="Shipped facts of this release, for inputs that "
+                                                            "state no version and no installed copy."),
                  hardware: Optional[str] = HardwareOption,
-                 detect_hardware: bool = DetectHardwareOption,
-                 engine: bool = typer.Option(False, "--engine", help="Also ask the installed vLLM itself "
-                                             "(a subprocess, up to its engine config: no weights, no GPU memory)."),
-                 fix: bool = typer.Option(False, "--fix", help="Apply the exact fixes in place, then report what is left."),
-                 unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that change what vLLM does."),
-                 diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff; write nothing."),
-                 no_cache: bool = typer.Option(False, "--no-cache", help="Lint again even when nothing the "
-                                               "last results were computed from changed.")) -> None:
+                 no_detect_hardware: bool = NoDetectHardwareOption,
+                 engine: bool = typer.Option(False, "--engine", rich_help_panel=VLLM,
+                                             help="Also ask the installed vLLM itself (a subprocess, up to "
+                                             "its engine config: no weights, no GPU memory).")) -> None:
     """Predict what vLLM would reject or silently degrade at launch, before loading a model."""
     from patchops.cli.render import formats as render_formats
     from patchops.cli.render import lint as render_lint
@@ -378,7 +405,7 @@ def lint_command(files: List[Path] = typer.Argument(None, help="serve.yaml specs
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
     output_format = Format.json if json_out else output_format
     # The settings file's `hardware` comes before detection: it names the box that will serve.
-    assumed = _hardware(hardware, detect_hardware and not _settings().hardware)
+    assumed = _hardware(hardware, not no_detect_hardware and not _settings().hardware)
     options = dict(vllm_path=vllm, python=python, vllm_version=vllm_version, select=select,
                    ignore=ignore, hardware=assumed, model_config=model_config)
     fixed = None
@@ -433,22 +460,25 @@ def _engine_checks(files, cmd, python, hardware, results) -> int:
 
 
 @command("explain")
-def explain_command(file: Optional[Path] = typer.Argument(None, help="A serve spec, vLLM --config file or launch .sh file."),
-                    cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line instead of FILE."),
-                    vllm: Optional[Path] = typer.Option(None, "--vllm", help="site-packages (or vllm/) of the copy that will run."),
-                    vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Use shipped facts of this release."),
-                    json_out: bool = JsonOption,
-                    output_format: Optional[Format] = typer.Option(None, "--format", help="json: same as --json."),
+def explain_command(file: Optional[Path] = typer.Argument(None, metavar="[FILE]",
+                                                          help="A serve spec, vLLM --config file or launch .sh file."),
+                    cmd: Optional[str] = CmdOption,
+                    launch: Optional[str] = LaunchOption,
+                    json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Machine-readable output."),
+                    output_format: Optional[Format] = typer.Option(None, "--format", metavar="FORMAT", rich_help_panel=OUTPUT,
+                                                                   help="json: same as --json."),
+                    vllm: Optional[Path] = VllmOption,
+                    vllm_version: Optional[str] = typer.Option(None, "--vllm-version", metavar="VERSION", rich_help_panel=VLLM,
+                                                               help="Use shipped facts of this release."),
                     hardware: Optional[str] = HardwareOption,
-                    detect_hardware: bool = DetectHardwareOption,
-                    launch: Optional[str] = LaunchOption) -> None:
+                    no_detect_hardware: bool = NoDetectHardwareOption) -> None:
     """Show the settings vLLM will really run with, and where each value comes from."""
     from patchops.cli.render import explain as render_explain
 
     if (file is None) == (cmd is None):
         raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
     result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
-                         hardware=_hardware(hardware, detect_hardware), launch=launch)
+                         hardware=_hardware(hardware, not no_detect_hardware), launch=launch)
     if json_out or output_format is Format.json:
         print(render_explain.explain_json(result))
     else:
@@ -456,14 +486,19 @@ def explain_command(file: Optional[Path] = typer.Argument(None, help="A serve sp
 
 
 @command("launch")
-def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` and extra vLLM arguments."),
-                   cmd: Optional[str] = typer.Option(None, "--cmd", help="A launch command line instead of FILE."),
-                   python: Optional[str] = PythonOption,
-                   print_only: bool = typer.Option(False, "--print", help="Print the command instead of running it."),
-                   strict: bool = typer.Option(False, "--strict", help="Warnings stop the launch too."),
+def launch_command(args: List[str] = typer.Argument(None, metavar="[FILE] [-- ARGS]...",
+                                                    help="FILE, then `--` and extra vLLM arguments."),
+                   cmd: Optional[str] = CmdOption,
+                   launch: Optional[str] = LaunchOption,
+                   print_only: bool = typer.Option(False, "--print", rich_help_panel=OUTPUT,
+                                                   help="Print the command instead of running it."),
+                   strict: bool = typer.Option(False, "--strict", rich_help_panel=OUTPUT,
+                                               help="Warnings stop the launch too."),
+                   python: Optional[str] = typer.Option(None, "--python", rich_help_panel=VLLM,
+                                                        help="Interpreter that will run vLLM (default: the "
+                                                        "settings file's `python`, else the one running patchops)."),
                    hardware: Optional[str] = HardwareOption,
-                   detect_hardware: bool = DetectHardwareOption,
-                   launch: Optional[str] = LaunchOption) -> None:
+                   no_detect_hardware: bool = NoDetectHardwareOption) -> None:
     """Lint against the copy that will run, stop on errors, else run exactly that vLLM command."""
     from patchops.run.launch import exec_launch
 
@@ -472,11 +507,11 @@ def launch_command(args: List[str] = typer.Argument(None, help="FILE, then `--` 
         raise UsageError("give the serve spec, vLLM config or launch script to launch, or --cmd COMMAND")
     source = dict(command=cmd) if cmd is not None else dict(path=Path(given.pop(0)))
     result, launch = api.plan_launch(**source, python=python, extra=given,
-                                     hardware=_hardware(hardware, detect_hardware), launch=launch)
-    if result.diagnostics:
+                                     hardware=_hardware(hardware, not no_detect_hardware), launch=launch)
+    if result.diagnostics:  # on stderr: stdout is vLLM's, or with --print the one command line
         from patchops.cli.render.lint import lint_text
 
-        lint_text(_console(), [result])
+        lint_text(Output(stderr=True), [result])
     if result.errors or (strict and result.warnings):
         raise typer.Exit(PROBLEMS_FOUND)
     if print_only:

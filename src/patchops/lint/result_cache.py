@@ -221,6 +221,8 @@ def _holds(record: List[Any]) -> bool:
         from patchops.lint.facts import cache as facts_cache
 
         return facts_cache.still_answers(path, *seen)
+    if kind == "env":
+        return os.environ.get(path) == seen
     if kind == "interpreter":
         from patchops.core.errors import PatchopsError
         from patchops.host.locate import locate

@@ -84,6 +84,41 @@ def console_entry(site_dir: Path) -> Tuple[str, str]:
     return DEFAULT_ENTRY
 
 
+def console_script(site_dir: Path, python: str) -> Optional[Path]:
+    """Return the copy's own `vllm` script when pip installed one that runs under `python`.
+
+    pip lists the scripts it writes in the dist-info's RECORD (`../../../bin/vllm`); one whose
+    shebang names another interpreter would run a copy lint did not judge, so it is not used.
+    """
+    for record in sorted(site_dir.glob("vllm-*.dist-info/RECORD")):
+        try:
+            rows = record.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for row in rows:
+            name = row.split(",", 1)[0]
+            if name.replace("\\", "/").split("/")[-2:] == ["bin", "vllm"]:
+                script = (site_dir / name).resolve()
+                if script.is_file() and _runs_under(script, python):
+                    return script
+    return None
+
+
+def _runs_under(script: Path, python: str) -> bool:
+    """Return whether `script`'s shebang (or pip's /bin/sh stub for long paths) is `python`."""
+    try:
+        with script.open("rb") as handle:
+            head = handle.read(1024).decode(errors="replace").splitlines()[:2]
+    except OSError:
+        return False
+    if not head or not head[0].startswith("#!"):
+        return False
+    interpreter = head[0][2:].strip().split(" ")[0]
+    if interpreter == "/bin/sh" and len(head) > 1 and head[1].count('"') >= 2:
+        interpreter = head[1].split('"')[1]  # '''exec' "/a/long/path/python" "$0" "$@"
+    return bool(interpreter) and os.path.realpath(interpreter) == os.path.realpath(python)
+
+
 def build_launch(cfg, python: str, site_dir: Path, extra: Sequence[str] = (),
                  config_dir: Optional[Path] = None) -> Launch:
     """Return the vLLM command `cfg` describes, run by `python`, with `extra` arguments last.
@@ -95,11 +130,13 @@ def build_launch(cfg, python: str, site_dir: Path, extra: Sequence[str] = (),
     if cfg.entrypoint == "api_server":
         head = [python, "-m", API_SERVER_MODULE]
     else:
+        script = console_script(site_dir, python)
         module, function = console_entry(site_dir)
-        # What the console script does, run by this interpreter rather than whichever `vllm`
-        # is first on PATH (on vendor images that is often another copy).
-        head = [python, "-c", f"import sys; from {module} import {function}; "
-                              f"sys.argv[0] = 'vllm'; sys.exit({function}())", "serve"]
+        # The copy's own script, else what it does, run by this interpreter: never whichever
+        # `vllm` is first on PATH (on vendor images that is often another copy).
+        head = [str(script), "serve"] if script else [
+            python, "-c", f"import sys; from {module} import {function}; "
+                          f"sys.argv[0] = 'vllm'; sys.exit({function}())", "serve"]
     return Launch(python=python, head=tuple(head), args=tuple(_arguments(cfg, config_dir) + list(extra)),
                   env=env, site_dir=site_dir, entrypoint=cfg.entrypoint)
 
@@ -155,4 +192,4 @@ def exec_launch(launch: Launch) -> None:
     """Replace this process with the launch (never returns)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(launch.python, list(launch.argv), {**os.environ, **launch.env})
+    os.execve(launch.argv[0], list(launch.argv), {**os.environ, **launch.env})

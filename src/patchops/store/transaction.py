@@ -120,7 +120,7 @@ def transact(action: str, changes: Sequence[Change], states: Mapping[Store, Stat
     except SimulatedCrash:
         raise
     except BaseException as exc:
-        _undo(txn, swapped, begun, exc)
+        _undo(txn, action, swapped, begun, exc)
         raise
     _checkpoint("commit", counts)
     for store in stores[1:]:
@@ -146,19 +146,40 @@ def _after_commit(result: TxnResult, action: str, store: Store, step, arg) -> No
             f"{store.journal_path}")
 
 
-def _undo(txn: str, swapped: Sequence[Change], begun: Sequence[Store], cause: BaseException) -> None:
-    """Put back the files a failing transaction already swapped, and journal the abort."""
+def _undo(txn: str, action: str, swapped: Sequence[Change], begun: Sequence[Store],
+          cause: BaseException) -> None:
+    """Put back every file a failing transaction changed, going on past one that refuses.
+
+    A file still holding its "before" bytes (the swap that failed never reached it) is left
+    alone. The abort is journaled only when every file is back; otherwise the journal stays
+    open, so the next patchops command restores the rest (the backstop for a kill too).
+    """
+    stuck = []
+    for change in reversed(swapped):
+        try:
+            if change.store.read_file(change.rel) != change.before:
+                change.store.restore(change.rel, change.before)
+        except (PatchopsError, OSError) as exc:
+            stuck.append(f"{change.store.display(change.rel)} ({exc})")
+    where = ", ".join(str(store.journal_path) for store in begun)
+    if stuck:
+        raise StoreError(f"patchops failed ({cause}) and put back every file this {action} "
+                         f"changed except {len(stuck)} still holding its new bytes: "
+                         f"{'; '.join(stuck)}. The backups are intact: once those files can "
+                         f"be written, the next patchops command restores them from the "
+                         f"journal ({where})") from cause
     try:
-        for change in reversed(swapped):
-            change.store.restore(change.rel, change.before)
         for store in begun:
             store.append_journal({"op": "abort", "txn": txn, "time": now(),
                                   "reason": f"{type(cause).__name__}: {cause}"})
-    except BaseException as exc:
-        where = ", ".join(str(store.journal_path) for store in begun)
-        raise StoreError(f"patchops failed ({cause}) and could not put every file back "
-                         f"({exc}); the backups are intact and the next patchops command "
-                         f"restores them from the journal ({where})") from exc
+    except (PatchopsError, OSError) as exc:
+        # Every file is back: the next command finds nothing to restore and journals the abort.
+        unjournaled = f"; the journal could not record that ({exc}), the next command does"
+    else:
+        unjournaled = ""
+    if isinstance(cause, PatchopsError):
+        cause.message += (f"; nothing was changed (every file this {action} wrote was put "
+                          f"back){unjournaled}")
 
 
 def _sha_or_none(data: Optional[bytes]) -> Optional[str]:

@@ -78,3 +78,38 @@ services:
 def test_compose_without_vllm_is_skipped(tmp_path):
     [result] = lint_file(tmp_path, "compose.yaml", "services:\n  db:\n    image: postgres:16\n")
     assert result.no_launch == "compose services db: none runs vLLM" and result.diagnostics == []
+
+
+INTERPOLATED = """\
+services:
+  vllm:
+    image: vllm/vllm-openai:${TAG:-v0.8.5}
+    command: --model m --block-size ${BS:-16} --max-model-len ${LEN} --swap-space ${SWAP-4}
+"""
+
+
+def test_the_env_file_beside_it_fills_variables_and_the_tag(tmp_path, monkeypatch):
+    for name in ("BS", "LEN", "SWAP", "TAG"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".env").write_text("# compose reads this\nexport TAG=v0.10.1.1\nBS='7'  \nSWAP=\n")
+    results = lint_file(tmp_path, "compose.yaml", INTERPOLATED)
+    assert versions(results) == ["0.10.1.1"]
+    # BS=7 is refused; `${SWAP-4}` is the empty value .env sets (refused too), LEN is unknown
+    assert found(results) == {("compose.yaml", 4, 24, "error", "PO107"),
+                              ("compose.yaml", 4, 70, "error", "PO107")}
+    assert any("`${LEN}` is set neither here nor in the .env" in note for note in results[0].notes)
+
+
+def test_the_process_environment_wins_over_the_env_file(tmp_path, monkeypatch):
+    (tmp_path / ".env").write_text("BS=7\n")
+    monkeypatch.setenv("BS", "32")
+    monkeypatch.setenv("LEN", "4096")
+    assert found(lint_file(tmp_path, "compose.yaml", INTERPOLATED, version="0.8.5")) == set()
+
+
+def test_without_env_file_defaults_apply_and_an_unset_variable_is_unknown(tmp_path, monkeypatch):
+    for name in ("BS", "LEN", "SWAP", "TAG"):
+        monkeypatch.delenv(name, raising=False)
+    results = lint_file(tmp_path, "compose.yaml", INTERPOLATED.replace("${BS:-16}", "${BS:-7}"))
+    assert versions(results) == ["0.8.5"]
+    assert found(results) == {("compose.yaml", 4, 24, "error", "PO107")}

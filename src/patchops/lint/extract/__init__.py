@@ -5,8 +5,8 @@ everything here is static: parse the few files that define the command line, fol
 inside the `vllm` package only, and resolve what resolves to a literal. Anything that does
 not resolve is left out rather than guessed.
 
-This module reads the small facts and assembles them (`extract`); the flags come from the
-layers below it, each one job: source_tree (parse modules, resolve names through imports),
+This module holds the small readers and `extract`, which reads every group of readers.py; the
+flags come from the layers below it, each one job: source_tree (parse modules, resolve names through imports),
 static_eval (evaluate to literals), hint_kwargs (vLLM's get_kwargs() on a type hint),
 argparse_call (one add_argument call -> Flag), argparse_reader (walk the parser-building code).
 """
@@ -18,15 +18,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from patchops.host.installed_version import read_version
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.extract.argparse_call import jsonable
 from patchops.lint.extract.argparse_reader import FlagReader
 from patchops.lint.extract.hint_kwargs import kwargs_style
 from patchops.lint.extract.source_tree import Source, last_name, str_const
 from patchops.lint.extract.static_eval import UNRESOLVED, Classes
-from patchops.lint.extract.transformers_beside import transformers_beside
-from patchops.lint.extract.vendor import vendor_of
 
 # Files whose add_argument calls make up `vllm serve`'s options (paths relative to the site
 # directory). cli_args.py moved to entrypoints/common/ by 0.33.0; the serve subparser's own
@@ -192,90 +189,42 @@ def library_present(site: Path, name: str, extra_paths: Sequence[Path]) -> bool:
     return False
 
 
+def read_flags(src: Source, classes: Classes, notes: List[str], unresolved: List[str]) -> Dict[str, Flag]:
+    """Read `vllm serve`'s options as Flags by dest, tracing the serve parser as vLLM builds it."""
+    reader = FlagReader(src, classes, kwargs_style(src.module_file(ARG_UTILS)), unresolved)
+    followed = False
+    for rel in SERVE_PARSER_FILES:
+        mod = src.module_file(rel)
+        if mod is not None and reader.read_serve_entry(mod):
+            followed = True
+    if not followed:
+        # A fork that rewired the serve subcommand: read the usual files whole instead.
+        notes.append("serve parser not traced from scripts.py / entrypoints/cli/serve.py; "
+                     "read engine/arg_utils.py and cli_args.py directly")
+        for rel in (ARG_UTILS,) + CLI_ARGS_FILES:
+            mod = src.module_file(rel)
+            if mod is not None:
+                reader.read_module(mod)
+    if src.module_file(ARG_UTILS) is None:
+        notes.append(f"{ARG_UTILS}: missing or unparsable; no engine flags read")
+    flags: Dict[str, Flag] = {}
+    for flag in reader.flags:
+        if flag.dest in flags:
+            # A second add_argument for the same dest (rare): keep the first and record
+            # the other spelling as an alias so the key is still known.
+            first = flags[flag.dest]
+            extra = tuple(o for o in (f"--{flag.name}",) + flag.aliases
+                          if o not in first.aliases and o != f"--{first.name}")
+            flags[flag.dest] = replace(first, aliases=first.aliases + extra)
+        else:
+            flags[flag.dest] = flag
+    return flags
+
+
 def extract(site_dir: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, List[str]]:
     """Extract Facts from a vLLM copy; also return the files it consulted (the cache hashes them)."""
-    site = Path(site_dir)
-    src = Source(site)
-    classes = Classes(src)
-    notes: List[str] = []
-    version = read_version(site)[0] or "unknown"
-    src.stat("vllm/_version.py")
+    from patchops.lint.extract.readers import GROUPS, Reading  # it imports this module
 
-    def guarded(what: str, func, fallback):
-        # A fork can shape its files in ways no release did: a failure in one reader must
-        # cost that fact only, never the lint run.
-        try:
-            return func()
-        except Exception as exc:  # noqa: BLE001
-            notes.append(f"{what}: extraction failed ({exc.__class__.__name__}: {exc})")
-            return fallback
-
-    unresolved: List[str] = []  # kept by the flag reader, reported even when it fails midway
-
-    def read_flags() -> Dict[str, Flag]:
-        reader = FlagReader(src, classes, kwargs_style(src.module_file(ARG_UTILS)), unresolved)
-        followed = False
-        for rel in SERVE_PARSER_FILES:
-            mod = src.module_file(rel)
-            if mod is not None and reader.read_serve_entry(mod):
-                followed = True
-        if not followed:
-            # A fork that rewired the serve subcommand: read the usual files whole instead.
-            notes.append("serve parser not traced from scripts.py / entrypoints/cli/serve.py; "
-                         "read engine/arg_utils.py and cli_args.py directly")
-            for rel in (ARG_UTILS,) + CLI_ARGS_FILES:
-                mod = src.module_file(rel)
-                if mod is not None:
-                    reader.read_module(mod)
-        if src.module_file(ARG_UTILS) is None:
-            notes.append(f"{ARG_UTILS}: missing or unparsable; no engine flags read")
-        flags: Dict[str, Flag] = {}
-        for flag in reader.flags:
-            if flag.dest in flags:
-                # A second add_argument for the same dest (rare): keep the first and record
-                # the other spelling as an alias so the key is still known.
-                first = flags[flag.dest]
-                extra = tuple(o for o in (f"--{flag.name}",) + flag.aliases
-                              if o not in first.aliases and o != f"--{first.name}")
-                flags[flag.dest] = replace(first, aliases=first.aliases + extra)
-            else:
-                flags[flag.dest] = flag
-        return flags
-
-    flags = guarded("flags", read_flags, {})
-    field_defaults = guarded("field_defaults", lambda: engine_args_defaults(src, classes), {})
-    env_var, backends = guarded("attention backends", lambda: attention_facts(src), (False, ()))
-    ms, ms_chunked = guarded("multi-step backends", lambda: multistep_facts(src), ((), ()))
-    hardcoded = guarded("hardcoded keywords", lambda: hardcoded_facts(src), {})
-    capture = guarded("capture sizes", lambda: capture_sizes_default(src, classes), None)
-    has_fa = any(src.exists(rel) for rel in FLASH_ATTN_SO)
-    has_fi = library_present(site, "flashinfer", extra_paths)
-    beside = guarded("transformers", lambda: transformers_beside(src, extra_paths), {})
-    from patchops.lint.extract.knowledge import read_knowledge, with_registry_choices  # they import this module
-
-    knowledge = read_knowledge(src, classes, library_present(site, "ray", extra_paths), guarded)
-    flags = guarded("registry choices", lambda: with_registry_choices(src, flags, knowledge), flags)
-    src.stat(".")  # the site dir's listing says whether a package (flashinfer) came or went
-
-    notes.extend(src.notes)
-    notes.extend(f"unresolved: {u}" for u in unresolved)
-    facts = Facts(
-        version=version,
-        origin=str(site),
-        flags=flags,
-        field_defaults=field_defaults,
-        attention_env_var=env_var,
-        attention_backends=backends,
-        multistep_backends=ms,
-        multistep_chunked_backends=ms_chunked,
-        has_flash_attn=has_fa,
-        has_flashinfer=has_fi,
-        has_bitblas=library_present(site, "bitblas", extra_paths),
-        hardcoded=hardcoded,
-        capture_sizes_default=capture,
-        notes=tuple(notes),
-        vendor=vendor_of(site, version),
-        transformers=beside,
-        **knowledge,
-    )
-    return facts, sorted(src.consulted)
+    reading = Reading(Path(site_dir), extra_paths)
+    facts = reading.facts([group.name for group in GROUPS])
+    return facts, sorted(reading.src.consulted)

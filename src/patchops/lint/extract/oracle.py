@@ -111,17 +111,17 @@ def platform_v1_facts(src: Source) -> Dict[str, Dict[str, Any]]:
     base = src.module_file(PLATFORM_BASE)
     default = _supports_v1(base.tree) if base is not None else None
     out: Dict[str, Dict[str, Any]] = {}
-    for path in sorted((src.site / PLATFORMS_PACKAGE).glob("*.py")):
-        if path.name in ("__init__.py", "interface.py"):
+    for name in src.names(PLATFORMS_PACKAGE, "*.py"):
+        if name in ("__init__.py", "interface.py"):
             continue
-        platform = src.module_file(f"{PLATFORMS_PACKAGE}/{path.name}")
+        platform = src.module_file(f"{PLATFORMS_PACKAGE}/{name}")
         if platform is None:
             continue
         for node in platform.tree.body:
             device = _class_str(node, "device_type") if isinstance(node, ast.ClassDef) else None
             if device is not None:
                 found = _supports_v1(node)
-                out[path.stem] = {"device_type": device, "supports_v1": default if found == "absent" else found}
+                out[name[:-3]] = {"device_type": device, "supports_v1": default if found == "absent" else found}
                 break
     return out
 

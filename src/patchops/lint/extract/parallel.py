@@ -14,7 +14,6 @@ a bare `bogus` fails with "not enough values to unpack") rather than refused by 
 from __future__ import annotations
 
 import ast
-import os
 import re
 from typing import Any, Dict, Optional
 
@@ -94,11 +93,7 @@ def _message(stmt: ast.Raise) -> Optional[str]:
 
 def _ray_required(src: Source) -> Optional[bool]:
     """Whether the wheel's METADATA lists ray as an unconditional dependency."""
-    try:
-        infos = [d for d in os.listdir(src.site) if d.startswith("vllm-") and d.endswith(".dist-info")]
-    except OSError:
-        return None
-    for info in infos:
+    for info in src.names(".", "vllm-*.dist-info"):
         rel = f"{info}/METADATA"
         if src.stat(rel) is None:
             continue

@@ -17,7 +17,6 @@ with the deprecated ones (`DEPRECATED_QUANTIZATION_METHODS`, 0.20+).
 from __future__ import annotations
 
 import ast
-import os
 from typing import Any, Dict, List, Tuple
 
 from patchops.lint.extract.source_tree import Source
@@ -43,11 +42,7 @@ def registry_facts(src: Source) -> Dict[str, Tuple[str, ...]]:
             if src.stat(package) is None:
                 continue
             found_package = True
-            try:
-                files = sorted(f for f in os.listdir(src.site / package) if f.endswith(".py"))
-            except OSError:
-                continue
-            for name in files:
+            for name in src.names(package, "*.py"):
                 mod = src.module_file(f"{package}/{name}")
                 if mod is not None:
                     names.extend(_registered(mod.tree, MANAGERS[registry]))

@@ -18,11 +18,7 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 def required_dists(src: Source) -> Tuple[str, ...]:
     """Return the normalized names vLLM's dist-info requires without an extra, sorted; () if unknown."""
-    try:
-        infos = sorted(p.name for p in src.site.glob("vllm-*.dist-info"))
-    except OSError:
-        return ()
-    for info in infos:
+    for info in src.names(".", "vllm-*.dist-info"):
         rel = f"{info}/METADATA"
         if src.stat(rel) is None:
             continue

@@ -8,6 +8,7 @@ resolved expression evaluates to is static_eval's job.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ class Source:
     def __init__(self, site_dir: Path):
         self.site = Path(site_dir)
         self.consulted: Set[str] = set()  # files read or looked for: the facts cache hashes them
+        self.listings: Dict[str, Tuple[str, ...]] = {}  # "dir/pattern" -> the names it matched
         self.notes: List[str] = []
         self._modules: Dict[str, Optional[Module]] = {}
 
@@ -43,6 +45,20 @@ class Source:
 
     def exists(self, rel: str) -> bool:
         return self.stat(rel) is not None
+
+    def names(self, rel: str, pattern: str) -> Tuple[str, ...]:
+        """Return the names in folder `rel` matching `pattern`, sorted; record the listing.
+
+        A file a fork adds to a folder read whole (vllm/platforms/) changes the facts as surely
+        as an edit: the facts cache hashes the folder, facts/vouch.py the matched names.
+        """
+        self.consulted.add(rel)
+        try:
+            found = tuple(sorted(fnmatch.filter(os.listdir(self.site / rel), pattern)))
+        except OSError:
+            found = ()
+        self.listings[f"{rel}/{pattern}"] = found
+        return found
 
     def module_file(self, rel: str) -> Optional[Module]:
         """Return the parsed module at `rel`, or None if absent or unparsable (noted)."""

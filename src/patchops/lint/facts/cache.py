@@ -4,8 +4,9 @@ A cache entry (under $PATCHOPS_CACHE/facts) is two files: `NAME.json` lists ever
 extraction consulted, present or absent, with the sha256 of its bytes and its stat stamp,
 and the digest of that list; `NAME.facts.json` holds the facts of that digest. A hit reads
 both and stats those files, hashing only those whose stamp moved; a cached lint result asks
-only the first (the facts are two thirds of the bytes, issue 11). The `ast` readers
-(`facts_extract`) load only on a miss.
+only the first (the facts are two thirds of the bytes, issue 11). A miss asks facts/vouch.py,
+which takes a release's facts for the groups whose files are the release's; the `ast` readers
+(`facts_extract`) load only for the others.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _extractor_stamp() -> List[Any]:
 
     stamp: List[Any] = [FACTS_SCHEMA]
     lint = Path(__file__).resolve().parents[1]
-    for path in [lint / "facts" / "model.py", *sorted((lint / "extract").glob("*.py"))]:
+    for path in [lint / "facts" / "model.py", lint / "facts" / "vouch.py", *sorted((lint / "extract").glob("*.py"))]:
         stamp.append(_stat_list(path))
     return stamp
 
@@ -79,8 +80,11 @@ def _fingerprint(path: Path) -> Optional[str]:
         return None
 
 
-def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str]) -> Dict[str, Dict[str, Optional[str]]]:
-    return {"inputs": {rel: _fingerprint(site / rel) for rel in rels},
+def _fingerprints(site: Path, rels: Sequence[str], extras: Sequence[str],
+                  hashed: Optional[Dict[str, str]] = None) -> Dict[str, Dict[str, Optional[str]]]:
+    """Fingerprint each input, taking the sha256 of those in `hashed` (just computed) as found."""
+    hashed = hashed or {}
+    return {"inputs": {rel: hashed[rel] if rel in hashed else _fingerprint(site / rel) for rel in rels},
             "extras": {path: _fingerprint(Path(path)) for path in extras}}
 
 
@@ -197,11 +201,11 @@ def _entry_for(site: Path, extra_paths: Sequence[Path]) -> Tuple[Dict[str, Any],
     except (OSError, ValueError, KeyError, TypeError):
         pass
 
-    from patchops.lint import extract as facts_extract
+    from patchops.lint.facts import vouch
 
     hashed_at = time.time()
-    facts, inputs = facts_extract.extract(site, extra_paths)
-    fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths])
+    facts, inputs, hashed = vouch.read_facts(site, extra_paths)
+    fingerprints = _fingerprints(site, sorted(inputs), [str(Path(p).resolve()) for p in extra_paths], hashed)
     entry = {"stamp": stamp, "site": str(site), "fingerprints": fingerprints, "digest": _digest(fingerprints),
              "stamps": _stamps(site, sorted(inputs), hashed_at)}
     # The facts first: an entry is never written before the facts of its digest.

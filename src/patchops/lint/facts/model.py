@@ -89,7 +89,7 @@ class Facts:
     hardcoded: Dict[str, str] = field(default_factory=dict)        # EngineArgs keyword -> value source when not self.<kw>
     capture_sizes_default: Optional[Tuple[int, ...]] = None        # a fork's hardcoded default capture sizes
     notes: Tuple[str, ...] = ()                         # what extraction skipped: unparsable files, dynamic flags
-    # Config-time knowledge outside argparse (facts_extract/knowledge.py reads each):
+    # Config-time knowledge outside argparse (extract/readers.py names each reader):
     registries: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # "tool_call_parser" -> registered names
     quantization_needs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> {"files"} or {"class", "missing"}
     nested_configs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # JSON flag dest -> class, extra policy, fields
@@ -123,6 +123,10 @@ class Facts:
     # release's shipped facts name the one an install on its release day took ("resolved_on":
     # that day); {} when none was read.
     transformers: Dict[str, Any] = field(default_factory=dict)
+    # How a copy's facts were read (facts/vouch.py): "vouched" (its files are a release's, so
+    # the release's facts), "partial: N groups re-read", "extracted"; "" for a release's own.
+    # Not a fact of the copy: equal facts read two ways compare equal.
+    read: str = field(default="", compare=False)
     # (version asked for, how it resolved) when these are another release's shipped facts
     # (lint/facts/resolution.py); never stored.
     asked: Optional[Tuple[str, str]] = None
@@ -196,6 +200,7 @@ class Facts:
             "v1_platforms": self.v1_platforms,
             "vendor": self.vendor,
             "transformers": self.transformers,
+            **({"read": self.read} if self.read else {}),   # shipped facts stay without it
         }
 
     @classmethod
@@ -237,6 +242,7 @@ class Facts:
             v1_platforms=dict(data.get("v1_platforms") or {}),
             vendor=data.get("vendor"),
             transformers=dict(data.get("transformers") or {}),
+            read=data.get("read") or "",
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:

@@ -3,17 +3,17 @@
 Read as compose reads them (the compose specification): `entrypoint` replaces the image's
 entrypoint and drops its default command; `command` replaces that command. A string `command`
 or `entrypoint` is split into words shell-style (no shell runs it), a list is kept item by
-item. Values are interpolated first: `$$` writes a `$`, `${VAR:-default}` gives the default,
-and a plain `${VAR}` comes from the environment compose runs in, so it is named as unknown.
-`environment` is a list of `KEY=value` or a mapping; a key without a value is taken from that
-environment too. GPUs are the `deploy.resources.reservations.devices` count (or `gpus:`).
+item. Values are interpolated first, as compose_env.py does it (the process environment, the
+`.env` beside the file); a variable set in neither is named as unknown and its word is not
+judged. `environment` is a list of `KEY=value` or a mapping; a key without a value is taken
+from the environment compose runs in. GPUs are the `deploy.resources.reservations.devices` count (or `gpus:`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional
 
+from patchops.lint.input.compose_env import Variables, interpolate
 from patchops.lint.input.serve_config import Setting
 from patchops.lint.input.container import ContainerLaunch
 from patchops.lint.input.scalar_words import scalar_commands, scalar_word, word_commands
@@ -21,7 +21,6 @@ from patchops.lint.input.shell_lexer import Lines, Word
 from patchops.lint.input.yaml_nodes import YEntry, YMap, YNode, YScalar, YSeq
 from patchops.lint.input.yaml_paths import child, entry, items, text_of
 
-_INTERPOLATION = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _SERVICE_KEYS = ("image", "build", "command", "entrypoint", "environment", "deploy", "ports")
 
 
@@ -33,70 +32,66 @@ def is_compose(root: Optional[YNode]) -> bool:
         for e in services.entries)
 
 
-def read_compose(root: YMap, text: str, path: str) -> List[ContainerLaunch]:
-    """Return a ContainerLaunch for each service of the compose file."""
+def read_compose(root: YMap, text: str, path: str, variables: Variables) -> List[ContainerLaunch]:
+    """Return a ContainerLaunch for each service of the compose file, interpolated with `variables`."""
     lines = Lines(text)
     services = child(root, "services")
     found = []
     for service in services.entries if isinstance(services, YMap) else []:
         if isinstance(service.value, YMap):
-            found.append(_service(service.key.text, service.value, text, path, lines))
+            found.append(_Service(service.key.text, text, path, lines, variables).read(service.value))
     return found
 
 
-def interpolate(text: str, unknown: List[str]) -> str:
-    """Return `text` as compose interpolates it; variables it cannot know stay, named in `unknown`."""
-    def one(match: "re.Match[str]") -> str:
-        if match.group(0) == "$$":
-            return "$"
-        name = match.group(1) or match.group(4)
-        if match.group(2) in (":-", "-"):
-            return match.group(3)
-        unknown.append(name)
-        return match.group(0)
+class _Service:
+    """One service read: the variables it interpolates with, and those neither sets."""
 
-    return _INTERPOLATION.sub(one, text)
+    def __init__(self, name: str, text: str, path: str, lines: Lines, variables: Variables):
+        self.launch = ContainerLaunch(name=f"service {name}")
+        self.text, self.path, self.lines, self.variables = text, path, lines, variables
+        self.unknown: List[str] = []
 
+    def value(self, written: str) -> str:
+        return interpolate(written, self.variables.get, self.unknown)[0]
 
-def _service(name: str, node: YMap, text: str, path: str, lines: Lines) -> ContainerLaunch:
-    launch = ContainerLaunch(name=f"service {name}")
-    unknown: List[str] = []
-    image = entry(node, "image")
-    if image is not None and text_of(image.value) is not None:
-        launch.image = Setting(key="image", name="image", value=interpolate(text_of(image.value), unknown),
-                               line=image.value.line, column=image.value.column,
-                               raw=image.value.raw, source="yaml")  # type: ignore[union-attr]
-    if entry(node, "entrypoint") is not None:
-        launch.command = _words(child(node, "entrypoint"), text, path, lines, unknown)
-    launch.args = _words(child(node, "command"), text, path, lines, unknown)
-    launch.env = _environment(child(node, "environment"), launch, unknown)
-    launch.gpus = _gpus(node)
-    launch.script = lambda word: [[_interpolated(w, unknown) for w in command]
-                                  for command in word_commands(text, path, lines, word)]
-    if node.start >= 0:
-        launch.lines = (lines.position(node.start)[0] - 1, lines.position(max(node.end - 1, node.start))[0])
-    for variable in dict.fromkeys(unknown):
-        launch.notes.append(f"{launch.name}: `${{{variable}}}` comes from the environment compose "
-                            "runs in: its value is not known")
-    return launch
+    def read(self, node: YMap) -> ContainerLaunch:
+        launch, text, path, lines = self.launch, self.text, self.path, self.lines
+        image = entry(node, "image")
+        if image is not None and text_of(image.value) is not None:
+            launch.image = Setting(key="image", name="image", value=self.value(text_of(image.value)),  # type: ignore[arg-type]
+                                   line=image.value.line, column=image.value.column,
+                                   raw=image.value.raw, source="yaml")  # type: ignore[union-attr]
+        if entry(node, "entrypoint") is not None:
+            launch.command = self.words(child(node, "entrypoint"))
+        launch.args = self.words(child(node, "command"))
+        launch.env = _environment(child(node, "environment"), launch, self.value)
+        launch.gpus = _gpus(node)
+        launch.script = lambda word: [[self.word(w) for w in command]
+                                      for command in word_commands(text, path, lines, word)]
+        if node.start >= 0:
+            launch.lines = (lines.position(node.start)[0] - 1, lines.position(max(node.end - 1, node.start))[0])
+        for variable in dict.fromkeys(self.unknown):
+            launch.notes.append(f"{launch.name}: `${{{variable}}}` is set neither here nor in the "
+                                ".env beside the file: its value is not known")
+        return launch
 
+    def words(self, node: Optional[YNode]) -> List[Word]:
+        if isinstance(node, YSeq):
+            return [self.word(scalar_word(item)) for item in node.items if isinstance(item, YScalar)]
+        if isinstance(node, YScalar) and isinstance(node.value, str):
+            return [self.word(w) for command in
+                    scalar_commands(self.text, self.path, self.lines, node, newlines=False, expand=False)
+                    for w in command]
+        return []
 
-def _words(node: Optional[YNode], text: str, path: str, lines: Lines, unknown: List[str]) -> List[Word]:
-    if isinstance(node, YSeq):
-        return [_interpolated(scalar_word(item), unknown) for item in node.items if isinstance(item, YScalar)]
-    if isinstance(node, YScalar) and isinstance(node.value, str):
-        return [_interpolated(w, unknown)
-                for command in scalar_commands(text, path, lines, node, newlines=False) for w in command]
-    return []
-
-
-def _interpolated(word: Word, unknown: List[str]) -> Word:
-    if "$" not in word.text:
-        return word
-    return Word(interpolate(word.text, unknown), word.start, word.end, word.raw, word.quoted)
+    def word(self, word: Word) -> Word:
+        if "$" not in word.text:
+            return word
+        value, unknown = interpolate(word.text, self.variables.get, self.unknown)
+        return Word(value, word.start, word.end, word.raw, word.quoted, word.unknown or unknown)
 
 
-def _environment(node: Optional[YNode], launch: ContainerLaunch, unknown: List[str]) -> Dict[str, Setting]:
+def _environment(node: Optional[YNode], launch: ContainerLaunch, interpolated) -> Dict[str, Setting]:
     env: Dict[str, Setting] = {}
     if isinstance(node, YMap):
         for item in node.entries:
@@ -105,7 +100,7 @@ def _environment(node: Optional[YNode], launch: ContainerLaunch, unknown: List[s
                 _from_host(launch, item.key.text)
                 continue
             env[item.key.text] = Setting(
-                key=item.key.text, name=item.key.text, value=interpolate(value.text, unknown),
+                key=item.key.text, name=item.key.text, value=interpolated(value.text),
                 line=item.key.line, column=item.key.column, raw=value.raw, source="env",
                 key_span=(item.key.start, item.key.end) if item.key.start >= 0 else None,
                 value_span=(value.start, value.end) if value.start >= 0 else None)
@@ -119,7 +114,7 @@ def _environment(node: Optional[YNode], launch: ContainerLaunch, unknown: List[s
             continue
         word = scalar_word(item)  # type: ignore[arg-type]
         exact = word.end >= word.start
-        env[key] = Setting(key=key, name=key, value=interpolate(value_text, unknown),
+        env[key] = Setting(key=key, name=key, value=interpolated(value_text),
                            line=item.line, column=item.column, raw=item.raw, source="env",  # type: ignore[union-attr]
                            key_span=(word.start, word.start + len(key)) if exact else None,
                            value_span=(word.start + len(key) + 1, word.end) if exact else None)

@@ -131,7 +131,7 @@ def _tail(word: Word, skip: int) -> Word:
     """Return the part of an option word after `skip` characters (`--env=A=1` -> `A=1`)."""
     exact = word.end >= word.start and word.raw == word.text
     return Word(word.text[skip:], word.start + skip if exact else word.start,
-                word.end if exact else -1, word.raw[skip:] if exact else word.raw, word.quoted)
+                word.end if exact else -1, word.raw[skip:] if exact else word.raw, word.quoted, word.unknown)
 
 
 def _env(launch: ContainerLaunch, value: Optional[Word], lines: Lines) -> None:

@@ -17,6 +17,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 from patchops.lint.input import yaml_nodes as yamlread, yaml_paths
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.input import compose, container_run, dockerfile, kubernetes, markdown
+from patchops.lint.input.compose_env import Variables
 from patchops.lint.input.container import ContainerLaunch, to_config
 from patchops.lint.input.scalar_words import word_commands
 from patchops.lint.input.launch_command import read_launch, script_launches
@@ -78,8 +79,8 @@ def read_yaml(text: str, path: str, base_dir: str, include: Include,
     root = documents[0] if len(documents) == 1 else None
     if compose.is_compose(root):
         services = [e.key.text for e in yaml_paths.child(root, "services").entries]  # type: ignore[union-attr]
-        return _launches(compose.read_compose(root, text, path), text, path, base_dir, include,  # type: ignore[arg-type]
-                         suppressions, none=f"compose services {_listed(services)}: none runs vLLM")
+        launches = compose.read_compose(root, text, path, Variables(base_dir))  # type: ignore[arg-type]
+        return _launches(launches, text, path, base_dir, include, suppressions, none=f"compose services {_listed(services)}: none runs vLLM")
     reason = other_yaml(root)
     return DeployFile(skipped=reason) if reason else None
 

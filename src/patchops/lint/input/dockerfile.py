@@ -177,7 +177,8 @@ def read_dockerfile(text: str, path: str) -> Optional[ContainerLaunch]:
         ins = stage.shell_script
         script = Word(ins.body(), ins.start, ins.end, text[ins.start:ins.end])
         launch.command = [Word("/bin/sh", ins.start, -1, "/bin/sh"), Word("-c", ins.start, -1, "-c"), script]
-        launch.script = lambda word: list(Lexer(ins.region[:ins.end], path, lines).commands({}))
+        values = {key: str(setting.value) for key, setting in stage.env.items()}   # the shell's env
+        launch.script = lambda word: list(Lexer(ins.region[:ins.end], path, lines).commands(values))
     else:
         launch.command = stage.entrypoint
         launch.args = list(stage.cmd or [])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from patchops.lint.input.serve_config import Setting
 from patchops.lint.input.container import ContainerLaunch
@@ -83,15 +83,22 @@ def _container(node: YMap, owner: str, text: str, path: str, lines: Lines) -> Co
     image = _entry(node, "image")
     if image is not None and isinstance(image.value, YScalar) and image.value.value is not None:
         launch.image = _setting(image, "image", str(image.value.value))
-    launch.env = _env(node, launch)
+    cluster: Set[str] = set()
+    launch.env = _env(node, launch, cluster)
     values = {key: str(setting.value) for key, setting in launch.env.items()}
+    if _get(node, "envFrom") is not None:
+        cluster.add("*")
+
+    def expand(word: Word) -> Word:
+        return _expanded(word, values, cluster)
+
     command = _get(node, "command")
     if isinstance(command, YSeq):
-        launch.command = [_expand(scalar_word(item), values) for item in command.items
+        launch.command = [expand(scalar_word(item)) for item in command.items
                           if isinstance(item, YScalar)]
     args = _get(node, "args")
     if isinstance(args, YSeq):
-        launch.args = [_expand(scalar_word(item), values) for item in args.items
+        launch.args = [expand(scalar_word(item)) for item in args.items
                        if isinstance(item, YScalar)]
     by_start = {item.start: item for seq in (command, args) if isinstance(seq, YSeq)
                 for item in seq.items if isinstance(item, YScalar)}
@@ -109,20 +116,32 @@ def _container(node: YMap, owner: str, text: str, path: str, lines: Lines) -> Co
     return launch
 
 
-def _expand(word: Word, values: Dict[str, str]) -> Word:
-    """Expand `$(VAR)` from the container's env as the kubelet does; unknown ones stay as written."""
+def _expanded(word: Word, values: Dict[str, str], cluster: Set[str]) -> Word:
+    """Expand `$(VAR)` from the container's env as the kubelet does.
+
+    A reference to no variable stays as written (the kubelet leaves it so); one to a variable
+    whose value lives in the cluster (`valueFrom`, or any name once `envFrom` is there) makes
+    the word's value unknown.
+    """
     if "$" not in word.text:
         return word
+    unknown = False
 
     def one(match: "re.Match[str]") -> str:
+        nonlocal unknown
         if match.group(0) == "$$":
             return "$"
-        return values.get(match.group(1), match.group(0))
+        name = match.group(1)
+        if name not in values and (name in cluster or "*" in cluster):
+            unknown = True
+        return values.get(name, match.group(0))
 
-    return Word(_REFERENCE.sub(one, word.text), word.start, word.end, word.raw, word.quoted)
+    text = _REFERENCE.sub(one, word.text)
+    return Word(text, word.start, word.end, word.raw, word.quoted, word.unknown or unknown)
 
 
-def _env(node: YMap, launch: ContainerLaunch) -> Dict[str, Setting]:
+def _env(node: YMap, launch: ContainerLaunch, cluster: Set[str]) -> Dict[str, Setting]:
+    """Return the container's `env` values; name in `cluster` those whose value lives there."""
     env: Dict[str, Setting] = {}
     for item in _items(_get(node, "env")):
         if not isinstance(item, YMap):
@@ -134,6 +153,7 @@ def _env(node: YMap, launch: ContainerLaunch) -> Dict[str, Setting]:
         value = _entry(item, "value")
         if value is None:
             if _get(item, "valueFrom") is not None:
+                cluster.add(name)
                 launch.notes.append(f"{launch.name}: `{name}` comes from `valueFrom` "
                                     "(a Secret, ConfigMap or field): its value is not known")
             continue

@@ -191,7 +191,8 @@ def read_launch(cfg: ServeConfig, words: List[Word], entrypoint: str, lines: Lin
         line, column = lines.position(word.start)
         tokens.append(Setting(key=word.text, name=word.text, value=word.text, line=line,
                               column=column, raw=word.raw, source="cli",
-                              key_span=(word.start, word.end) if word.end >= word.start else None))
+                              key_span=(word.start, word.end) if word.end >= word.start else None,
+                              unknown=word.unknown))
     _read_argv(cfg, tokens, cwd, include)
 
 
@@ -255,6 +256,7 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
             continue
         value: Any
         value_span = None
+        unknown = token.unknown
         if text.startswith("--") and "=" in text:
             key, value = text.split("=", 1)
         elif text.startswith("-O") and not text.startswith("--") and len(text) > 2 and text[2] != ".":
@@ -265,6 +267,7 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
             taken = index
             while index < len(argv) and not is_option(argv[index].value):
                 values.append(argv[index].value)
+                unknown = unknown or argv[index].unknown
                 index += 1
             value = True if not values else values[0] if len(values) == 1 else values
             if values and argv[taken].key_span and argv[index - 1].key_span:
@@ -272,7 +275,7 @@ def _read_argv(cfg: ServeConfig, tokens: List[Setting], cwd: str,
         name = normalize_key(key)
         setting = Setting(key=key, name=name, value=value, line=token.line,
                           column=token.column, raw=token.raw, source="cli",
-                          key_span=token.key_span, value_span=value_span)
+                          key_span=token.key_span, value_span=value_span, unknown=unknown)
         if name == "model":
             cfg.model = setting
             continue

@@ -45,16 +45,21 @@ def source_region(text: str, node: YScalar, newlines: bool = True) -> Optional[s
 
 
 def scalar_commands(text: str, path: str, lines: Lines, node: YScalar,
-                    variables: Optional[Dict[str, str]] = None, newlines: bool = True) -> List[List[Word]]:
-    """Return the simple commands of the scalar's shell text, words positioned in `text`."""
+                    variables: Optional[Dict[str, str]] = None, newlines: bool = True,
+                    expand: bool = True) -> List[List[Word]]:
+    """Return the simple commands of the scalar's shell text, words positioned in `text`.
+
+    `expand` False keeps `$` as written (compose splits a string command without a shell).
+    """
+    known = dict(variables or {}) if expand else None
     region = source_region(text, node, newlines)
     if region is not None:
-        return list(Lexer(region, path, lines).commands(dict(variables or {})))
+        return list(Lexer(region, path, lines).commands(known))
     value = str(node.value)
     if not newlines:
         value = value.replace("\n", " ")
-    commands = list(Lexer(value, path, Lines(value)).commands(dict(variables or {})))
-    return [[Word(w.text, node.start, -1, w.raw, w.quoted) for w in words] for words in commands]
+    commands = list(Lexer(value, path, Lines(value)).commands(known))
+    return [[Word(w.text, node.start, -1, w.raw, w.quoted, w.unknown) for w in words] for words in commands]
 
 
 def scalar_word(node: YScalar) -> Word:
@@ -72,18 +77,19 @@ def scalar_word(node: YScalar) -> Word:
 
 
 def word_commands(text: str, path: str, lines: Lines, word: Word,
-                  variables: Optional[Dict[str, str]] = None) -> List[List[Word]]:
+                  variables: Optional[Dict[str, str]] = None, expand: bool = True) -> List[List[Word]]:
     """Return the commands of a word that is itself a script (`sh -c 'vllm serve ...'`), in place.
 
     The word's text is lexed where it is written: inside its quotes when it is one quoted
     string, as written when unquoted; elsewhere (escapes, several quoted parts) at its start.
     """
     raw, start, end = word.raw, word.start, word.end
+    known = dict(variables or {}) if expand else None
     if end >= start and len(raw) >= 2 and raw[0] in "'\"" and raw[-1] == raw[0] \
             and raw[0] not in raw[1:-1] and "\\" not in raw:
         start, end = start + 1, end - 1
     elif end < start or any(ch in raw for ch in "'\"\\"):
-        commands = list(Lexer(word.text, path, Lines(word.text)).commands(dict(variables or {})))
-        return [[Word(w.text, word.start, -1, w.raw, w.quoted) for w in words] for words in commands]
+        commands = list(Lexer(word.text, path, Lines(word.text)).commands(known))
+        return [[Word(w.text, word.start, -1, w.raw, w.quoted, w.unknown) for w in words] for words in commands]
     region = " " * start + text[start:end] + " " * (len(text) - end)
-    return list(Lexer(region, path, lines).commands(dict(variables or {})))
+    return list(Lexer(region, path, lines).commands(known))

@@ -41,6 +41,9 @@ class Setting:
     source: str = "yaml"  # "yaml" | "cli" | "env"
     key_span: Optional[Tuple[int, int]] = field(default=None, compare=False)
     value_span: Optional[Tuple[int, int]] = field(default=None, compare=False)
+    # The value holds a shell or compose expansion the input does not resolve (`$PORT`, an
+    # unset `${VAR}`, `$(cmd)`): vLLM gets some text, not the one written, so nothing judges it.
+    unknown: bool = False
 
 
 @dataclass
@@ -95,11 +98,6 @@ class ServeConfig:
             return (1, 1)
         line, column = (at.line, at.column) if isinstance(at, Setting) else (int(at[0]), int(at[1]))
         return (line, max(column, 1)) if line >= 1 else (1, 1)
-
-    def suppressed(self, line: int, code: str) -> bool:
-        """Return whether `# patchops: ignore[...]` on `line` names `code` (or is bare)."""
-        codes = self.suppressions.get(line, set())
-        return code in codes or "*" in codes
 
 
 def normalize_key(key: str) -> str:

@@ -17,6 +17,7 @@ class Word:
     end: int
     raw: str               # the source slice
     quoted: bool = False
+    unknown: bool = False  # holds an expansion whose value is not known (`$VAR` never set, `$(cmd)`)
 
     def assignment(self) -> Optional[Tuple[str, str]]:
         match = re.match(r"[A-Za-z_][A-Za-z0-9_]*=", self.raw)
@@ -35,6 +36,8 @@ class Lexer:
     Handles quotes, backslash escapes and `\\`-newline continuations, comments, `;`/`&&`/`||`/
     `|`/`&`/newline separators, redirections (dropped with their targets) and `$VAR`/`${VAR}`/
     `${VAR:-default}` for variables the script itself set. Anything fancier is kept as text.
+    `variables` None keeps every `$` as written: text no shell runs (compose's string
+    `command`, split shell-style and interpolated by compose itself).
     """
 
     def __init__(self, text: str, path: str, lines: "Lines"):
@@ -47,13 +50,14 @@ class Lexer:
         line, column = self.lines.position(offset)
         return LintInputError(f"{self.path}:{line}:{column}: {message}")
 
-    def commands(self, variables: Dict[str, str]) -> Iterator[List[Word]]:
+    def commands(self, variables: Optional[Dict[str, str]]) -> Iterator[List[Word]]:
         text, n = self.text, len(self.text)
         words: List[Word] = []
         buf: List[str] = []
         start: Optional[int] = None
         quoted = False
         skip_next = False            # the next word is a redirection target
+        self.unresolved = False      # the word being read holds an expansion dollar() left as written
 
         def end_word(at: int) -> None:
             nonlocal buf, start, quoted, skip_next
@@ -61,8 +65,9 @@ class Lexer:
                 if skip_next:
                     skip_next = False
                 else:
-                    words.append(Word("".join(buf), start, at, text[start:at], quoted))
+                    words.append(Word("".join(buf), start, at, text[start:at], quoted, self.unresolved))
             buf, start, quoted = [], None, False
+            self.unresolved = False
 
         while self.i < n:
             c = text[self.i]
@@ -136,13 +141,13 @@ class Lexer:
                             buf.append(text[self.i + 1])
                         self.i += 2
                         continue
-                    if d == "$":
+                    if d == "$" and variables is not None:
                         buf.append(self.dollar(variables))
                         continue
                     buf.append(d)
                     self.i += 1
                 continue
-            if c == "$":
+            if c == "$" and variables is not None:
                 buf.append(self.dollar(variables))
                 continue
             if c == "`":
@@ -150,6 +155,7 @@ class Lexer:
                 if close < 0:
                     raise self.fail(self.i, "unterminated backquote in the command")
                 buf.append(text[self.i:close + 1])
+                self.unresolved = True
                 self.i = close + 1
                 continue
             buf.append(c)
@@ -159,7 +165,11 @@ class Lexer:
             yield words
 
     def dollar(self, variables: Dict[str, str]) -> str:
-        """Expand `$...` at self.i; unknown variables and substitutions stay as written."""
+        """Expand `$...` at self.i; unknown variables and substitutions stay as written.
+
+        What stays as written marks its word unknown: the shell puts a value there that the
+        script does not show, so nothing may judge the word's text.
+        """
         text, n, at = self.text, len(self.text), self.i
         nxt = text[at + 1] if at + 1 < n else ""
         if nxt == "{":
@@ -175,6 +185,7 @@ class Lexer:
                     return variables[name]
                 if default is not None:
                     return default
+            self.unresolved = True
             return text[at:close + 1]
         if nxt == "(":
             depth, j = 0, at + 1
@@ -189,12 +200,16 @@ class Lexer:
             if j >= n:
                 raise self.fail(at, "unterminated `$(` in the command")
             self.i = j + 1
+            self.unresolved = True
             return text[at:j + 1]
-        match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[at + 1:])
+        match = re.match(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]", text[at + 1:])
         if match:
             name = match.group(0)
             self.i = at + 1 + len(name)
-            return variables.get(name, "$" + name)
+            if name in variables:
+                return variables[name]
+            self.unresolved = True
+            return "$" + name
         self.i = at + 1
         return "$"
 

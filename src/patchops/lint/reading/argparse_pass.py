@@ -86,6 +86,8 @@ class ArgparsePass:
         if tok.layer == "cli" and self.cfg.entrypoint == "serve" and self.model_tag is None:
             self.model_tag = tok.origin
             return
+        if tok.origin.unknown:
+            return                  # `$EXTRA_ARGS`: what the shell puts there is not known
         # argparse: `unrecognized arguments: True` (e.g. 0.6.3's `--enforce-eager True`).
         name = self.table.dest_for(tok.origin.key) if tok.layer == "yaml" else normalize_key(tok.text)
         self.reject(name, tok.origin, f"unrecognized arguments: {tok.text}")
@@ -114,6 +116,7 @@ class ArgparsePass:
             self.store(dest, origin, value, option, tok.layer)
             return index
         # value-taking actions
+        unknown = tok.origin.unknown
         if explicit is not None:
             strings = [explicit]
         else:
@@ -122,6 +125,7 @@ class ArgparsePass:
             while index < len(tokens) and tokens[index].crash is None and \
                     (tokens[index].is_value or not is_option(tokens[index].text)):
                 strings.append(tokens[index].text)
+                unknown = unknown or tokens[index].origin.unknown
                 index += 1
                 if not want_many and len(strings) == 1:
                     break
@@ -129,6 +133,11 @@ class ArgparsePass:
                     break
             if tok.layer == "cli":
                 origin = _with_value_span(origin, tok.origin, tokens[first:index])
+        if unknown:
+            # `--max-model-len $LEN`: the value, or whether there is one, is the shell's to give.
+            self.store(dest, dataclasses.replace(origin, unknown=True), strings[0] if len(strings) == 1
+                       else strings, option, tok.layer)
+            return index
         if action == "store_boolean":                    # StoreBoolean, 0.6.3-0.7.3
             text = strings[0] if strings else "True"
             if text.lower() not in ("true", "false"):

@@ -86,7 +86,7 @@ class NestedConfigInvalid(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, spec in sorted(facts.nested_configs.items()):
             found = cfg.args.get(dest)
-            if found is None or found.value is None or \
+            if found is None or found.value is None or found.unknown or \
                     (dest in cfg.ignored and cfg.ignored[dest][0] == found):
                 continue
             value = found.value

@@ -30,12 +30,15 @@ def setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
     """Return the Setting vLLM will see for EngineArgs field `name`, or None.
 
     A setting the reader marked as not reaching vLLM (`cfg.ignored`, e.g. a YAML `false`
-    dropped under `vllm serve`) counts as absent.
+    dropped under `vllm serve`) counts as absent, and so does one whose value the input does
+    not show (`--kv-cache-dtype $KV`): no prediction is made from text vLLM never gets.
     """
     for key in _names(name):
         found = cfg.args.get(key)
         if found is None:
             continue
+        if found.unknown:
+            return None
         dropped = cfg.ignored.get(key)
         if dropped is not None and dropped[0] == found:
             return None
