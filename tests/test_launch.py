@@ -206,3 +206,18 @@ def test_engine_check_deletes_the_args_file_it_wrote(probed_site, tmp_path, monk
     assert seen["args"] == {"max-model-len": 4096, "enable-prefix-caching": True}
     assert not seen["config"].exists() and not seen["config"].parent.exists()
     assert not (tmp_path / "cache" / "launch").exists()
+
+
+def test_findings_are_where_each_value_is_written_the_spec_or_the_extra_args(probed_site, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(BROKEN)
+    done = run_cli(probed_site, tmp_path, str(spec), "--", "--port", "8001", "--max-num-seq", "8",
+                   "--another-flag")
+    assert done.returncode == 1
+    lines = [line for line in (done.stdout + done.stderr).splitlines()
+             if ": error: " in line or ": warning: " in line]
+    assert any(line.startswith(f"{spec}:4:3: error: ") and "no-such-flag" in line for line in lines)
+    assert any(line.startswith("<launch -- arguments>:1:29: error: ") and "another-flag" in line
+               for line in lines)
+    assert any(line.startswith("<launch -- arguments>:1:13: warning: ") and "[PO108" in line
+               for line in lines), done.stdout

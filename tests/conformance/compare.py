@@ -100,6 +100,8 @@ def lint_case(case: Case, version: str, workdir: Path):
     folder = case.materialize(workdir)
     try:
         cfg = load_command(case.command(), path=f"{case.id}.sh", base_dir=str(folder))
+        for source in (cfg, *cfg.sources.values()):
+            source.suppressions = {}    # the judge counts what lint finds, not what a comment hides
         profile = case.profile()
         major, minor = profile["capability"]
         hardware = {"gpus": case.gpus, "memory_gib": profile["memory_gib"], "platform": "cuda",

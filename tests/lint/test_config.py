@@ -306,8 +306,10 @@ def test_config_file_next_to_the_script(tmp_path):
     assert cfg.config_loaded and cfg.config_file.value == "conf.yaml"
     assert (cfg.config_file.line, cfg.config_file.column) == (2, 12)
     assert [s.key for s in cfg.config_settings] == ["max_model_len", "enforce_eager", "port"]
-    # positioned at the --config token of the script (diagnostics print the script's path)
-    assert {(s.line, s.column) for s in cfg.config_settings} == {(2, 12)}
+    # positioned where conf.yaml holds each key, in that file
+    assert [(s.file, s.line, s.column) for s in cfg.config_settings] == [
+        (str(tmp_path / "conf.yaml"), line, 1) for line in (1, 2, 3)]
+    assert cfg.sources[str(tmp_path / "conf.yaml")].lines[1] == "enforce_eager: true"
     assert cfg.args["max_model_len"].value == 4096 and cfg.args["max_model_len"].source == "yaml"
     assert cfg.args["port"].value == "8000" and cfg.args["port"].source == "cli"   # CLI wins
     assert [t.value for t in cfg.argv] == ["m", "--port", "8000"]
@@ -381,8 +383,8 @@ BAD_YAML = {
     "gpus-bool": ("args: {}\nhardware:\n  gpus: yes\n", r"bad.yaml:3:3: `hardware.gpus` must be a positive integer"),
     "cc-bad": ("args: {}\nhardware:\n  compute_capability: ampere\n",
                r"bad.yaml:3:3: `hardware.compute_capability` must be a CUDA compute capability"),
-    "concurrency-int": ("args: {}\nworkload:\n  concurrency: 8\n",
-                        r"bad.yaml:3:3: `workload.concurrency` must be a list of positive integers"),
+    "concurrency-zero": ("args: {}\nworkload:\n  concurrency: 0\n",
+                         r"bad.yaml:3:3: `workload.concurrency` must be a positive integer or a list of them"),
     "concurrency-item": ("args: {}\nworkload:\n  concurrency: [1, two]\n",
                          r"bad.yaml:3:20: `workload.concurrency` must be a list of positive integers .* 'two'"),
     "set-tag": ("args:\n  x: !!set {a: null}\n", r"bad.yaml:2:6: the tag `!!set` is not supported"),

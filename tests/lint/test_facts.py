@@ -11,9 +11,10 @@ import sys
 import pytest
 
 from conftest import vendor_hardcode
+from patchops.core import digest_cache
 from patchops.lint.facts import cache as facts_mod
 from patchops.lint import extract as facts_extract
-from patchops.lint.facts import packs
+from patchops.lint.facts import packs, vouch
 from patchops.lint.facts.model import Facts, Flag, facts_for_version, shipped_versions
 from patchops.lint.facts.cache import extract_facts, facts_for_copy
 from patchops.lint.vllm import releases
@@ -44,9 +45,11 @@ def facts_of():
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    """Point the facts cache at a fresh folder (wheel trees stay in the shared cache)."""
+    """Point the facts cache and the digests vouch keeps (facts/vouch.py) at fresh folders; wheel
+    trees stay in the shared cache, which PATCHOPS_CACHE would move."""
     folder = tmp_path / "facts-cache"
     monkeypatch.setattr(facts_mod, "facts_cache_dir", lambda: folder)
+    monkeypatch.setattr(digest_cache, "cache_root", lambda: tmp_path / "digests")
     return folder
 
 
@@ -337,9 +340,10 @@ def test_cache_hit_does_not_reparse(cache_dir, monkeypatch, facts_of):
     assert sorted(p.name for p in cache_dir.glob("*.json")) == sorted([entry.name, facts_mod._facts_path(entry).name])
 
     def boom(*args, **kwargs):
-        raise AssertionError("extractor called on a cache hit")
+        raise AssertionError("facts read again on a cache hit")
 
     monkeypatch.setattr(facts_extract, "extract", boom)
+    monkeypatch.setattr(vouch, "read_facts", boom)   # a miss vouches first (facts/vouch.py)
     assert facts_for_copy(site) == first
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Dict, Optional
 
 from patchops.lint.facts.model import Facts
-from patchops.lint.extract import engine_args_defaults
+from patchops.lint.extract.engine_facts import engine_args_defaults
 from patchops.lint.extract.guard_programs import checked_classes
 from patchops.lint.extract.source_tree import Source
 from patchops.lint.extract.static_eval import Classes

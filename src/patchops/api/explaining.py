@@ -25,6 +25,7 @@ class ExplainResult:
     facts_origin: str
     rows: list
     hardware: Optional[str] = None
+    errors: tuple = ()          # lint's errors (Diagnostic): the config will not start as it is
 
 
 def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
@@ -39,8 +40,12 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
 
     cfg, assumed = load_input(path, command, hardware, launch=launch)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    # A clean table for a config vLLM refuses would mislead (issue 25): lint the same input.
+    verdict = lint(path, command=command, vllm_path=vllm_path, vllm_version=vllm_version,
+                   hardware=hardware, launch=launch)
     return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
-                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed)
+                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed,
+                         errors=tuple(d for d in verdict.diagnostics if d.severity == "error"))
 
 
 def _applied_fields(facts) -> dict:
@@ -59,17 +64,18 @@ def plan_launch(path: Optional[Path] = None, *, command: Optional[str] = None,
                 hardware: Optional["Hardware"] = None, launch: Optional[str] = None):
     """Lint a config against the copy that will run it; return (LintResult, Launch).
 
-    The interpreter is `python`, else the spec's `vllm.python`, else this one. With `extra`
-    arguments the assembled command line is linted, since those arguments override the file.
+    The interpreter is `python`, else the spec's `vllm.python`, else this one. `extra`
+    arguments are linted after the file's own, as vLLM reads them (they override it), each
+    finding where its value is written: the file, or `<launch -- arguments>`.
     A launch that runs in a container (a manifest, compose file, `docker run`, Dockerfile) is
     refused: its vLLM is the image's, not one on this machine. `launch` names one launch of a
     file that holds several.
     """
-    name = launch
-    _, copy, launch = _launch_of(path, command, python, extra, launch=name)
-    checked = dict(command=launch.as_written()) if extra else dict(path=path, command=command, launch=name)
-    result = lint(**checked, vllm_path=copy.site_dir, select=select, ignore=ignore,
-                  hardware=hardware)
+    from patchops.lint.input.launch_command import with_arguments
+
+    cfg, copy, launch = _launch_of(path, command, python, extra, launch=launch)
+    result = lint(loaded=with_arguments(cfg, list(extra)) if extra else cfg, vllm_path=copy.site_dir,
+                  select=select, ignore=ignore, hardware=hardware)
     return result, launch
 
 

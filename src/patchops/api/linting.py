@@ -41,6 +41,7 @@ class LintResult:
     launch: Optional[str] = None         # which launch of the file ("Deployment/x container vllm")
     notes: List[str] = field(default_factory=list)    # what the input left unknown (a Secret's value)
     no_launch: Optional[str] = None      # the file holds no vLLM launch: what it is instead
+    sources: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # other files' lines findings are in
 
     @property
     def errors(self) -> int:
@@ -101,7 +102,8 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
                       diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
                       skipped=skipped, hardware_skipped=hardware_skipped,
                       model_config=cfg.model_facts.path if cfg.model_facts is not None else None,
-                      launch=cfg.launch_name, notes=list(cfg.notes))
+                      launch=cfg.launch_name, notes=list(cfg.notes),
+                      sources={name: tuple(source.lines) for name, source in cfg.sources.items()})
 
 
 def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
@@ -178,15 +180,18 @@ def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ign
     return results
 
 
-def lint_file(path, text: Optional[str], options: dict) -> List[LintResult]:
+def lint_file(path, text: Optional[str], options: dict,
+              texts: Optional[Dict[str, str]] = None) -> List[LintResult]:
     """Lint every vLLM launch one file holds (`text`: its content, when not read from disk).
 
     A file with none (a workflow, a Helm values file) gives one result saying what it is.
-    An input that cannot be linted raises LintInputError, as lint() does.
+    An input that cannot be linted raises LintInputError, as lint() does. `texts` are the
+    `--config FILE`s it loads, by path, when not read from disk (`--fix` between passes).
     """
     from patchops.lint.input.loaders import load_file_inputs, load_text_inputs
 
-    loaded = load_text_inputs(text, path=str(path)) if text is not None else load_file_inputs(Path(path))
+    loaded = load_text_inputs(text, path=str(path), texts=texts) if text is not None \
+        else load_file_inputs(Path(path))
     if loaded.skipped is not None:
         return [LintResult(str(path), "", "", [], no_launch=loaded.skipped)]
     return [lint(path, loaded=cfg, **options) for cfg in loaded.configs]
@@ -249,11 +254,9 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
     replaced with store.atomic_write (mode and owner kept, a UTF-8 BOM kept); an input that
     cannot be linted is reported as lint_inputs() reports it and left alone.
     """
-    import codecs
-
     from patchops.core.errors import UsageError
-    from patchops.lint.input import yaml_nodes as yamlread
-    from patchops.lint.fixes import fix_text
+    from patchops.lint.fixes import fix_input
+    from patchops.lint.input.loaders import read_source
     from patchops.store.site_store import atomic_write
 
     files = expand_inputs(paths)
@@ -269,22 +272,23 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
         if first.error is not None or not any(d.autofix for d in first.diagnostics):
             out.append(FixResult(first))
             continue
-        data = Path(path).read_bytes()
-        original = yamlread.decode(data, str(path))
         options = dict(choose, select=select, ignore=[*ignore, *found.ignores_for(str(path))])
-        last = {}
-
-        def relint(text: str) -> list:
-            last["results"] = lint_file(path, text, options)
-            return [d for found in last["results"] for d in found.diagnostics]
-
-        fixed = fix_text(original, relint, unsafe=unsafe)
-        result = _one_result(lint_file(path, fixed.text, options)) if fixed.text != original else first
+        original, bom = read_source(path)
+        done = fix_input(str(path), original, lambda text, texts: [
+            d for found in lint_file(path, text, options, texts=texts) for d in found.diagnostics],
+            lambda other: read_source(other)[0], unsafe=unsafe, skip=[str(p) for p in files])
+        fixed = done.own
+        result = _one_result(lint_file(path, fixed.text, options, texts=done.texts)) \
+            if fixed.text != original or done.texts else first
         if write and fixed.text != original:
-            bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
             atomic_write(path, bom + fixed.text.encode("utf-8"), what="serve config")
         out.append(FixResult(result, fixed.fixed, original, fixed.text,
                              written=write and fixed.text != original))
+        for other, before, after in done.others:     # a `--config FILE` the fixes edited
+            if write:
+                atomic_write(other, read_source(other)[1] + after.text.encode("utf-8"), what="serve config")
+            out.append(FixResult(LintResult(other, result.vllm_version, result.facts_origin, []),
+                                 after.fixed, before, after.text, written=write))
     return out
 
 
@@ -392,5 +396,6 @@ def rules(code: Optional[str] = None):
     match = [rule for rule in ALL_RULES if any(selectors.matches(s, rule.code, rule.name)
                                                for s in wanted)]
     if not match:
-        raise UsageError(f"no rule {code!r}; `patchops rules` lists them all")
+        raise UsageError(f"no rule {code!r}{selectors.did_you_mean(code, ALL_RULES)}; "
+                         "`patchops rules` lists them all")
     return match

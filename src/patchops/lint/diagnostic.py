@@ -16,6 +16,8 @@ class Edit:
     """Replace text[start:end] of the linted input with `content` (offsets into ServeConfig.text).
 
     `start_at` and `end_at` are the same places as 1-based (line, column), for JSON and SARIF.
+    `file` names the file edited when it is not the finding's own (a key of a command's
+    `--config FILE` fixed on the command line).
     """
 
     start: int
@@ -23,6 +25,7 @@ class Edit:
     content: str
     start_at: Tuple[int, int]
     end_at: Tuple[int, int]
+    file: Optional[str] = None
 
 
 @record(frozen=True)
@@ -36,7 +39,11 @@ class Fix:
 
 @record(frozen=True)
 class Diagnostic:
-    """One finding, positioned at the setting that causes it."""
+    """One finding, positioned at the setting that causes it.
+
+    `message` is the headline: one line of at most about 100 characters with the values, as
+    ruff's are; `explanation` is the why, printed under the snippet (issue 25).
+    """
 
     file: str
     line: int
@@ -45,6 +52,7 @@ class Diagnostic:
     name: str
     severity: str
     message: str
+    explanation: Optional[str] = None
     fields: Tuple[str, ...] = ()
     fix: Optional[str] = None          # the suggestion, in words
     vllm_message: Optional[str] = None

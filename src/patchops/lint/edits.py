@@ -1,21 +1,35 @@
 """Exact text edits of a linted input, built from where a Setting is written (the rule API for fixes).
 
 A fix edits the input's text at the setting's own span, as ruff's fixes do, so comments and
-layout elsewhere stay byte for byte. Each builder returns None when the setting is not written
-in this text in a form it can edit exactly (a key of a command's `--config` file, a YAML alias
-or merge, a value spread over lines); the finding then keeps its suggestion only.
+layout elsewhere stay byte for byte; a key of a command's `--config FILE` is edited in that
+file (Edit.file). Each builder returns None when the setting is not written in a form it can
+edit exactly (a YAML alias or merge, a value spread over lines); the finding then keeps its
+suggestion only.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
+from patchops.core import records
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.rule import Edit
 
 _ANCHOR = re.compile(r"(?:^|[\s\[{,:])&\S")
+
+
+def _in_source(build: Callable[..., Optional[Edit]]) -> Callable[..., Optional[Edit]]:
+    """Build the edit in the text the setting is written in, naming that file when it is another."""
+    @functools.wraps(build)
+    def in_source(cfg: ServeConfig, setting: Setting, *args) -> Optional[Edit]:
+        source = cfg.source_of(setting)
+        made = build(source, setting, *args)
+        return made if made is None or source is cfg else records.replace(made, file=source.path)
+
+    return in_source
 
 
 def position(text: str, offset: int) -> Tuple[int, int]:
@@ -37,6 +51,7 @@ def shell_quoted(text: str) -> str:
     return shlex.quote(text)
 
 
+@_in_source
 def replace_value(cfg: ServeConfig, setting: Setting, content: str) -> Optional[Edit]:
     """Replace the setting's value as written (a YAML scalar or flow node, the option's value tokens)."""
     span = setting.value_span
@@ -45,6 +60,7 @@ def replace_value(cfg: ServeConfig, setting: Setting, content: str) -> Optional[
     return edit(cfg, span[0], span[1], content)
 
 
+@_in_source
 def rename_key(cfg: ServeConfig, setting: Setting, key: str) -> Optional[Edit]:
     """Write `key` in place of the setting's key (YAML) or option name (`--opt`, `--opt=v`)."""
     span = setting.key_span
@@ -59,6 +75,7 @@ def rename_key(cfg: ServeConfig, setting: Setting, key: str) -> Optional[Edit]:
     return edit(cfg, span[0], span[1], key)
 
 
+@_in_source
 def remove_setting(cfg: ServeConfig, setting: Setting) -> Optional[Edit]:
     """Remove the setting: its YAML line(s), or its option and value tokens on a command line."""
     span = setting.key_span
@@ -107,6 +124,7 @@ def _remove_tokens(cfg: ServeConfig, start: int, end: int) -> Optional[Edit]:
     return edit(cfg, start - leading, end, "")
 
 
+@_in_source
 def insert_after(cfg: ServeConfig, setting: Setting, content: str) -> Optional[Edit]:
     """Insert `content` right after the setting as written (its value, else its key)."""
     span = setting.value_span or setting.key_span
@@ -115,6 +133,7 @@ def insert_after(cfg: ServeConfig, setting: Setting, content: str) -> Optional[E
     return edit(cfg, span[1], span[1], content)
 
 
+@_in_source
 def add_line_after(cfg: ServeConfig, setting: Setting, line: str) -> Optional[Edit]:
     """Add the YAML `line` after the setting's line, indented like the setting's key."""
     span = setting.key_span

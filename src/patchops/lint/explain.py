@@ -243,7 +243,12 @@ def _same(written: Any, effective: Any) -> bool:
 
 
 def _at(cfg: ServeConfig, setting: Setting) -> str:
-    return f"{cfg.path}:{setting.line}:{setting.column}"
+    """Return where `setting` was written, or `from --hardware` (the detector, the settings file)
+    for a hardware field the input leaves unstated, which has no line of its own."""
+    if setting.line == 0:
+        assumed = cfg.context.get(setting.key)
+        return f"from {assumed.source if assumed is not None else 'the assumed hardware'}"
+    return f"{cfg.source_of(setting).path}:{setting.line}:{setting.column}"
 
 
 def engine_label(facts: Facts) -> str:

@@ -145,8 +145,8 @@ def decode_result(result_class, data: Dict[str, Any]):
     def fix(found):
         if found is None:
             return None
-        edits = tuple(Edit(e["start"], e["end"], e["content"], tuple(e["start_at"]), tuple(e["end_at"]))
-                      for e in found["edits"])
+        edits = tuple(Edit(e["start"], e["end"], e["content"], tuple(e["start_at"]), tuple(e["end_at"]),
+                           e.get("file")) for e in found["edits"])
         return Fix(found["applicability"], edits, found["title"])
 
     diagnostics = [Diagnostic(**{**d, "fields": tuple(d["fields"]), "autofix": fix(d["autofix"])})

@@ -92,23 +92,32 @@ class Rule:
     def docs(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
 
-    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, fields: Sequence[str] = (),
+    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, explanation: Optional[str] = None,
+                   fields: Sequence[str] = (),
                    fix: Optional[str] = None, severity: Optional[str] = None,
                    vllm_message: Optional[str] = None,
                    edits: Sequence[Optional[Edit]] = (), edit_title: str = "") -> Diagnostic:
         """Build a Diagnostic for this rule positioned at `at` (a Setting, a (line, col) or None).
 
-        `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind; when
-        one of them is None (the text cannot be edited exactly there) there is no autofix.
+        `message` is the headline (one line, the values in it); `explanation` the why under it.
+
+        A Setting written in another file (a command's `--config FILE`) puts the finding
+        there. `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind;
+        when one of them is None (the text cannot be edited exactly there) there is no autofix.
+        An edit names its file (Edit.file) only when that is not the finding's.
         """
         line, column = cfg.position_of(at)
+        source = cfg.source_of(at)
         autofix = None
         if edits and all(e is not None for e in edits):
             if self.fixable not in APPLICABILITIES:
                 raise TypeError(f"{self.code} returns edits but declares no `fixable`")
-            autofix = Fix(self.fixable, tuple(edits), edit_title or fix or "")  # type: ignore[arg-type]
-        return Diagnostic(file=cfg.path, line=line, column=column, code=self.code, name=self.name,
+            placed = tuple(records.replace(e, file=None if (e.file or cfg.path) == source.path
+                                           else e.file or cfg.path) for e in edits)  # type: ignore[union-attr]
+            autofix = Fix(self.fixable, placed, edit_title or fix or "")
+        return Diagnostic(file=source.path, line=line, column=column, code=self.code, name=self.name,
                           severity=severity or self.severity, message=message,
+                          explanation=explanation,
                           fields=tuple(fields), fix=fix,
                           vllm_message=vllm_message if vllm_message is not None else self.vllm_message,
                           autofix=autofix)

@@ -49,7 +49,11 @@ def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
 
 
 def suppressed(cfg: ServeConfig, d: Diagnostic) -> bool:
-    """Return whether a `# patchops: ignore[...]` comment on the finding's line names its rule."""
+    """Return whether a `# patchops: ignore[...]` comment on the finding's line names its rule.
+
+    The comment is read in the file the finding is in: a `--config FILE`'s key is ignored there.
+    """
+    cfg = cfg.sources.get(d.file, cfg)
     names = cfg.suppressions.get(cfg.covers.get(d.line, d.line), ())
     return any(s == "*" or d.named_by(s) for s in names)
 
@@ -57,8 +61,8 @@ def suppressed(cfg: ServeConfig, d: Diagnostic) -> bool:
 def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
     """Drop a generic finding that a specific one explains: same position, same setting.
 
-    Same position alone is not enough: every key of a command's `--config FILE` sits at the
-    `--config` token, so one file's removed flag and another key's bad value share it. The
+    Same position alone is not enough: a finding about several settings sits at one of them,
+    so one setting's removed flag and another's bad value may share it. The
     setting is the generic finding's first field (later ones are context, such as the flag
     "did you mean" names), and only a finding at least as severe explains it: a warning about
     `max_num_seqs` does not explain away an unknown `max-num-active-seqs` beside it.
@@ -67,13 +71,13 @@ def _drop_explained(found: Iterable[Diagnostic]) -> List[Diagnostic]:
     specific: dict = {}
     for d in found:
         if d.code not in GENERIC_CODES:
-            specific.setdefault((d.line, d.column), []).append(d)
+            specific.setdefault((d.file, d.line, d.column), []).append(d)
     return [d for d in found if d.code not in GENERIC_CODES or not _explained(d, specific)]
 
 
 def _explained(d: Diagnostic, specific: dict) -> bool:
     subject = {d.fields[0].replace("-", "_")} if d.fields else set()
-    for other in specific.get((d.line, d.column), ()):
+    for other in specific.get((d.file, d.line, d.column), ()):
         if SEVERITY_RANK[other.severity] < SEVERITY_RANK[d.severity]:
             continue
         names = {name.replace("-", "_") for name in other.fields}

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 from patchops.store import faults
-from patchops.core.errors import DriftError, StoreError
+from patchops.core.errors import DriftError, FileIOError, StoreError
 from patchops.patching.plan import ApplyPlan, PatchsetOutcome
 from patchops.core.records import record
 from patchops.store.recovery import recover
@@ -40,6 +40,8 @@ def commit_apply(plan: ApplyPlan) -> ApplyReport:
     every copy it re-checks every planned file, "nothing to do" ones too, and stops if any
     changed, or any copy saw another transaction, since planning.
     """
+    if plan.unwritable:
+        raise FileIOError(plan.unwritable_message())
     if plan.problems:
         raise DriftError(plan.problem_message())
     changes = plan.changes

@@ -8,15 +8,16 @@ before is answered from the store's hashes; only the others are rewritten (libcs
 from __future__ import annotations
 
 import difflib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from patchops.store import faults
-from patchops.core.errors import DriftError
+from patchops.core.errors import DriftError, FileIOError
 from patchops.patching import file_rewrites as rewriting
 from patchops.patchset.states import (APPLIED, APPLIES, DRIFT, NOT_APPLICABLE, REPLACED, SATISFIED,
                                       outside_range)
-from patchops.patching.targets import Target, recover_stores, unique_targets
+from patchops.patching.targets import Target, recover_stores, unique_targets, unwritable
 from patchops.core.records import field, record
 from patchops.store.site_store import Store, now, sha256, short
 from patchops.store.state import FileEntry, SatisfiedRecord, State
@@ -72,6 +73,7 @@ class ApplyPlan:
     outcomes: Tuple[PatchsetOutcome, ...]
     files: Tuple[FilePlan, ...]               # every target file considered, changed or not
     problems: Tuple[str, ...] = ()            # drift and invalid results: the plan cannot apply
+    unwritable: Tuple[str, ...] = ()          # copies it would write that patchops cannot, and why
     notes: Tuple[str, ...] = ()               # recovered transactions, adopted files
     satisfied: Tuple[Tuple[Path, str, SatisfiedRecord], ...] = ()  # (site, patchset, record) to keep
     force: bool = False
@@ -89,6 +91,10 @@ class ApplyPlan:
         """Return the problems as one paragraph a user can act on."""
         return _drift_paragraph("cannot apply", self.problems, self.force)
 
+    def unwritable_message(self) -> str:
+        """Return the copies patchops cannot write as one paragraph."""
+        return "; ".join(self.unwritable) + ". Nothing was written"
+
 
 def plan_apply(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"], *,
                force: bool = False, check: bool = True) -> ApplyPlan:
@@ -98,10 +104,15 @@ def plan_apply(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"], *,
     returns the plan with `problems` for display; commit_apply still refuses it) and
     PatchsetError when a result would not compile. A file patchops patched but that changed
     since is drift too; force=True takes its current bytes as the new original instead
-    (after a vLLM upgrade), keeping the old backup.
+    (after a vLLM upgrade), keeping the old backup. A copy the plan would write that patchops
+    cannot write (read-only, immutable, another owner) raises FileIOError saying why (with
+    check=False it is listed in `unwritable`).
     """
     stores: Dict[Path, Store] = {}
     ctxs = unique_targets(copies, stores)
+    # Asked first: a copy that cannot be written must not fail halfway through recovery.
+    blocked = {ctx.store.site_dir: unwritable(ctx, patchsets, copies)
+               for ctx in ctxs}
     notes = recover_stores([ctx.store for ctx in ctxs])
     outcomes: List[PatchsetOutcome] = []
     files: List[FilePlan] = []
@@ -114,10 +125,15 @@ def plan_apply(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"], *,
         planned_txn[ctx.store.site_dir] = state.txn
         _plan_copy(ctx, state, list(patchsets), force, outcomes, files, problems, notes, satisfied)
         ctx.save_digests()
+    writes = {Path(os.path.realpath(f.site_dir)) for f in files
+              if f.changed or f.entry_after != f.entry_before} | {site for site, _, _ in satisfied}
     plan = ApplyPlan(copies=tuple(ctx.copy for ctx in ctxs), patchsets=tuple(patchsets),
                      outcomes=tuple(outcomes), files=tuple(files), problems=tuple(problems),
+                     unwritable=tuple(why for site, why in blocked.items() if why and site in writes),
                      notes=tuple(notes), satisfied=tuple(satisfied), force=force, _stores=stores,
                      _planned_txn=planned_txn)
+    if check and plan.unwritable:
+        raise FileIOError(plan.unwritable_message())
     if check and problems:
         raise DriftError(plan.problem_message())
     return plan

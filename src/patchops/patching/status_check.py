@@ -15,7 +15,7 @@ from patchops.patching import file_rewrites as rewriting
 from patchops.patchset.states import (APPLIES, DRIFT, HAND_EDITED, REPLACED, SATISFIED, ST_APPLIED,
                                       ST_DRIFTED, ST_NOT_APPLICABLE, ST_NOT_APPLIED, ST_SATISFIED,
                                       outside_range)
-from patchops.patching.targets import Target, unique_targets
+from patchops.patching.targets import Target, unique_targets, unwritable
 from patchops.core.records import record
 from patchops.store.recovery import pending, recover
 from patchops.store.site_store import Store, short
@@ -67,6 +67,9 @@ def status(copies: Sequence["VllmCopy"], patchsets: Sequence["Patchset"]) -> Sta
     notes: List[str] = []
     for ctx in unique_targets(copies):
         notes += _recover_for_status(ctx.store)
+        why = unwritable(ctx, patchsets, copies)
+        if why:
+            notes.append(f"{why}; until then apply and rollback cannot change this copy")
         rows += _status_copy(ctx, patchsets)
         ctx.save_digests()
     return StatusRows(rows, notes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -10,9 +11,11 @@ from patchops.host.locate import distinct_copies
 from patchops.core.records import field, record
 from patchops.store.recovery import recover
 from patchops.store.site_store import Store
+from patchops.store.writability import first_unwritable
 
 if TYPE_CHECKING:
     from patchops.host.locate import VllmCopy
+    from patchops.patchset.model import Patchset
 
 
 @record
@@ -73,3 +76,23 @@ def recover_stores(stores: Sequence[Store]) -> List[str]:
                 notes += recover(store)
     return notes
 
+
+
+def unwritable(target: Target, patchsets: Sequence["Patchset"], copies: Sequence["VllmCopy"]) -> Optional[str]:
+    """Return why patchops cannot write this copy's store or the files `patchsets` change
+    there, with the fix; None when it can. Names the copy `import vllm` loads if another."""
+    store, version = target.store, target.copy.version
+    rels = dict.fromkeys(rel for patchset in patchsets if patchset.applies_to(version)
+                         for rel in patchset.files_for(version))
+    files = [Path(os.path.realpath(store.path(rel))) for rel in rels]
+    caches = [path.parent / "__pycache__" for path in files]
+    folders = [store.root if store.root.is_dir() else store.site_dir,
+               *dict.fromkeys(path.parent for path in files), *(c for c in caches if c.is_dir())]
+    found = first_unwritable(folders, files)
+    if found is None:
+        return None
+    text = f"cannot write the vLLM copy in {target.site_dir}: {found.message()}"
+    winner = next((copy for copy in copies if copy.wins), None)
+    if winner is not None and os.path.realpath(winner.site_dir) != str(store.site_dir):
+        text += f"; or pass --site {winner.site_dir} to patch only the copy `import vllm` loads"
+    return text

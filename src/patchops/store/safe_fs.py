@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import List, Optional
 
-from patchops.store import faults
+from patchops.store import faults, writability
 from patchops.core.errors import FileIOError, LinkError
 
 TMP_SUFFIX = ".patchops-tmp"
@@ -42,7 +42,9 @@ def io_error(exc: OSError, verb: str, path: Path) -> FileIOError:
     reason = exc.strerror or str(exc)
     hint = ""
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        hint = f"; run patchops as the owner of {path.parent} (root on vendor images)"
+        found = writability.first_unwritable([path.parent], [path])
+        hint = (f"; {found.message()}" if found else
+                f"; run patchops as the owner of {path.parent} (root on vendor images)")
     elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
         hint = "; free some space and run the command again"
     return FileIOError(f"cannot {verb} {path}: {reason}{hint}", exc.errno)

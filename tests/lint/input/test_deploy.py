@@ -25,11 +25,11 @@ def test_a_deploy_folder_gives_exactly_the_true_findings_on_each_tag_release():
         ("compose.yaml", 7, 7, "error", "PO101"),        # --enable-prefix-cache
         ("app.yaml", 23, 15, "warning", "PO703"),        # tp 4 on 2 GPUs
         ("app.yaml", 25, 15, "error", "PO101"),          # --max-num-batched-tokens-per-step
-        ("run.sh", 8, 24, "error", "PO101"),             # --gpu-memory-utilisation
+        ("run.sh", 8, 24, "error", "PO101"),             # --gpu-memory-utilisation ("$SEQS": unknown)
     }
     by_launch = {(Path(r.path).name, r.launch): r.vllm_version for r in results if r.no_launch is None}
     assert by_launch == {("Dockerfile", "final stage"): "0.8.5", ("README.md", "line 6 docker run"): "0.8.5",
-                         ("compose.yaml", "service vllm"): "0.10.1.1",
+                         ("compose.yaml", "service vllm"): "0.10.1.1",      # the tag .env gives
                          ("app.yaml", "Deployment/qwen-chat container vllm"): "0.8.5",
                          ("run.sh", "line 2 docker run"): "0.9.2"}
     skipped = {Path(r.path).name: r.no_launch for r in results if r.no_launch is not None}

@@ -97,7 +97,10 @@ def _copy_heading(console: Output, site_dir, version, wins: Optional[bool]) -> N
 def _state_line(console: Output, patchset: str, state: str, detail: str) -> None:
     line = Line(f"  {patchset}: ")
     line.append(state, style=STATE_STYLE.get(state, ""))
-    if detail:
+    said = state.replace("-", " ")
+    if detail.startswith(said + " "):   # "not applied in X" under state not-applied: say it once
+        line.append(detail[len(said):], style="dim")
+    elif detail:
         line.append(f" - {detail}", style="dim")
     console.print(line)
 
@@ -152,6 +155,8 @@ def problems_text(plan, mismatches=()) -> None:
         errors.print(Line.assemble(("error:", "bold red"), " ", mismatch.message()))
     if plan.problems and not mismatches:
         errors.print(Line.assemble(("error:", "bold red"), " ", plan.problem_message()))
+    if plan.unwritable:
+        errors.print(Line.assemble(("error:", "bold red"), " ", plan.unwritable_message()))
 
 
 def apply_report_text(console: Output, report, shown=()) -> None:
@@ -173,6 +178,7 @@ def plan_dict(plan, targets=None, mismatches=()) -> dict:
         "changes": [{"site_dir": str(f.site_dir), "file": f.display, "patchsets": list(f.patchsets)}
                     for f in plan.changes],
         "problems": list(plan.problems),
+        "unwritable": list(plan.unwritable),
         "mismatches": [m.message() for m in mismatches],
         "notes": list(dict.fromkeys([*(targets.notes() if targets else ()), *plan.notes])),
         "patchset_notes": {p.name: p.notes for p in plan.patchsets if p.notes},

@@ -50,7 +50,8 @@ def _fix_dict(d) -> Optional[dict]:
             "applicability": found.applicability if found else "display-only",
             "edits": [{"content": e.content,
                        "location": {"row": e.start_at[0], "column": e.start_at[1]},
-                       "end_location": {"row": e.end_at[0], "column": e.end_at[1]}}
+                       "end_location": {"row": e.end_at[0], "column": e.end_at[1]},
+                       **({"file": e.file} if e.file else {})}
                       for e in (found.edits if found else ())]}
 
 
@@ -58,16 +59,17 @@ def _sarif_fixes(d) -> dict:
     """Return SARIF's `fixes` (3.55) for a finding `lint --fix` can fix, else {}."""
     if d.autofix is None:
         return {}
+    files = dict.fromkeys(e.file or d.file for e in d.autofix.edits)   # an edit names its own file
     return {"fixes": [{
         "description": {"text": d.autofix.title},
         "artifactChanges": [{
-            "artifactLocation": {"uri": sarif_uri(d.file)},
+            "artifactLocation": {"uri": sarif_uri(file)},
             "replacements": [{
                 "deletedRegion": {"startLine": e.start_at[0], "startColumn": e.start_at[1],
                                   "endLine": e.end_at[0], "endColumn": e.end_at[1]},
                 "insertedContent": {"text": e.content},
-            } for e in d.autofix.edits],
-        }],
+            } for e in d.autofix.edits if (e.file or d.file) == file],
+        } for file in files],
     }]}
 
 
@@ -130,15 +132,21 @@ def lint_github(results) -> str:
     lines = []
     for result in results:
         for d in result.diagnostics:
-            message = _with_fix(d)
+            message = _with_fix(d, lines=True)
             lines.append(f"::{GITHUB_COMMAND[d.severity]} file={_gh_prop(d.file)},line={d.line},"
                          f"col={d.column},title={_gh_prop(f'{d.code} {d.name}')}::{_gh_data(message)}")
     return "".join(line + "\n" for line in lines)
 
 
-def _with_fix(d) -> str:
-    """Return the message and its fix as one text, for formats with a single message field."""
-    return f"{d.message.rstrip('.')}. Fix: {d.fix}" if d.fix else d.message
+def _with_fix(d, lines: bool = False) -> str:
+    """Return the headline, the why and the fix as one text, for formats with one message field.
+
+    GitHub shows an annotation's lines as written, so with `lines` each part is a line.
+    """
+    text = d.message.rstrip(".")
+    if d.explanation:
+        text += ("\n" if lines else ": ") + d.explanation.rstrip(".")
+    return text + ("\n" if lines else ". ") + f"Fix: {d.fix}" if d.fix else text
 
 
 def _gh_data(value: str) -> str:

@@ -9,6 +9,7 @@ time. A failing reader costs its group only: it leaves a note and the group's fa
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -16,10 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from patchops.host.installed_version import read_version
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint import extract as ex
-from patchops.lint.extract import (bool_spellings, config_fields, guard_programs, guards, max_len,
-                                   model_registry, oracle, parallel, registries, requirements)
 from patchops.lint.extract.source_tree import Source
-from patchops.lint.extract.static_eval import Classes
 from patchops.lint.extract.transformers_beside import transformers_beside
 from patchops.lint.extract.vendor import vendor_of
 
@@ -39,13 +37,23 @@ class Group:
             object.__setattr__(self, "fields", (self.name,))
 
 
-def _one(func: Callable[..., Any], *needs: str) -> Callable[["Reading"], Tuple[Any, ...]]:
-    """Adapt a reader of (src[, classes]) returning one field."""
-    return lambda r: (func(r.src, *(r.classes for _ in needs)),)
+def _reader(module: str, name: str, classes: bool = False,
+            many: bool = False) -> Callable[["Reading"], Tuple[Any, ...]]:
+    """Return the reader `name` of extract/`module`.py over (src[, classes]), imported when first read:
+    facts a release vouches for load no reader."""
+    def read(r: "Reading") -> Tuple[Any, ...]:
+        func = getattr(_module(module), name)
+        found = func(r.src, r.classes) if classes else func(r.src)
+        return tuple(found) if many else (found,)
+    return read
+
+
+def _module(name: str):
+    return importlib.import_module(f"patchops.lint.extract.{name}")
 
 
 def _flags(r: "Reading") -> Tuple[Dict[str, Flag]]:
-    flags = ex.read_flags(r.src, r.classes, r.notes_of("flags"), r.unresolved)
+    flags = _module("engine_facts").read_flags(r.src, r.classes, r.notes_of("flags"), r.unresolved)
     names = r.value("registries")
     try:
         return (with_registry_choices(r.src, flags, names),)
@@ -55,45 +63,50 @@ def _flags(r: "Reading") -> Tuple[Dict[str, Flag]]:
 
 
 def _ranges(r: "Reading") -> Tuple[Dict[str, Any]]:
-    return ({**guards.front_end_bounds(r.src), **config_fields.value_range_facts(r.src, r.classes)},)
+    return ({**_module("guards").front_end_bounds(r.src),
+             **_module("config_fields").value_range_facts(r.src, r.classes)},)
 
 
 def _oracle(r: "Reading") -> Tuple[Any]:
-    found = oracle.oracle_facts(r.src)
+    found = _module("oracle").oracle_facts(r.src)
     return (tuple(tuple(t) for t in found) if found is not None else None,)
 
 
 # In the order their notes appear; `registries` and `value_ranges` feed flags and config_checks.
 GROUPS: Tuple[Group, ...] = (
     Group("flags", "flags", _flags, ({},)),
-    Group("field_defaults", "field_defaults", _one(ex.engine_args_defaults, "classes"), ({},)),
-    Group("attention", "attention backends", lambda r: ex.attention_facts(r.src), (False, ()),
+    Group("field_defaults", "field_defaults", _reader("engine_facts", "engine_args_defaults", True), ({},)),
+    Group("attention", "attention backends", _reader("engine_facts", "attention_facts", many=True),
+          (False, ()),
           ("attention_env_var", "attention_backends")),
-    Group("multistep", "multi-step backends", lambda r: ex.multistep_facts(r.src), ((), ()),
+    Group("multistep", "multi-step backends", _reader("engine_facts", "multistep_facts", many=True), ((), ()),
           ("multistep_backends", "multistep_chunked_backends")),
-    Group("hardcoded", "hardcoded keywords", _one(ex.hardcoded_facts), ({},)),
-    Group("capture_sizes_default", "capture sizes", _one(ex.capture_sizes_default, "classes"), (None,)),
+    Group("hardcoded", "hardcoded keywords", _reader("engine_facts", "hardcoded_facts"), ({},)),
+    Group("capture_sizes_default", "capture sizes", _reader("engine_facts", "capture_sizes_default", True),
+          (None,)),
     Group("value_ranges", "value ranges", _ranges, ({},)),
-    Group("registries", "parser registries", _one(registries.registry_facts), ({},)),
+    Group("registries", "parser registries", _reader("registries", "registry_facts"), ({},)),
     Group("quantization_needs", "quantization checkpoint needs",
-          _one(registries.quantization_checkpoint_needs), ({},)),
-    Group("quantization_limits", "quantization GPU and dtype limits", _one(registries.quantization_limits), ({},)),
-    Group("nested_configs", "nested config fields", _one(config_fields.nested_config_facts, "classes"), ({},)),
-    Group("option_inverses", "boolean flag spellings", _one(bool_spellings.option_inverses), ({},)),
-    Group("max_len", "max length derivation", _one(max_len.max_len_facts), ({},)),
-    Group("parallel", "executor choice", _one(parallel.parallel_facts), ({},)),
-    Group("guards", "config guards", _one(guards.guard_facts), ({},)),
-    Group("companions", "companion flags", _one(guards.companion_flags), ({},)),
-    Group("swap_space", "swap space limits", _one(guards.swap_space_limits), ({},)),
+          _reader("registries", "quantization_checkpoint_needs"), ({},)),
+    Group("quantization_limits", "quantization GPU and dtype limits",
+          _reader("registries", "quantization_limits"), ({},)),
+    Group("nested_configs", "nested config fields", _reader("config_fields", "nested_config_facts", True),
+          ({},)),
+    Group("option_inverses", "boolean flag spellings", _reader("bool_spellings", "option_inverses"), ({},)),
+    Group("max_len", "max length derivation", _reader("max_len", "max_len_facts"), ({},)),
+    Group("parallel", "executor choice", _reader("parallel", "parallel_facts"), ({},)),
+    Group("guards", "config guards", _reader("guards", "guard_facts"), ({},)),
+    Group("companions", "companion flags", _reader("guards", "companion_flags"), ({},)),
+    Group("swap_space", "swap space limits", _reader("guards", "swap_space_limits"), ({},)),
     Group("async_speculative", "async scheduling's speculative methods",
-          _one(guards.async_speculative_methods, "classes"), ({},)),
-    Group("config_checks", "config class checks",
-          lambda r: (guard_programs.checked_classes(r.src, r.classes, r.value("value_ranges")),), ({},)),
-    Group("required_dists", "required distributions", _one(requirements.required_dists), ((),)),
+          _reader("guards", "async_speculative_methods", True), ({},)),
+    Group("config_checks", "config class checks", lambda r: (_module("guard_programs").checked_classes(
+        r.src, r.classes, r.value("value_ranges")),), ({},)),
+    Group("required_dists", "required distributions", _reader("requirements", "required_dists"), ((),)),
     Group("v1_oracle", "V1 oracle", _oracle, (None,)),
-    Group("custom_allreduce", "custom all-reduce", _one(oracle.custom_allreduce_facts), ({},)),
-    Group("v1_platforms", "platforms' V1 support", _one(oracle.platform_v1_facts), ({},)),
-    Group("architectures", "model architectures", _one(model_registry.architecture_facts), ({},)),
+    Group("custom_allreduce", "custom all-reduce", _reader("oracle", "custom_allreduce_facts"), ({},)),
+    Group("v1_platforms", "platforms' V1 support", _reader("oracle", "platform_v1_facts"), ({},)),
+    Group("architectures", "model architectures", _reader("model_registry", "architecture_facts"), ({},)),
 )
 BY_NAME = {group.name: group for group in GROUPS}
 
@@ -105,10 +118,17 @@ class Reading:
         self.site = Path(site)
         self.extra_paths = tuple(extra_paths)
         self.src = Source(self.site)
-        self.classes = Classes(self.src)
+        self._classes = None
         self.values: Dict[str, Tuple[Any, ...]] = {}
         self.notes: Dict[str, List[str]] = {}
         self.unresolved: List[str] = []   # the flag reader's, kept even when it fails midway
+
+    @property
+    def classes(self):
+        """The Classes evaluator over this reading's Source, made on first use."""
+        if self._classes is None:
+            self._classes = _module("static_eval").Classes(self.src)
+        return self._classes
 
     def notes_of(self, group: str) -> List[str]:
         return self.notes.setdefault(group, [])
@@ -124,7 +144,8 @@ class Reading:
             try:
                 self.values[name] = tuple(group.read(self))
             except Exception as exc:  # noqa: BLE001 - a fork's odd file costs this group only
-                self.notes_of(name).append(f"{group.label}: extraction failed ({exc.__class__.__name__}: {exc})")
+                self.notes_of(name).append(
+                    f"{group.label}: extraction failed ({exc.__class__.__name__}: {exc})")
                 self.values[name] = group.fallback
             if name == "flags":
                 self.notes_of(name).extend(f"unresolved: {u}" for u in self.unresolved)
@@ -176,9 +197,10 @@ class Reading:
             **fields)
 
 
-def with_registry_choices(src: Source, flags: Dict[str, Flag], names: Dict[str, Tuple[str, ...]]) -> Dict[str, Flag]:
+def with_registry_choices(src: Source, flags: Dict[str, Flag],
+                          names: Dict[str, Tuple[str, ...]]) -> Dict[str, Flag]:
     """Give flags whose argparse `choices=` come from a parser registry those names (0.8.x)."""
-    options = registries.registry_choice_flags(src, (ex.ARG_UTILS,) + ex.CLI_ARGS_FILES)
+    options = _module("registries").registry_choice_flags(src, (ex.ARG_UTILS,) + ex.CLI_ARGS_FILES)
     out = dict(flags)
     for dest, flag in flags.items():
         registry = options.get("--" + flag.name)

@@ -6,8 +6,10 @@ launch's tokens become the command-line layer (`cfg.argv`), its `--config FILE` 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -196,6 +198,29 @@ def read_launch(cfg: ServeConfig, words: List[Word], entrypoint: str, lines: Lin
     _read_argv(cfg, tokens, cwd, include)
 
 
+LAUNCH_ARGUMENTS = "<launch -- arguments>"
+
+
+def with_arguments(cfg: ServeConfig, extra: List[str]) -> ServeConfig:
+    """Return `cfg` with the arguments `patchops launch FILE -- ARGS` adds after its own.
+
+    They are written in no file: their findings are in `<launch -- arguments>`, at the column
+    of each in the arguments as a shell would quote them (line 1).
+    """
+    text = " ".join(shlex.quote(word) for word in extra)
+    out = dataclasses.replace(cfg, argv=list(cfg.argv), args=dict(cfg.args),
+                              duplicates=list(cfg.duplicates),
+                              sources={**cfg.sources, LAUNCH_ARGUMENTS: ServeConfig(
+                                  path=LAUNCH_ARGUMENTS, kind="command", text=text, lines=[text])})
+    column = 1
+    for word in extra:
+        quoted = shlex.quote(word)
+        out.argv.append(Setting(key=word, name=word, value=word, line=1, column=column, raw=quoted,
+                                source="cli", file=LAUNCH_ARGUMENTS))
+        column += len(quoted) + 1
+    return out
+
+
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
@@ -293,26 +318,22 @@ def _load_included_config(cfg: ServeConfig, cwd: str, include: Callable[[str], S
     if not name.lower().endswith((".yaml", ".yml")):
         return                            # vLLM refuses it; reading reports it
     candidates = [name] if os.path.isabs(name) else [os.path.join(cwd, name), name]
-    found = next((c for c in candidates if os.path.isfile(c)), None)
+    found = next((os.path.normpath(c) for c in candidates if os.path.isfile(c)), None)
     if found is None:
         return
     included = include(found)
     cfg.config_loaded = True
-    # Diagnostics print cfg.path, so the file's values are positioned at the `--config FILE`
-    # token of the command; `raw` and `key` are kept as written in the YAML.
+    cfg.sources[included.path] = included
+    # Each key keeps its place in that file (Setting.file), so its findings, ignore comments
+    # and fixes are the file's own.
     for setting in included.config_settings:
-        moved = Setting(key=setting.key, name=setting.name, value=setting.value,
-                        line=anchor.line, column=anchor.column, raw=setting.raw, source="yaml")
-        cfg.config_settings.append(moved)
-        if moved.name == "model":
+        placed = dataclasses.replace(setting, file=included.path)
+        cfg.config_settings.append(placed)
+        if placed.name == "model":
             if cfg.model is None:
-                cfg.model = moved
+                cfg.model = placed
         else:
-            cfg.args[moved.name] = moved
+            cfg.args[placed.name] = placed
     for earlier, later in included.duplicates:
-        cfg.duplicates.append((_moved(earlier, anchor), _moved(later, anchor)))
-
-
-def _moved(setting: Setting, anchor: Setting) -> Setting:
-    return Setting(key=setting.key, name=setting.name, value=setting.value, line=anchor.line,
-                   column=anchor.column, raw=setting.raw, source=setting.source)
+        cfg.duplicates.append((dataclasses.replace(earlier, file=included.path),
+                               dataclasses.replace(later, file=included.path)))

@@ -13,11 +13,12 @@ Bad input raises LintInputError with `file:line:col: ...`.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from patchops.core.errors import LintInputError
 from patchops.lint.input import yaml_nodes as yamlread
@@ -63,11 +64,14 @@ def load_file_inputs(path) -> LoadedFile:
 
 
 def load_text_inputs(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None,
-                     base_dir: Optional[str] = None) -> LoadedFile:
+                     base_dir: Optional[str] = None, texts: Optional[Dict[str, str]] = None) -> LoadedFile:
     """Return each vLLM launch in `text`: deploy files by name and content (lint/input/deploy.py),
     else the one spec, config or command load_text() reads. `kind` "command" is a script,
-    which may still run its launches in containers; "spec" and "config" are read as such."""
+    which may still run its launches in containers; "spec" and "config" are read as such.
+    `texts` gives a `--config FILE` by its path in place of the file on disk (`lint --fix`)."""
     from patchops.lint.input import deploy
+
+    include = _included_from(texts)
 
     if isinstance(text, bytes):
         text = yamlread.decode(text, path)
@@ -75,16 +79,17 @@ def load_text_inputs(text: str, *, path: str = "serve.yaml", kind: Optional[str]
     folder = base_dir if base_dir is not None else _base_dir(path)
     found = None
     if kind is None:
-        found = deploy.read_deploy(text, path, folder, load_file_as_config, find_suppressions(text))
+        found = deploy.read_deploy(text, path, folder, include, find_suppressions(text))
     script = kind == "command" or (kind is None and (path.lower().endswith(COMMAND_SUFFIXES)
                                                      or looks_like_command(text)))
     if found is None and script:
-        found = deploy.read_script(text, path, folder, load_file_as_config, find_suppressions(text))
+        found = deploy.read_script(text, path, folder, include, find_suppressions(text))
     elif found is None and kind is None:
-        found = deploy.read_yaml(text, path, folder, load_file_as_config, find_suppressions(text))
+        found = deploy.read_yaml(text, path, folder, include, find_suppressions(text))
     if found is not None:
         return LoadedFile(path, found.configs, found.skipped)
-    return LoadedFile(path, [load_text(text, path=path, kind=kind, base_dir=base_dir, _deploy=False)])
+    return LoadedFile(path, [load_text(text, path=path, kind=kind, base_dir=base_dir, _deploy=False,
+                                       _include=include)])
 
 
 def only_launch(loaded: LoadedFile, launch: Optional[str] = None) -> ServeConfig:
@@ -110,7 +115,8 @@ def _base_dir(path: str) -> str:
 
 
 def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None,
-              base_dir: Optional[str] = None, _deploy: bool = True) -> ServeConfig:
+              base_dir: Optional[str] = None, _deploy: bool = True,
+              _include: Optional[Callable[[str], ServeConfig]] = None) -> ServeConfig:
     """Read `text` as a serve spec, a plain vLLM config or a launch command.
 
     `kind` is "spec", "config", "command", or None to detect it: a file named `*.sh`, a text
@@ -129,7 +135,7 @@ def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None
     if kind is None and (path.lower().endswith(COMMAND_SUFFIXES) or looks_like_command(text)):
         kind = "command"
     if kind == "command":
-        return load_command(text, path=path, base_dir=base_dir)
+        return load_command(text, path=path, base_dir=base_dir, include=_include)
     root = yamlread.read_yaml(text, path)
     if root is None:
         raise LintInputError(f"{path}: is empty; expected a YAML mapping of vLLM flags "
@@ -137,7 +143,7 @@ def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None
     if not isinstance(root, YMap):
         if isinstance(root, YScalar) and isinstance(root.value, str) and kind is None \
                 and LAUNCH_ANYWHERE.search(root.value):
-            return load_command(text, path=path, base_dir=base_dir)
+            return load_command(text, path=path, base_dir=base_dir, include=_include)
         raise LintInputError(f"{path}:{root.line}:{root.column}: expected a mapping of settings "
                              f"at the top level, found {yamlread.kind_of(root)}")
     if kind is None:
@@ -152,14 +158,17 @@ def load_text(text: str, *, path: str = "serve.yaml", kind: Optional[str] = None
     return cfg
 
 
-def load_command(cmd: str, *, path: str = "<command>", base_dir: Optional[str] = None) -> ServeConfig:
-    """Read a launch command (one line or a shell script) that runs `vllm serve` or the api_server."""
+def load_command(cmd: str, *, path: str = "<command>", base_dir: Optional[str] = None,
+                 include: Optional[Callable[[str], ServeConfig]] = None) -> ServeConfig:
+    """Read a launch command (one line or a shell script) that runs `vllm serve` or the api_server.
+
+    `include` reads its `--config FILE` (default: from disk, load_file_as_config)."""
     text = yamlread.check_text(cmd, path)
     cfg = ServeConfig(path=path, kind="command", lines=text.splitlines(), text=text,
                       suppressions=find_suppressions(text))
     if base_dir is None:
         base_dir = _base_dir(path)
-    read_command(cfg, text, base_dir, include=load_file_as_config)
+    read_command(cfg, text, base_dir, include=include or load_file_as_config)
     return cfg
 
 
@@ -180,6 +189,20 @@ def find_suppressions(text: str) -> Dict[int, Set[str]]:
             if codes:
                 out.setdefault(number, set()).update(codes)
     return out
+
+
+def read_source(path) -> Tuple[str, bytes]:
+    """Return a file's text (for `--fix`) and the UTF-8 BOM it starts with (b"" when none)."""
+    data = Path(path).read_bytes()
+    return yamlread.decode(data, str(path)), codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+
+
+def _included_from(texts: Optional[Dict[str, str]]) -> Callable[[str], ServeConfig]:
+    """Return what reads a `--config FILE`: `texts[FILE]` when given, else the file on disk."""
+    if not texts:
+        return load_file_as_config
+    return lambda path: load_text(texts[path], path=path, kind="config") if path in texts \
+        else load_file_as_config(path)
 
 
 def load_file_as_config(path: str) -> ServeConfig:

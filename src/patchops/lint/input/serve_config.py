@@ -44,6 +44,9 @@ class Setting:
     # The value holds a shell or compose expansion the input does not resolve (`$PORT`, an
     # unset `${VAR}`, `$(cmd)`): vLLM gets some text, not the one written, so nothing judges it.
     unknown: bool = False
+    # The file it is written in when that is not the input itself (a key of a command's
+    # `--config FILE`, `launch -- ARGS`): its line, column and spans are there (ServeConfig.sources).
+    file: Optional[str] = None
 
 
 @dataclass
@@ -87,6 +90,16 @@ class ServeConfig:
     # on the finding's own line (a Dockerfile's `#` line above its instruction).
     covers: Dict[int, int] = field(default_factory=dict)
     container: Optional[str] = None             # the image the launch runs in, None on this machine
+    # The other texts its settings are written in, by path (Setting.file): the `--config FILE`
+    # a command loads, as read, and the arguments `launch FILE -- ARGS` adds; so a finding,
+    # its ignore comment and its fix are in the text that holds the value.
+    sources: Dict[str, "ServeConfig"] = field(default_factory=dict)
+
+    def source_of(self, at) -> "ServeConfig":
+        """Return the input `at` (a Setting, else a position in this input) is written in."""
+        if isinstance(at, Setting) and at.file is not None:
+            return self.sources.get(at.file, self)
+        return self
 
     def position_of(self, at) -> Tuple[int, int]:
         """Return (line, column) of a Setting, a (line, column) tuple, or (1, 1) for None.

@@ -73,8 +73,9 @@ class ArchitectureRemoved(Rule):
         arch, message = found
         yield self.diagnostic(
             cfg, cfg.model,
-            f"vLLM {facts.version} no longer implements the model's architecture {arch} (config.json "
-            "architectures): it runs it through the Transformers backend if the installed transformers "
-            "can, else it refuses to start while it builds the model config",
+            f"vLLM {facts.version} no longer implements the model's architecture {arch}",
+            explanation="the architecture is config.json's `architectures`: vLLM runs it through the "
+            "Transformers backend if the installed transformers can, else it refuses to start while it "
+            "builds the model config",
             fields=("model",), vllm_message=message,
             fix="use the release or plugin vLLM's message names, or serve a model this release supports")

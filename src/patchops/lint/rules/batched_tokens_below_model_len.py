@@ -117,19 +117,19 @@ class BatchedTokensBelowModelLen(Rule):
             return
         certain = chunked.value is False and chunked.certain
         ver = facts.version
+        message = f"max_num_batched_tokens {budget} < max_model_len {mml.value}"
         if certain:
-            message = (f"max_num_batched_tokens ({budget}) is below max_model_len ({mml.value}) with "
-                       f"chunked prefill off ({chunked.reason}); vLLM {ver} will refuse to start")
+            message += " with chunked prefill off"
+            explanation = f"vLLM {ver} will refuse to start; chunked prefill is off: {chunked.reason}"
         else:
-            message = (f"max_num_batched_tokens ({budget}) is below max_model_len ({mml.value}); "
-                       f"vLLM {ver} possibly refuses to start: {chunked.reason}, and with chunked "
-                       "prefill off this is an error")
+            message += f": vLLM {ver} possibly refuses to start"
+            explanation = f"{chunked.reason}, and with chunked prefill off this is an error"
         if source != "set":
-            message = message.replace(f"({budget})", f"({budget}, {source})", 1)
+            explanation = f"max_num_batched_tokens {budget} is {source}; {explanation}"
         fix = (f"turn chunked prefill on, or raise max-num-batched-tokens to {mml.value}, or lower "
                f"max-model-len to {budget}")
         yield self.diagnostic(
-            cfg, found or inputs.setting(cfg, "max_model_len"), message,
+            cfg, found or inputs.setting(cfg, "max_model_len"), message, explanation=explanation,
             severity=None if certain else "warning",
             fields=tuple(dict.fromkeys(("max_num_batched_tokens", "max_model_len") + chunked.fields
                                        + (("enable_chunked_prefill",) if not chunked.fields else ()))),

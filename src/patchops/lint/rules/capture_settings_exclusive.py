@@ -136,8 +136,9 @@ class CaptureSettingsExclusive(Rule):
         what = "will refuse to start" if certain else f"possibly refuses to start ({budget.reason})"
         yield self.diagnostic(
             cfg, top_at,
-            f"max_cudagraph_capture_size ({top}) is not the largest capture size ({largest}{dropped}) "
-            f"of {sizes_name}; vLLM {ver} {what}",
+            f"max_cudagraph_capture_size {top} != largest capture size {largest}: vLLM {ver} "
+            f"{'refuses' if certain else 'possibly refuses'} to start",
+            explanation=f"the largest capture size of {sizes_name} is {largest}{dropped}; vLLM {what}",
             severity=None if certain else "warning",
             fields=("max_cudagraph_capture_size", sizes_name) + (budget.fields if dropped else ()),
             fix=f"remove max-cudagraph-capture-size (it follows the list), or set it to {largest}",
@@ -154,6 +155,7 @@ class CaptureSettingsExclusive(Rule):
                    "(it replaces the build's default)")
         return self.diagnostic(
             cfg, found,
-            f"{flag} collides with {origin}; vLLM {ver} will refuse to start",
+            f"{flag} collides with another capture list: vLLM {ver} refuses to start",
+            explanation=f"it collides with {origin}",
             fields=fields, fix=fix,
             vllm_message=SIZES_EXCLUSIVE.replace("{flag}", flag))

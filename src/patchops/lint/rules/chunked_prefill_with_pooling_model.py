@@ -58,9 +58,9 @@ class ChunkedPrefillWithPoolingModel(Rule):
             eng = routing.engine(cfg, facts)
             if eng.value != routing.V0 or eng.error:
                 return
-            why = f" on the V0 engine ({eng.reason})"
+            why = f"on the V0 engine: {eng.reason}"
         task = inputs.value(cfg, "task") or inputs.value(cfg, "runner")
         yield self.diagnostic(
-            cfg, found, f"chunked prefill with a pooling model (task {task}){why}; vLLM {facts.version} "
-            "will refuse to start", fields=("enable_chunked_prefill", "task"),
+            cfg, found, f"chunked prefill with a pooling model (task {task}): vLLM {facts.version} "
+            "will refuse to start", explanation=why or None, fields=("enable_chunked_prefill", "task"),
             fix="drop enable-chunked-prefill for this pooling model")

@@ -61,12 +61,13 @@ class ConcurrencyAboveMaxSeqs(Rule):
             return
         cap = seqs.value
         top = over[-1]
-        message = (f"workload concurrency {wording.and_list(over)} {'is' if len(over) == 1 else 'are'} above "
-                   f"max_num_seqs ({cap}; {seqs.reason}): vLLM {facts.version} runs {cap} requests at once "
-                   f"and queues the rest ({top - cap} of {top} at the top level), so their time to first "
-                   "token grows by a whole request's decode time and throughput stops rising")
-        if not seqs.certain:
-            message = message.replace(f"max_num_seqs ({cap};", f"max_num_seqs (possibly {cap};", 1)
+        possibly = "" if seqs.certain else "possibly "
+        message = (f"workload concurrency {wording.and_list(over)} > max_num_seqs {possibly}{cap}: "
+                   "requests queue")
+        explanation = (f"{seqs.reason}; vLLM {facts.version} runs {cap} requests at once and queues the rest "
+                       f"({top - cap} of {top} at the top level), so their time to first token grows by a "
+                       "whole request's decode time and throughput stops rising")
         yield self.diagnostic(cfg, inputs.ctx_setting(cfg, "workload.concurrency"), message,
+                              explanation=explanation,
                               fields=("workload.concurrency",) + tuple(seqs.fields),
                               fix=f"raise max-num-seqs to {top}, or benchmark only up to {cap}")

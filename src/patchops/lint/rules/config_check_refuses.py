@@ -68,7 +68,7 @@ class ConfigCheckRefuses(Rule):
             names = tuple(s.name for s in refusal.settings)
             yield self.diagnostic(
                 cfg, at, f"vLLM {facts.version} refuses "
-                f"{' with '.join(dict.fromkeys(n.lstrip('-') for n in names))} ({refusal.config_class}): "
-                f"{refusal.message}",
+                f"{' with '.join(dict.fromkeys(n.lstrip('-') for n in names))} ({refusal.config_class})",
+                explanation=f"{refusal.config_class}'s check says: {refusal.message}",
                 fields=names, fix="change the setting to a value the check accepts",
                 vllm_message=f"{refusal.exception}: {refusal.message}")

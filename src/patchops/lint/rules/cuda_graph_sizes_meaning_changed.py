@@ -72,8 +72,8 @@ class CudaGraphSizesMeaningChanged(Rule):
                   f"every smaller decode batch is padded up to {n} tokens before the graph replays")
         yield self.diagnostic(
             cfg, found,
-            f"cuda_graph_sizes ({n}) means \"capture only batch size {n}\" on vLLM {facts.version}, "
-            f"not \"1, 2, 4, 8, ..., {n}\" as before 0.12: {effect}",
+            f"cuda_graph_sizes ({n}) means \"capture only batch size {n}\" on vLLM {facts.version}",
+            explanation=f"before 0.12 it meant \"1, 2, 4, 8, ..., {n}\"; now {effect}",
             fields=("cuda_graph_sizes",),
             fix=f"use max-cudagraph-capture-size: {n} for the old meaning, or "
                 f"cudagraph-capture-sizes: [...] for an exact list")

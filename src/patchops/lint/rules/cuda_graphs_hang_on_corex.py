@@ -80,8 +80,8 @@ class CudaGraphsHangOnCorex(Rule):
                     "patchset or a build without it), so graphs are on unless it is passed")
         yield self.diagnostic(
             cfg, inputs.setting(cfg, "tensor_parallel_size"),
-            f"tensor_parallel_size {tp} with CUDA graphs and custom all-reduce on CoreX ({corex.reason}): "
-            f"start-up hangs in graph capture at \"{HANG_LOG}\" and never serves, with no error "
-            f"({eager.reason}; {allreduce.reason}){restored}",
+            f"tensor_parallel_size {tp} with CUDA graphs and custom all-reduce on CoreX hangs at start-up",
+            explanation=f"CoreX: {corex.reason}. Start-up hangs in graph capture at \"{HANG_LOG}\" and "
+            f"never serves, with no error ({eager.reason}; {allreduce.reason}){restored}",
             fields=("tensor_parallel_size", "enforce_eager", "disable_custom_all_reduce") + corex.fields,
             fix="pass --enforce-eager explicitly (or --disable-custom-all-reduce to keep graphs on NCCL)")

@@ -74,8 +74,9 @@ class CustomAllreduceOff(Rule):
         at = inputs.setting(cfg, "tensor_parallel_size")
         if why is not None:
             yield self.diagnostic(
-                cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp}: {why}; the all-reduce "
-                "goes through NCCL/RCCL, silently (ParallelConfig sets disable_custom_all_reduce)",
+                cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp} on this platform",
+                explanation=f"{why}; the all-reduce goes through NCCL/RCCL, silently (ParallelConfig "
+                "sets disable_custom_all_reduce)",
                 severity="info", fields=("tensor_parallel_size", "hardware.platform"), vllm_message=None,
                 fix="pass --disable-custom-all-reduce to make it explicit")
             return
@@ -83,9 +84,10 @@ class CustomAllreduceOff(Rule):
         if not sizes or tp in sizes:
             return
         yield self.diagnostic(
-            cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp}: vLLM {facts.version} supports "
-            f"world sizes {sizes} (CustomAllreduce._SUPPORTED_WORLD_SIZES), so the all-reduce goes "
-            "through NCCL, slower for decoding's small messages",
+            cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp}: vLLM {facts.version} "
+            f"supports {sizes}",
+            explanation=f"vLLM supports world sizes {sizes} (CustomAllreduce._SUPPORTED_WORLD_SIZES), so "
+            "the all-reduce goes through NCCL, slower for decoding's small messages",
             fields=("tensor_parallel_size",),
             vllm_message=WORLD_SIZE_WARNING.format(tp=tp, sizes=sizes),
             fix=f"use a tensor_parallel_size in {sizes}, or pass --disable-custom-all-reduce to choose NCCL "

@@ -55,6 +55,6 @@ class ExpertParallelWithoutExperts(Rule):
                 or "expert_parallel_needs_experts" not in facts.guards or model.num_experts > 0:
             return
         yield self.diagnostic(
-            cfg, found, "expert parallelism is on for a model whose config.json names no experts; "
-            f"vLLM {facts.version} refuses to start",
+            cfg, found, "expert parallelism is on for a model without experts",
+            explanation=f"the model's config.json names no experts; vLLM {facts.version} refuses to start",
             fields=("enable_expert_parallel",), fix="drop --enable-expert-parallel for a dense model")

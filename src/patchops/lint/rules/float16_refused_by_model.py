@@ -63,7 +63,9 @@ class Float16RefusedByModel(Rule):
         if reason is None:
             return
         yield self.diagnostic(
-            cfg, found, f"dtype {found.value} for a {model.config_model_type!r} model (config.json model_type): "
-            f"vLLM {facts.version} refuses float16 for it ({reason.rstrip('.')}) and will not start",
+            cfg, found, f"dtype {found.value} for a {model.config_model_type!r} model: vLLM {facts.version} "
+            "refuses float16 for it",
+            explanation=f"the model type is config.json's model_type; vLLM says \"{reason.rstrip('.')}\" "
+            "and will not start",
             fields=("dtype",), fix="use --dtype bfloat16 (or float32)",
             vllm_message=MESSAGE.format(model_type=model.config_model_type, reason=reason))

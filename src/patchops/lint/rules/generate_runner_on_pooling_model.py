@@ -74,11 +74,12 @@ class GenerateRunnerOnPoolingModel(Rule):
         else:   # before --runner: _resolve_task lists the tasks the class supports
             refusal = TASK
         arch = architectures.resolved(cfg, facts)
-        said = "task 'generate' (which picks the generate runner)" if by_task else "runner 'generate'"
+        said = "task 'generate'" if by_task else "runner 'generate'"
         yield self.diagnostic(
             cfg, inputs.setting(cfg, "task" if by_task else "runner"),
-            f"{said} for {arch}, a model class that can only pool (no generation head); vLLM "
-            f"{facts.version} refuses to start",
+            f"{said} for {arch}, which can only pool: vLLM {facts.version} refuses to start",
+            explanation=f"{arch} is a model class with no generation head"
+            + (" (task 'generate' picks the generate runner)" if by_task else ""),
             fields=("task" if by_task else "runner", "model"),
             vllm_message=refusal,
             fix="drop the runner (auto picks pooling for this model), or serve a generative checkpoint")

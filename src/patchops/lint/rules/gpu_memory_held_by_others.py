@@ -75,9 +75,10 @@ class GpuMemoryHeldByOthers(Rule):
         measured = inputs.ctx_setting(cfg, "hardware.free_memory_gib")
         at = stated or (measured if measured is not None and measured.line > 0 else cfg.model)
         yield self.diagnostic(
-            cfg, at, f"only {free:g} of the GPU's {total:g} GiB are free now ({_where(cfg)}), less than "
-            f"the {wanted:g} GiB that gpu_memory_utilization {util:g} ({origin}) asks for: another "
-            f"process holds the GPU, and vLLM {facts.version}'s worker refuses to start",
+            cfg, at, f"only {free:g} of {total:g} GiB free, below the {wanted:g} GiB that "
+            f"gpu_memory_utilization {util:g} asks for",
+            explanation=f"the free memory is {_where(cfg)}; gpu_memory_utilization {util:g} is {origin}. "
+            f"Another process holds the GPU, and vLLM {facts.version}'s worker refuses to start",
             fields=("gpu_memory_utilization", "hardware.free_memory_gib", "hardware.memory_gib"),
             fix=f"stop the process that holds the GPU (nvidia-smi lists it), or set gpu-memory-utilization "
                 f"below {int(free / total * 100) / 100:g}",

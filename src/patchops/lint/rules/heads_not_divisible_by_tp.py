@@ -68,8 +68,8 @@ class HeadsNotDivisibleByTp(Rule):
         fits = [n for n in range(1, tp + 1) if heads and heads % n == 0]
         yield self.diagnostic(
             cfg, found,
-            f"tensor_parallel_size ({tp}) does not divide the model's {heads} attention heads; "
-            f"vLLM {facts.version} will refuse to start",
+            f"tensor_parallel_size {tp} does not divide the model's {heads} attention heads",
+            explanation=f"vLLM {facts.version} will refuse to start",
             fields=("tensor_parallel_size",),
             fix=f"use a tensor-parallel size that divides {heads}" +
                 (f", such as {fits[-1]}" if fits else ""),

@@ -62,7 +62,8 @@ class KvCacheDtypeMismatch(Rule):
         origin = "--dtype" if inputs.setting(cfg, "dtype") is not None and \
             str(inputs.value(cfg, "dtype")).lower() != "auto" else "the model's config.json"
         yield self.diagnostic(
-            cfg, found, f"kv_cache_dtype {found.value!r} differs from the dtype the model is served in "
-            f"({dtype}, from {origin}); vLLM {facts.version} refuses it while building its config",
+            cfg, found, f"kv_cache_dtype {found.value!r} differs from the model's served dtype {dtype}",
+            explanation=f"the served dtype comes from {origin}; vLLM {facts.version} refuses it while "
+            "building its config",
             fields=(DEST, "dtype"), fix=f"use --kv-cache-dtype auto or {dtype}",
             vllm_message=VLLM_MESSAGE.format(kv=found.value, dtype=dtype, allowed=allowed))

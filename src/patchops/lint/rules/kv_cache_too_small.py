@@ -121,8 +121,8 @@ class KvCacheTooSmall(Rule):
             origin = "max_model_len" if len_at is not None else "max_model_len (derived from config.json)"
             yield self.diagnostic(
                 cfg, at,
-                f"one request of {origin} {max_len} does not fit in the KV cache: {arithmetic}; "
-                f"vLLM {ver} will load the model and then refuse to start",
+                f"one request of {origin} {max_len} does not fit in the KV cache ({found.tokens} tokens)",
+                explanation=f"{arithmetic}; vLLM {ver} will load the model and then refuse to start",
                 fields=("max_model_len", "hardware.memory_gib"),
                 fix=(f"lower max-model-len to {found.tokens} or less, raise gpu-memory-utilization, "
                      "or use kv-cache-dtype fp8") if found.tokens else
@@ -151,9 +151,9 @@ class KvCacheTooSmall(Rule):
         fits = found.tokens // context
         yield with_vllm_message(self.diagnostic(
             cfg, at,
-            f"{what} {count} x {context} tokens of context ({source}) = {count * context} tokens do not fit "
-            f"in the KV cache: {arithmetic}; vLLM {facts.version} runs at most {fits} such requests at once and queues "
-            "or preempts the rest",
+            f"{what} {count} x {context} tokens = {count * context} > KV cache of {found.tokens} tokens",
+            explanation=f"each request holds {context} tokens of context ({source}); {arithmetic}; vLLM "
+            f"{facts.version} runs at most {fits} such requests at once and queues or preempts the rest",
             severity="warning", fields=(("workload.concurrency",) if levels else ("max_num_seqs",)) +
             ("hardware.memory_gib",),
             fix=f"serve at most {fits} concurrent requests of this length, or lower max-model-len, "

@@ -80,12 +80,12 @@ class MaxModelLenAboveDerived(Rule):
                                         model_max_length=derived.model_max_length)
         limit = int(derived.value)
         if allowed:
-            message = (f"max_model_len ({user}) is above the model's derived maximum ({derived.key}="
-                       f"{derived.shown}); vLLM {facts.version} accepts it only because {ENV} is set, "
-                       "and positions past the maximum give wrong outputs")
+            message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"
+            explanation = (f"vLLM {facts.version} accepts it only because {ENV} is set, and positions "
+                           "past the maximum give wrong outputs")
         else:
-            message = (f"max_model_len ({user}) is above the model's derived maximum ({derived.key}="
-                       f"{derived.shown}); vLLM {facts.version} will refuse to start")
-        yield self.diagnostic(cfg, found, message, fields=("max_model_len",),
+            message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"
+            explanation = f"vLLM {facts.version} will refuse to start"
+        yield self.diagnostic(cfg, found, message, explanation=explanation, fields=("max_model_len",),
                               severity="warning" if allowed else None,
                               fix=f"lower max-model-len to {limit}", vllm_message=vllm_text)

@@ -78,9 +78,9 @@ class ModelTypeUnknownToTransformers(Rule):
                  else f"the transformers {installed} beside vLLM {facts.version}")
         yield self.diagnostic(
             cfg, cfg.model,
-            f"{which} does not know the model type "
-            f"'{kind}' (config.json model_type) and vLLM has no config class of its own for it: vLLM "
-            "refuses to start while it builds the model config",
+            f"model type '{kind}' is unknown to transformers {installed} and to vLLM {facts.version}",
+            explanation=f"{which} does not know the model type (config.json model_type) and vLLM has "
+            "no config class of its own for it: vLLM refuses to start while it builds the model config",
             fields=("model",),
             vllm_message=(f"The checkpoint you are trying to load has model type `{kind}` but Transformers "
                           "does not recognize this architecture."),

@@ -57,6 +57,7 @@ class MultimodalLimitOnTextModel(Rule):
         if not value:
             return
         yield self.diagnostic(
-            cfg, found, f"limit-mm-per-prompt on a text-only model (config.json names no vision or audio "
-            f"parts); vLLM {facts.version} refuses to start", fields=("limit_mm_per_prompt",),
+            cfg, found, f"limit-mm-per-prompt on a text-only model: vLLM {facts.version} refuses to start",
+            explanation="the model's config.json names no vision or audio parts",
+            fields=("limit_mm_per_prompt",),
             fix="remove --limit-mm-per-prompt")

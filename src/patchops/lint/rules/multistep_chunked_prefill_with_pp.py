@@ -79,8 +79,8 @@ class MultistepChunkedPrefillWithPp(Rule):
         what = "will refuse to start" if certain else "possibly refuses to start"
         yield self.diagnostic(
             cfg, pp_setting,
-            f"pipeline_parallel_size ({pp}) with num_scheduler_steps ({steps}) and chunked prefill on "
-            f"({chunked.reason}): vLLM {facts.version} {what}",
+            f"pipeline_parallel_size {pp} with num_scheduler_steps {steps} and chunked prefill on",
+            explanation=f"vLLM {facts.version} {what}; chunked prefill is on: {chunked.reason}",
             severity=None if certain else "warning",
             fields=("pipeline_parallel_size", "num_scheduler_steps") + chunked.fields,
             fix="remove num-scheduler-steps, use tensor-parallel-size instead of pipeline "

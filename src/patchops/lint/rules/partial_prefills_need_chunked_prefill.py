@@ -67,7 +67,8 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
         outcome = "will refuse to start" if certain else "refuses to start if it stays off"
         yield self.diagnostic(
             cfg, found, f"max_num_partial_prefills ({partial}) needs chunked prefill, which is "
-            f"{'off' if certain else 'possibly off'} ({chunked.reason}); vLLM {facts.version} {outcome}",
+            f"{'off' if certain else 'possibly off'}",
+            explanation=f"vLLM {facts.version} {outcome}; chunked prefill: {chunked.reason}",
             severity=None if certain else "warning",
             fields=("max_num_partial_prefills", "enable_chunked_prefill") + chunked.fields,
             fix="set enable-chunked-prefill: true, or drop max-num-partial-prefills")

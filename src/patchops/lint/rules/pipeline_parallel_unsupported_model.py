@@ -59,8 +59,10 @@ class PipelineParallelUnsupportedModel(Rule):
         at = inputs.setting(cfg, "pipeline_parallel_size")
         yield self.diagnostic(
             cfg, at,
-            f"pipeline_parallel_size {pp} needs a model class that implements SupportsPP, and vLLM "
-            f"{facts.version}'s {architectures.resolved(cfg, facts)} (config.json architectures) does not: "
-            "vLLM refuses to start while it builds its configuration",
+            f"pipeline_parallel_size {pp} with {architectures.resolved(cfg, facts)}, which has no "
+            "pipeline parallelism",
+            explanation=f"pipeline parallelism needs a model class that implements SupportsPP, and vLLM "
+            f"{facts.version}'s class for config.json's architecture does not: vLLM refuses to start "
+            "while it builds its configuration",
             fields=("pipeline_parallel_size", "model"), vllm_message=VLLM_MESSAGE,
             fix="use tensor parallelism instead (--tensor-parallel-size)")

@@ -70,10 +70,11 @@ class PrefixCachingWithSlidingWindow(Rule):
             engine = routing.engine(cfg, facts)
             if engine.value != routing.V0 or engine.error:
                 return
-            why = f" on the V0 engine ({engine.reason})"
+            why = f"on the V0 engine: {engine.reason}"
         else:
             why = ""
         yield self.diagnostic(
-            cfg, found, f"prefix caching with the model's sliding window ({model.sliding_window}){why}; "
-            f"vLLM {facts.version} refuses to start", fields=("enable_prefix_caching", "disable_sliding_window"),
+            cfg, found, f"prefix caching with the model's sliding window ({model.sliding_window}): "
+            f"vLLM {facts.version} refuses to start", explanation=why or None,
+            fields=("enable_prefix_caching", "disable_sliding_window"),
             fix="add --disable-sliding-window, or drop --enable-prefix-caching")

@@ -57,6 +57,7 @@ class PrefixHashSha256OnV0(Rule):
         if eng.value != routing.V0 or eng.error:
             return
         yield self.diagnostic(
-            cfg, found, f"prefix_caching_hash_algo sha256 on the V0 engine ({eng.reason}); vLLM "
-            f"{facts.version} will refuse to start", fields=("prefix_caching_hash_algo", "enable_prefix_caching"),
+            cfg, found, f"prefix_caching_hash_algo sha256 on the V0 engine: vLLM {facts.version} refuses to start",
+            explanation=f"the V0 engine runs: {eng.reason}",
+            fields=("prefix_caching_hash_algo", "enable_prefix_caching"),
             fix="use prefix-caching-hash-algo builtin, or run the V1 engine")

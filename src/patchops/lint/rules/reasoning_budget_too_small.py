@@ -61,8 +61,9 @@ class ReasoningBudgetTooSmall(Rule):
             return
         yield self.diagnostic(
             cfg, at,
-            f"workload max_tokens {budget} is below {MIN_REASONING_TOKENS} with reasoning parser "
-            f"{parser.value!r}: a request that stops before the model ends its thinking returns an empty "
+            f"workload max_tokens {budget} < {MIN_REASONING_TOKENS} with reasoning parser "
+            f"{parser.value!r}: answers may come back empty",
+            explanation="a request that stops before the model ends its thinking returns an empty "
             f"answer (the thinking goes to reasoning_content), and vLLM {facts.version} says nothing",
             fields=("workload.max_tokens", "reasoning_parser"),
             fix=f"give reasoning requests max_tokens of {MIN_REASONING_TOKENS} or more")

@@ -77,17 +77,18 @@ class RequestLongerThanModelLen(Rule):
         if outcome is None:
             return
         total = prompt + output
-        sum_text = (f"workload prompt_tokens {prompt} + max_tokens {output} = {total} tokens is above "
-                    f"{origin}")
+        message = (f"workload prompt_tokens {prompt} + max_tokens {output} = {total} > max_model_len "
+                   f"{length.value}")
         if outcome.refused:
-            message = f"{sum_text}: vLLM {facts.version} starts, then refuses every such request"
+            explanation = f"{origin}: vLLM {facts.version} starts, then refuses every such request"
             severity = None
         else:
-            message = (f"{sum_text}: vLLM {facts.version} serves such a request with max_tokens cut to "
-                       f"{outcome.max_tokens_served} and says nothing, so answers are shorter than asked")
+            explanation = (f"{origin}: vLLM {facts.version} serves such a request with max_tokens cut to "
+                           f"{outcome.max_tokens_served} and says nothing, so answers are shorter than asked")
             severity = "warning"
         yield self.diagnostic(
-            cfg, output_at if prompt < length.value else prompt_at, message, severity=severity,
+            cfg, output_at if prompt < length.value else prompt_at, message, explanation=explanation,
+            severity=severity,
             fields=("workload.prompt_tokens", "workload.max_tokens") + tuple(length.fields),
             fix=f"raise max-model-len to {total}, or send prompts of at most {max(length.value - output, 0)} "
                 f"tokens with this max_tokens",

@@ -61,6 +61,7 @@ class SlidingWindowOffWithRopeScaling(Rule):
         if rope is None:
             return
         yield self.diagnostic(
-            cfg, found, f"disable-sliding-window on a model with {rope!r} rope scaling in config.json; "
-            f"vLLM {facts.version} refuses to derive max_model_len and exits",
+            cfg, found, f"disable-sliding-window on a model with {rope!r} rope scaling",
+            explanation=f"config.json sets the rope scaling; vLLM {facts.version} refuses to derive "
+            "max_model_len and exits",
             fields=("disable_sliding_window",), fix="drop --disable-sliding-window")

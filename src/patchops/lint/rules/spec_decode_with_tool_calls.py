@@ -76,9 +76,10 @@ class SpecDecodeWithToolCalls(Rule):
         spec = f"{method}, {tokens} speculative token{'s' if tokens != 1 else ''}" if tokens else method
         yield self.diagnostic(
             cfg, at,
-            f"speculative decoding ({spec}) with tool calls ({' and '.join(why)}) is a correctness risk, not "
-            f"a speed one: in field runs the acceptance rate looked healthy while every tool call came out "
-            f"wrong, and vLLM {facts.version} logs nothing",
+            f"speculative decoding ({spec}) with tool calls risks wrong tool calls",
+            explanation=f"tool calls: {' and '.join(why)}. This is a correctness risk, not a speed one: in "
+            "field runs the acceptance rate looked healthy while every tool call came out wrong, and vLLM "
+            f"{facts.version} logs nothing",
             fields=(at.name,) + tuple(fields),
             fix="check the parsed tool calls against a run with speculative decoding off, or serve tool "
                 "calls without speculative_config")

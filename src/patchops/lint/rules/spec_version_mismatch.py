@@ -50,6 +50,6 @@ class SpecVersionMismatch(Rule):
         if not same:
             yield self.diagnostic(
                 cfg, stated,
-                f"the spec says vLLM {stated.value!s}, but it was linted against vLLM {facts.version} "
-                f"({facts.origin})",
+                f"the spec says vLLM {stated.value!s}, but it was linted against vLLM {facts.version}",
+                explanation=f"the facts linted against: {facts.origin}",
                 fields=("vllm.version",), fix=f"set vllm.version to {facts.version}, or install vLLM {stated.value!s}")

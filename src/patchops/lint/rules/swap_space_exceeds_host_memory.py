@@ -93,13 +93,13 @@ class SwapSpaceExceedsHostMemory(Rule):
         else:
             return
         stated = "swap_space" if at is not None else "swap_space (default)"
-        message = (f"{stated} {swap:g} GiB x tensor_parallel_size {tp} = {usage / GIB:.2f} GiB of swap is "
-                   f"more than {share:.0%} of the host's {host:g} GiB of RAM; "
-                   + outcome.format(ver=facts.version))
+        message = f"{stated} {swap:g} GiB x {tp} GPUs is over {share:.0%} of the host's {host:g} GiB of RAM"
+        explanation = (f"{swap:g} GiB x tensor_parallel_size {tp} = {usage / GIB:.2f} GiB of swap; "
+                       + outcome.format(ver=facts.version))
         shown = dict(usage=f"{usage / GIB:.2f}", total=f"{total / GIB:.2f}")
         found = self.diagnostic(
             cfg, at or inputs.setting(cfg, "tensor_parallel_size") or inputs.ctx_setting(cfg, HOST),
-            message, severity=severity, fields=("swap_space", "tensor_parallel_size", HOST),
+            message, explanation=explanation, severity=severity, fields=("swap_space", "tensor_parallel_size", HOST),
             fix=f"lower swap-space to {int(warn * host / tp) if warn else 0} GiB or less per GPU")
         yield with_vllm_message(found, text.format(**shown))
 

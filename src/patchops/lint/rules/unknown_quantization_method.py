@@ -70,14 +70,14 @@ class UnknownQuantizationMethod(Rule):
         if method not in names:
             shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
             yield self.diagnostic(
-                cfg, found, f"quantization method {found.value!r} is not one this vLLM has ({shown}); "
-                f"vLLM {facts.version} refuses it while building ModelConfig", fields=(DEST,),
+                cfg, found, f"quantization method {found.value!r} is not one vLLM {facts.version} has",
+                explanation=f"it has {shown}; vLLM refuses it while building ModelConfig", fields=(DEST,),
                 fix=f"use one of {', '.join(names)}",
                 vllm_message=MSG_UNKNOWN.format(name=method, names=list(names)))
         elif method in facts.registries.get("quantization_deprecated", ()) and ALLOW in facts.flags \
                 and not inputs.bool_value(cfg, ALLOW):
             yield self.diagnostic(
-                cfg, found, f"quantization method {method!r} is deprecated in this vLLM; vLLM "
-                f"{facts.version} refuses it without --allow-deprecated-quantization",
+                cfg, found, f"quantization method {method!r} is deprecated in vLLM {facts.version}",
+                explanation="vLLM refuses it without --allow-deprecated-quantization",
                 fields=(DEST, ALLOW), fix="add --allow-deprecated-quantization, or use another method",
                 vllm_message=MSG_DEPRECATED)

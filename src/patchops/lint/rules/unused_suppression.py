@@ -51,7 +51,7 @@ class UnusedSuppression(Rule):
         for line, codes in sorted(cfg.suppressions.items()):
             text = cfg.lines[line - 1] if 0 < line <= len(cfg.lines) else ""
             column = text.find("# patchops") + 1 or 1
-            here = [d for d in found if cfg.covers.get(d.line, d.line) == line]
+            here = [d for d in found if d.file == cfg.path and cfg.covers.get(d.line, d.line) == line]
             for code in sorted(codes):
                 if not any(code == "*" or d.named_by(code) for d in here):
                     what = "a bare ignore" if code == "*" else f"suppression of {code}"

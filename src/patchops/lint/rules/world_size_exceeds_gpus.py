@@ -84,12 +84,12 @@ class WorldSizeExceedsGpus(Rule):
         elif action == "ray":
             if not ray_available(facts):
                 yield self.diagnostic(
-                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs, "
-                    f"so vLLM {ver} wants the Ray executor, and Ray is not installed; it refuses to start",
+                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs",
+                    explanation=f"vLLM {ver} wants the Ray executor, and Ray is not installed; it refuses to start",
                     fields=fields, fix=fix, vllm_message=NO_RAY)
             else:
                 yield self.diagnostic(
-                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs, "
-                    f"so vLLM {ver} switches to the Ray executor, which waits for a Ray cluster with "
-                    f"{world} GPUs and fails when the workers start", severity="warning",
+                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs",
+                    explanation=f"vLLM {ver} switches to the Ray executor, which waits for a Ray cluster "
+                    f"with {world} GPUs and fails when the workers start", severity="warning",
                     fields=fields, fix=fix)

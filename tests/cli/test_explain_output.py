@@ -1,0 +1,43 @@
+"""`explain` warns before its table when lint finds errors, and says where every value is from.
+
+It used to print a clean table for `gpu_memory_utilization 1.2 set by you`, `? ?` for values
+vLLM decides at start-up, and `file:0:0` for values --hardware gave (issue 25).
+"""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from patchops.cli.app import PROBLEMS_FOUND, app
+
+REFUSED = "model: /models/m\nvllm: {version: 0.8.5}\nargs:\n  gpu-memory-utilization: 1.2\n"
+HARDWARE = "{gpus: 1, memory_gib: 24}"
+
+
+def explain(path, *extra):
+    return CliRunner().invoke(app, ["explain", "--no-detect-hardware", "--hardware", HARDWARE, str(path), *extra],
+                              env={"PATCHOPS_ROOTS": "", "PYTHONPATH": ""})
+
+
+def test_a_config_lint_refuses_is_said_first_and_exits_1(tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(REFUSED)
+    done = explain(spec)
+    assert done.exit_code == PROBLEMS_FOUND
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("error: vLLM 0.8.5 will not start this config: PO801 gpu_memory_utilization (1.2)")
+    as_json = json.loads(explain(spec, "--json").stdout)
+    assert [e["code"] for e in as_json["errors"]] == ["PO801"]
+
+
+def test_a_clean_config_exits_0_and_names_where_values_come_from(tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text(REFUSED.replace("1.2", "0.9"))
+    done = explain(spec)
+    assert done.exit_code == 0 and not done.stdout.startswith("error:")
+    rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert rows["max_num_seqs"].endswith("default for this hardware (from --hardware)")
+    assert ":0:0" not in done.stdout
+    assert "decided at start-up" in rows["attention_backend"] and "?" not in rows["attention_backend"]
