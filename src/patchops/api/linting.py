@@ -83,8 +83,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     seen = read_as_vllm(cfg, facts)
     cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
         else model_facts_for(seen)
-    diagnostics = soften(cfg, facts, lint_config(cfg, facts, select=select, ignore=ignore),
-                         select=select, ignore=ignore)
+    diagnostics = soften(cfg, facts, lint_config(cfg, facts, select=select, ignore=ignore), select, ignore)
     skipped = [] if cfg.model_facts is not None or seen.model is None else [
         rule.name for rule in ALL_RULES
         if rule.reads_model and rule.applies_to(facts.version)

@@ -46,7 +46,7 @@ def other_side(facts: Facts) -> Optional[str]:
     return None
 
 
-def soften(cfg: ServeConfig, facts: Facts, found: List[Diagnostic], *, select: Sequence[str] = (),
+def soften(cfg: ServeConfig, facts: Facts, found: List[Diagnostic], select: Sequence[str] = (),
            ignore: Sequence[str] = ()) -> List[Diagnostic]:
     """Return `found` (linted against `facts`) with the errors the stand-in alone decides as warnings."""
     if facts.asked is None or facts.asked[1] == LOCAL or not any(d.severity == "error" for d in found):
