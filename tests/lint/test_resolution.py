@@ -85,8 +85,8 @@ def test_older_than_the_oldest_release_is_an_error(version):
 
 
 @pytest.mark.parametrize("version,used,says", [
-    ("0.8.5.dev84+g9c1d5b456", "0.8.4", "a dev build or pre-release: linted against 0.8.4, the release before it"),
-    ("99.0.0", NEWEST, f"newer than every release patchops ships facts for: linted against {NEWEST}"),
+    ("0.8.5.dev84+g9c1d5b456", "0.8.4", "a dev build or rc: linted against 0.8.4, the release before it"),
+    ("99.0.0", NEWEST, f"newer than the shipped facts: linted against {NEWEST}, the newest"),
 ])
 def test_the_warning_heads_the_findings_in_every_format(tmp_path, version, used, says):
     text = lint(tmp_path, version, SPEC + "  bogus-flag: 1\n")
@@ -108,7 +108,7 @@ def test_a_local_build_is_its_release_and_says_a_fork_may_differ(tmp_path):
     report = lint_json(tmp_path, "0.8.5+corex.4.2", SPEC + "  bogus-flag: 1\n")
     assert report["inputs"][0]["vllm_version"] == "0.8.5"
     first = report["diagnostics"][0]
-    assert (first["code"], first["severity"]) == ("PO010", "info") and "a fork may change" in first["message"]
+    assert (first["code"], first["severity"]) == ("PO010", "info") and "a fork may differ" in first["message"]
     # its release's facts are the build's: an unknown flag stays an error
     assert [d["severity"] for d in report["diagnostics"] if d["code"] == "PO101"] == ["error"]
 

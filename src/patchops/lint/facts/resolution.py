@@ -33,12 +33,9 @@ class Resolution(NamedTuple):
         asked, used = self.asked, self.used
         return {
             EXACT: "",
-            LOCAL: f"vLLM {asked} is a local build of {used}: linted against {used}'s facts, "
-                   "which a fork may change (lint the copy itself with --vllm PATH)",
-            PRE: f"vLLM {asked} is a dev build or pre-release: linted against {used}, the release "
-                 "before it",
-            NEWER: f"vLLM {asked} is newer than every release patchops ships facts for: linted "
-                   f"against {used}, the newest",
+            LOCAL: f"vLLM {asked} is a local build of {used}: linted as {used}; a fork may differ",
+            PRE: f"vLLM {asked} is a dev build or rc: linted against {used}, the release before it",
+            NEWER: f"vLLM {asked} is newer than the shipped facts: linted against {used}, the newest",
             UNLISTED: f"vLLM {asked} is not a release on PyPI: linted against {used}, the release "
                       "below it",
             UNREADABLE: f"vLLM {asked!r} is not a version number: linted against {used}, the "
