@@ -41,3 +41,18 @@ def test_a_clean_config_exits_0_and_names_where_values_come_from(tmp_path):
     assert rows["max_num_seqs"].endswith("default for this hardware (from --hardware)")
     assert ":0:0" not in done.stdout
     assert "decided at start-up" in rows["attention_backend"] and "?" not in rows["attention_backend"]
+
+
+def test_explain_takes_lints_inputs_stdin_a_folder_and_several_files(tmp_path):
+    (tmp_path / "a.yaml").write_text(REFUSED)
+    (tmp_path / "b.sh").write_text("vllm serve /models/m --max-model-len 4096\n")
+    env = {"PATCHOPS_ROOTS": "", "PYTHONPATH": ""}
+    piped = CliRunner().invoke(app, ["explain", "--no-detect-hardware", "--vllm-version", "0.8.5", "-"],
+                               input="vllm serve /models/m --max-model-len 2048\n", env=env)
+    assert piped.exit_code == 0 and piped.stdout.startswith("<stdin>: vLLM 0.8.5")
+    assert "set by you (<stdin>:1:22)" in piped.stdout
+    folder = CliRunner().invoke(app, ["explain", "--no-detect-hardware", "--vllm-version", "0.8.5", "--json",
+                                      str(tmp_path)], env=env)
+    assert folder.exit_code == PROBLEMS_FOUND
+    assert [(r["file"], len(r["errors"])) for r in json.loads(folder.stdout)] == [
+        (str(tmp_path / "a.yaml"), 1), (str(tmp_path / "b.sh"), 0)]
