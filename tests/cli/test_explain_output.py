@@ -56,3 +56,17 @@ def test_explain_takes_lints_inputs_stdin_a_folder_and_several_files(tmp_path):
     assert folder.exit_code == PROBLEMS_FOUND
     assert [(r["file"], len(r["errors"])) for r in json.loads(folder.stdout)] == [
         (str(tmp_path / "a.yaml"), 1), (str(tmp_path / "b.sh"), 0)]
+
+
+def test_a_launch_commands_model_folder_gives_max_model_len(tmp_path):
+    model = tmp_path / "qwen"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({
+        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "torch_dtype": "bfloat16",
+        "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 16,
+        "max_position_embeddings": 32768, "num_hidden_layers": 2, "vocab_size": 1000}))
+    done = CliRunner().invoke(app, ["explain", "--no-detect-hardware", "--vllm-version", "0.8.5", "--json",
+                                    "--cmd", f"vllm serve {model}"], env={"PATCHOPS_ROOTS": "", "PYTHONPATH": ""})
+    row = json.loads(done.stdout)["settings"]["max_model_len"]
+    assert (row["value"], row["certain"]) == (32768, True)
+    assert row["origin"] == "derived from the model's config.json" and row["where"] == str(model / "config.json")

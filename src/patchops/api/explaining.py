@@ -40,8 +40,13 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
     from patchops.lint.explain import explain as effective
     from patchops.lint.facts.selection import facts_for_config
 
+    from patchops.lint.input.model_config import model_facts_for
+    from patchops.lint.reading import read_as_vllm
+
     cfg, assumed = load_input(path, command, hardware, text, launch=launch)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    # The model folder's config.json, as lint reads it: max_model_len is derived from it.
+    cfg.model_facts = model_facts_for(read_as_vllm(cfg, facts))
     # A clean table for a config vLLM refuses would mislead (issue 25): lint the same input.
     verdict = lint(path, command=command, vllm_path=vllm_path, vllm_version=vllm_version,
                    hardware=hardware, launch=launch, text=text)
