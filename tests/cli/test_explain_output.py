@@ -70,3 +70,22 @@ def test_a_launch_commands_model_folder_gives_max_model_len(tmp_path):
     row = json.loads(done.stdout)["settings"]["max_model_len"]
     assert (row["value"], row["certain"]) == (32768, True)
     assert row["origin"] == "derived from the model's config.json" and row["where"] == str(model / "config.json")
+
+
+def test_every_setting_a_fork_hardcodes_or_a_patchset_changes_has_a_row():
+    import dataclasses
+
+    from patchops.lint.explain import APPLIED, HARDCODED, explain as effective
+    from patchops.lint.facts.model import facts_for_version
+    from patchops.lint.input.loaders import load_text
+
+    cfg = load_text("model: m\nargs:\n  tensor-parallel-size: 2\n", path="serve.yaml", kind="spec")
+    fork = dataclasses.replace(facts_for_version("0.8.5"),
+                               hardcoded={"enforce_eager": "True", "disable_custom_all_reduce": "True"})
+    rows = {row.field: row for row in effective(cfg, fork)}
+    assert (rows["disable_custom_all_reduce"].value, rows["disable_custom_all_reduce"].origin) == (True, HARDCODED)
+    patched = effective(cfg, facts_for_version("0.8.5"),
+                        {"disable_custom_all_reduce": ("corex-eager-allreduce", "vllm/engine/arg_utils.py:1200")})
+    row = next(r for r in patched if r.field == "disable_custom_all_reduce")
+    assert row.origin == f"{APPLIED} corex-eager-allreduce" and row.where == "vllm/engine/arg_utils.py:1200"
+    assert "disable_custom_all_reduce" not in {r.field for r in effective(cfg, facts_for_version("0.8.5"))}
