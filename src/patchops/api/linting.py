@@ -67,6 +67,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     lets a hub model's config.json come from the Hub. A file holding several launches (a
     manifest) needs `launch`, the name of one; `loaded` is a ServeConfig already read.
     """
+    from patchops.lint.other_release import soften
     from patchops.lint.facts.selection import facts_for_config
     from patchops.lint.runner import run_rules
 
@@ -77,10 +78,11 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
     run = run_rules(cfg, facts, select=select, ignore=ignore, given=_given(model_config), fetch=fetch)
     source = run.seen.model_source
+    diagnostics = soften(cfg, facts, run.diagnostics, select, ignore)
     # "/site (vouched)": where the facts came from and how they were read (facts/vouch.py)
     origin = f"{facts.origin} ({facts.read})" if facts.read else facts.origin
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=origin,
-                      diagnostics=run.diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
+                      diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
                       not_run=run.not_run, model_config=source.path if source.facts is not None else None,
                       launch=cfg.launch_name, notes=list(cfg.notes),
                       sources={name: tuple(lines.lines) for name, lines in cfg.sources.items()})

@@ -19,6 +19,7 @@ from patchops.lint.rules.cuda_graphs_hang_on_corex import CudaGraphsHangOnCorex
 from patchops.lint.rules.custom_allreduce_off import CustomAllreduceOff
 from patchops.lint.rules.duplicate_key import DuplicateKey
 from patchops.lint.rules.expert_parallel_without_experts import ExpertParallelWithoutExperts
+from patchops.lint.rules.facts_of_another_release import FactsOfAnotherRelease
 from patchops.lint.rules.feature_falls_back_to_v0 import FeatureFallsBackToV0
 from patchops.lint.rules.feature_refused_by_v1 import FeatureRefusedByV1
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
@@ -83,6 +84,7 @@ ALL_RULES = (
     SpecVersionMismatch,
     InputNotLinted,
     ModelConfigContradictsModel,
+    FactsOfAnotherRelease,
     UnknownFlag,
     YamlFalseDropped,
     Yaml11Boolean,

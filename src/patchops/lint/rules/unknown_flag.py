@@ -8,7 +8,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import rename_key
-from patchops.lint.facts.model import Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts.model import Facts, Flag, shipped_option_facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import releases, wording
 
@@ -51,8 +51,8 @@ def alias_target(name: str, facts: Facts) -> Optional[Flag]:
 @lru_cache(maxsize=None)
 def _shipped() -> Tuple[Tuple[str, frozenset], ...]:
     """Return (version, accepted option names) for every version patchops ships facts for."""
-    return tuple((version, frozenset(known_names(facts_for_version(version))))
-                 for version in shipped_versions())  # oldest first
+    return tuple((facts.version, frozenset(known_names(facts)))
+                 for facts in shipped_option_facts())  # oldest first
 
 
 def flag_history(name: str, version: str) -> Tuple[Optional[str], Optional[str]]:
