@@ -551,7 +551,7 @@ def test_a_replaced_file_is_noted_once(run, tmp_path):
     assert again.exit_code == OK and again.stdout.count("file was replaced (reinstall?)") == 1
 
 
-@pytest.mark.parametrize("asked, linted", [("0.10.1", "0.10.1.1"), ("0.10.0", "0.10.0"),
+@pytest.mark.parametrize("asked, linted", [("0.10.1", "0.10.1"), ("0.10.0", "0.10.0"),   # 0.10.1: its own
                                            ("0.10.1.1", "0.10.1.1"), ("0.9.2", "0.9.2"),
                                            ("0.9.3", "0.9.2")])
 def test_vllm_version_picks_the_release_it_names(run, asked, linted):

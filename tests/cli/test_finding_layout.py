@@ -16,6 +16,7 @@ from patchops import api
 from patchops.cli.app import app
 from patchops.cli.output import Output
 from patchops.cli.render.lint import lint_text, skipped_notes
+from patchops.lint.diagnostic import NotRun
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.runner import lint_example
 
@@ -96,21 +97,36 @@ def test_notes_fold_into_one_line_quiet_hides_them_verbose_lists_them(tmp_path):
     inputs = [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]
     lines = run(*inputs).stdout.splitlines()
     notes = [line for line in lines if "did not run" in line]
-    assert len(notes) == 1 and notes[0].startswith("14 checks did not run for 2 inputs: no model config.json")
+    assert len(notes) == 1 and notes[0].startswith("16 checks did not run for 2 inputs: no model config.json")
     assert "-v lists them" in " ".join(lines)
     assert not any("did not run" in line for line in run("-q", *inputs).stdout.splitlines())
     verbose = [line for line in run("-v", *inputs).stdout.splitlines()
                if line.startswith(str(tmp_path)) and " did not" in line]
-    assert [line.split(":")[0] for line in verbose] == [inputs[0], inputs[0], inputs[1], inputs[1]]
+    # per input: the model's config, hardware.gpus, .memory_gib, .host_memory_gib
+    assert [line.split(":")[0] for line in verbose] == [inputs[0]] * 4 + [inputs[1]] * 4
 
 
 def test_folded_notes_count_the_checks_of_every_reason():
-    results = [api.LintResult("a.yaml", "0.8.5", "", [], skipped=["x", "y"],
-                              hardware_skipped={"hardware.host_memory_gib": ["z"]}),
-               api.LintResult("b.yaml", "0.8.5", "", [], skipped=["x"])]
+    model, hint = "no model config.json", "pass --model-config FILE"
+    host, where = "hardware.host_memory_gib not known", "state it under hardware: or with --hardware"
+    results = [api.LintResult("a.yaml", "0.8.5", "", [], not_run=[
+                   NotRun("x", "a.yaml", model, hint), NotRun("y", "a.yaml", model, hint),
+                   NotRun("z", "a.yaml", host, where)]),
+               api.LintResult("b.yaml", "0.8.5", "", [], not_run=[NotRun("x", "b.yaml", model, hint)])]
     assert skipped_notes(results) == [
         "3 checks did not run for 2 inputs: no model config.json (pass --model-config FILE); "
         "hardware.host_memory_gib not known (state it under hardware: or with --hardware); -v lists them"]
     assert skipped_notes(results, verbose=True)[1] == (
         "a.yaml: 1 check did not run, hardware.host_memory_gib not known (state it under hardware: or "
         "with --hardware): z")
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.fixable], ids=lambda r: r.code)
+def test_every_fix_hint_says_the_edit_lint_fix_makes(rule):
+    """PO102 said "pass --no-x on the command line" where `--fix` writes `no-x: true` (issue 25)."""
+    fixed = [d for example in list(rule.INVALID) + list(rule.VALID) for d in lint_example(example)
+             if d.code == rule.code and d.autofix is not None]
+    assert fixed, f"no example of {rule.code} carries its fix"
+    for d in fixed:
+        for edit in d.autofix.edits:
+            assert edit.content.strip() in d.fix, (rule.code, d.fix, edit.content)

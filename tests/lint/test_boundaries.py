@@ -163,7 +163,7 @@ PROBES = {
         model={"torch_dtype": "bfloat16"})) if d.code == "PO602"], ["error"], ["info"]),
     "ORACLE_PLATFORM_DEFAULT_V1": (triggers(spec(hardware="platform: rocm")), ["rocm"], []),
     "ORACLE_CPU_SLIDING_WINDOW": (triggers_with_model(spec(hardware="platform: cpu"), {"sliding_window": 4096}),
-                                  ["device type=cpu", "cpu"], ["sliding window (CPU backend)"]),
+                                  [], ["sliding window (CPU backend)"]),   # 0.9.1: V1 takes x86 CPUs
     "ORACLE_CC_CHECK_GONE": (triggers(spec(hardware="compute_capability: 7.5")), ["Compute Capability < 8.0"], []),
     "ORACLE_BACKENDS_0_9": (lambda f: "FLEX_ATTENTION" in routing.v1_oracle_backends(f.version), False, True),
     "ORACLE_BACKENDS_0_10_1": (lambda f: "TREE_ATTN" in routing.v1_oracle_backends(f.version), False, True),

@@ -361,8 +361,13 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
                                                     "files, folders of them, or - for stdin."),
                  cmd: Optional[str] = typer.Option(None, "--cmd", metavar="COMMAND", rich_help_panel=INPUT,
                                                    help="A launch command line to lint."),
-                 model_config: Optional[Path] = typer.Option(None, "--model-config", metavar="FILE", rich_help_panel=INPUT,
-                                                             help="The model's config.json, when the model is not on this machine."),
+                 model_config: List[str] = typer.Option([], "--model-config", metavar="MODEL=FILE", rich_help_panel=INPUT,
+                                                        help="That model's config.json (repeatable); FILE alone for "
+                                                        "one input; DIR: a folder of snapshots."),
+                 fetch: Optional[bool] = typer.Option(None, "--fetch/--no-fetch", rich_help_panel=INPUT,
+                                                      help="Fetch a hub model's config.json (never weights) into "
+                                                      "the HF cache, as vLLM will; default on (PATCHOPS_FETCH, "
+                                                      "settings `fetch`)."),
                  select: List[str] = typer.Option([], "--select", metavar="RULES", rich_help_panel=RULES,
                                                   help="Only these rules: codes, prefixes or names, comma lists ok."),
                  ignore: List[str] = typer.Option([], "--ignore", metavar="RULES", rich_help_panel=RULES,
@@ -408,7 +413,7 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
     # The settings file's `hardware` comes before detection: it names the box that will serve.
     assumed = _hardware(hardware, not no_detect_hardware and not _settings().hardware)
     options = dict(vllm_path=vllm, python=python, vllm_version=vllm_version, select=select,
-                   ignore=ignore, hardware=assumed, model_config=model_config)
+                   ignore=ignore, hardware=assumed, model_config=model_config, fetch=fetch)
     fixed = None
     if fix or diff:
         if cmd is not None:
@@ -467,8 +472,9 @@ def _engine_checks(files, cmd, python, hardware, results):
 
 
 @command("explain")
-def explain_command(file: Optional[Path] = typer.Argument(None, metavar="[FILE]",
-                                                          help="A serve spec, vLLM --config file or launch .sh file."),
+def explain_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
+                                                       help="Serve specs, vLLM --config files, launch .sh files, "
+                                                       "folders of them, or - for stdin."),
                     cmd: Optional[str] = CmdOption,
                     launch: Optional[str] = LaunchOption,
                     json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Machine-readable output."),
@@ -482,15 +488,24 @@ def explain_command(file: Optional[Path] = typer.Argument(None, metavar="[FILE]"
     """Show the settings vLLM will really run with, and where each value comes from."""
     from patchops.cli.render import explain as render_explain
 
-    if (file is None) == (cmd is None):
-        raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
+    if bool(files) == (cmd is not None):
+        raise UsageError("give the serve specs, vLLM configs or launch scripts to explain, or --cmd COMMAND")
+    given = [dict(command=cmd)] if cmd is not None else [
+        dict(path=Path("<stdin>"), text=sys.stdin.read()) if str(path) == api.STDIN else dict(path=path)
+        for path in api.expand_inputs(files)]
+    assumed = _hardware(hardware, not no_detect_hardware)
     with _progress("reading the config and the vLLM copy"):
-        result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
-                             hardware=_hardware(hardware, not no_detect_hardware), launch=launch)
+        results = [api.explain(**one, vllm_path=vllm, vllm_version=vllm_version, hardware=assumed,
+                               launch=launch) for one in given]
     if json_out or output_format is Format.json:
-        print(render_explain.explain_json(result))
+        print(render_explain.explain_json(results[0]) if len(results) == 1 else
+              "[" + ",\n".join(render_explain.explain_json(r) for r in results) + "]")
     else:
-        render_explain.explain_table(_console(), result)
+        for i, result in enumerate(results):
+            if i:
+                _console().print()
+            render_explain.explain_table(_console(), result)
+    raise typer.Exit(PROBLEMS_FOUND if any(r.errors for r in results) else OK)
 
 
 @command("launch")

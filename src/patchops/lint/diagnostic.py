@@ -1,4 +1,5 @@
-"""What lint finds: a Diagnostic at a position, and the exact Fix (Edits) that resolves it."""
+"""What lint finds: a Diagnostic at a position, the exact Fix (Edits) that resolves it, and the
+rules it could not run (NotRun)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,13 @@ class Diagnostic:
         from patchops.lint.selectors import matches
 
         return matches(selector, self.code, self.name)
+
+
+@record(frozen=True)
+class NotRun:
+    """A rule the runner did not call on one input: what it lacked (`reason`), what to do (`hint`)."""
+
+    rule: str
+    input: str
+    reason: str
+    hint: str

@@ -137,3 +137,9 @@ def test_argparse_wording():
     import inspect
 
     assert "_('unrecognized arguments: %s')" in inspect.getsource(argparse)
+
+
+def test_a_removed_option_names_its_successor(history):
+    [found] = lint("vllm serve m --speculative-model x\n", "0.33.0", kind="command")
+    assert found.message == 'flag "--speculative-model" was removed after vLLM 0.7.3'
+    assert found.fix.startswith("use --speculative-config '{\"model\": ...}' instead")

@@ -70,3 +70,5 @@ def test_a_misspelt_backend_is_matched_to_the_one_meant():
     assert attention.suggest_backend("flash-attention", known) == "FLASH_ATTN"
     assert attention.suggest_backend("xformer", known) == "XFORMERS"
     assert attention.suggest_backend("nothing-alike", known) is None
+    # ATTENTION spelt out and a V1 suffix the release dropped: too far for a fuzzy match
+    assert attention.suggest_backend("triton-attention-vllm-v1", ("TRITON_ATTN", "FLASH_ATTN")) == "TRITON_ATTN"

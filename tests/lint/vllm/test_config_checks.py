@@ -50,6 +50,8 @@ def test_the_host_answers_the_stated_platform_and_that_ray_is_not_running():
     cuda = config_checks.host_answers(config())
     assert cuda["ray_initialized"] is False and cuda["device_count"] == 2
     assert (cuda["is_cuda"], cuda["is_rocm"], cuda["is_cpu"], cuda["is_cuda_alike"]) == (True, False, False, True)
+    rocm = config_checks.host_answers(config(hardware="platform: rocm, gpus: 8"))
+    assert (rocm["is_rocm"], rocm["is_cuda"], rocm["is_cuda_alike"], rocm["device_count"]) == (True, False, True, 8)
     cpu = config_checks.host_answers(config(hardware="platform: cpu, gpus: 2"))
     assert cpu["is_cpu"] and not cpu["is_cuda_alike"] and "device_count" not in cpu
     assert config_checks.host_answers(config(hardware="platform: corex")) == {"ray_initialized": False}

@@ -18,6 +18,7 @@ def derived(config, version="0.8.5", **kw):
 def test_the_smallest_length_key_wins():
     found = derived({"max_position_embeddings": 8192, "seq_length": 4096})
     assert (found.value, found.key) == (4096, "seq_length")
+    assert derived({"max_position_embeddings": 4096, "seq_length": 4096}).key == "max_position_embeddings"
     assert derived({"hidden_size": 4096}) is None
 
 

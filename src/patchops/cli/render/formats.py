@@ -25,8 +25,7 @@ def lint_json(results) -> str:
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
                     "error": r.error, "assumed_hardware": r.hardware,
                     "model_config": r.model_config,
-                    "skipped": list(r.skipped),
-                    "hardware_skipped": dict(r.hardware_skipped),
+                    "not_run": [{"rule": n.rule, "reason": n.reason, "hint": n.hint} for n in r.not_run],
                     "launch": r.launch, "notes": list(r.notes), "no_launch": r.no_launch}
                    for r in results],
     }

@@ -138,15 +138,12 @@ def lint_summary_line(results, unsafe: bool = False) -> str:
     return text
 
 
-MODEL_UNKNOWN = ("no model config.json", "pass --model-config FILE")
-HARDWARE_HINT = "state it under hardware: or with --hardware"
-
-
 def not_run(result) -> List[Tuple[str, str, Tuple[str, ...]]]:
     """Return why checks did not run for one input: (what was missing, the hint, the rules)."""
-    reasons = [(*MODEL_UNKNOWN, tuple(result.skipped))] if result.skipped else []
-    return reasons + [(f"{key} not known", HARDWARE_HINT, tuple(rules))
-                      for key, rules in result.hardware_skipped.items()]
+    reasons: Dict[Tuple[str, str], List[str]] = {}
+    for missing in result.not_run:
+        reasons.setdefault((missing.reason, missing.hint), []).append(missing.rule)
+    return [(what, hint, tuple(rules)) for (what, hint), rules in reasons.items()]
 
 
 def skipped_notes(results, verbose: bool = False) -> List[str]:

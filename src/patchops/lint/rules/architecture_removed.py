@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures
 
 # config.json `architectures` of the corpus models these examples stand for.
@@ -51,7 +51,7 @@ class ArchitectureRemoved(Rule):
     vllm_message = ("Model architecture <arch> was supported in vLLM until v<release>, and is not "
                     "supported anymore. Please use an older version of vLLM if you want to use this "
                     "model architecture.")
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: /models/whisper-large-v3\n", vllm="0.33.0", model=WHISPER),
         # 0.10.1.1 still registers Mllama (it runs on V0: PO306's finding)

@@ -6,7 +6,7 @@ from typing import Iterator, List, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing, scheduler, wording
 
 VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) must be greater than or equal to "
@@ -35,6 +35,8 @@ class BatchedTokensBelowMaxSeqs(Rule):
     name = "batched-tokens-below-max-seqs"
     severity = "error"
     versions = ">=0.6.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, model_len, routing, scheduler
 
 VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) is smaller than max_model_len "
@@ -43,6 +43,7 @@ class BatchedTokensBelowModelLen(Rule):
     name = "batched-tokens-below-model-len"
     severity = "error"
     versions = ">=0.6.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         # Unset, max_model_len is what vLLM derives from config.json: 8192 fits the budget.

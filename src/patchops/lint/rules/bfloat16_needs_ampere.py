@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases
 
 # Worker._check_if_gpu_supports_dtype (worker/worker.py 0.8.5:547, v1/worker/gpu_worker.py),
@@ -46,6 +46,7 @@ class Bfloat16NeedsAmpere(Rule):
     severity = "error"
     stage = "later"
     versions = ">=0"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.name", "hardware.platform", "model"))
     vllm_message = MESSAGE
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n" + T4 + "args:\n  dtype: half\n"),

@@ -6,7 +6,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, scheduler
 
 # engine/arg_utils.py::create_engine_config and config/vllm.py::_set_cudagraph_sizes (0.12.0).
@@ -43,6 +43,8 @@ class CaptureSettingsExclusive(Rule):
     name = "capture-settings-exclusive"
     severity = "error"
     versions = ">=0.12"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = SIZES_EXCLUSIVE.replace("{flag}", "cudagraph_capture_sizes")
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 # engine/arg_utils.py::_set_default_chunked_prefill_and_prefix_caching_args (0.12.0; 0.33.0 too).
@@ -36,6 +36,7 @@ class ChunkedPrefillOffIgnored(Rule):
     name = "chunked-prefill-off-ignored"
     severity = "warning"
     versions = ">=0.7.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = None
     VALID = [
         Example("vllm serve /models/Qwen2.5-7B-Instruct --max-model-len 8192\n",

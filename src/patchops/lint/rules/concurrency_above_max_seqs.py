@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing, scheduler, wording
 
 SPEC = "model: /models/Qwen2.5-7B-Instruct\nargs:\n  max-num-seqs: 2\nworkload:\n  concurrency: %s\n"
@@ -33,6 +33,8 @@ class ConcurrencyAboveMaxSeqs(Rule):
     name = "concurrency-above-max-seqs"
     severity = "warning"
     versions = ">=0"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model",
+                            "workload.concurrency"))
     vllm_message = None     # vLLM queues without a word
     stage = "later"         # a serving-time effect, not a start-up failure
     VALID = [

@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Sequence
 from patchops.lint.input.serve_config import ServeConfig, Setting, parse_literal
 from patchops.lint.edits import add_line_after, insert_after, replace_value, shell_quoted, yaml_quoted
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Edit, Example, Rule
+from patchops.lint.rule import Diagnostic, Edit, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
 
 
@@ -40,6 +40,8 @@ class ConcurrencyWithoutCudaGraphs(Rule):
     name = "concurrency-without-cuda-graphs"
     severity = "warning"
     versions = ">=0.6.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model", "workload.concurrency"))
     fixable = "unsafe"
     vllm_message = None
     VALID = [
@@ -149,7 +151,7 @@ class ConcurrencyWithoutCudaGraphs(Rule):
             + sizes.fields
         wanted = cuda_graphs.suggested_sizes(top)
         yield self.diagnostic(cfg, at, message, explanation=explanation, fields=tuple(dict.fromkeys(fields)),
-                              fix=cuda_graphs.capture_fix(facts, top),
+                              fix=cuda_graphs.capture_fix(facts, top, command=cfg.kind == "command"),
                               edits=capture_list_edits(cfg, facts, sizes.fields, wanted),
                               edit_title=f"capture batch sizes {wanted}")
 

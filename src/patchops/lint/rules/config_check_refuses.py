@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks
 
 
@@ -41,6 +41,7 @@ class ConfigCheckRefuses(Rule):
     name = "config-check-refuses"
     severity = "error"
     versions = ">=0.7"
+    needs = Needs(optional=("hardware.platform",))
     VALID = [
         Example("model: m\nargs:\n  enable-lora: true\n  max-lora-rank: 64\n", vllm="0.8.5"),
         Example("model: m\nargs:\n  max-lora-rank: 12\n", vllm="0.8.5"),          # no LoRA: never built

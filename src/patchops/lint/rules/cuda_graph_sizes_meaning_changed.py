@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, scheduler
 
 # engine/arg_utils.py::create_engine_config, 0.12.0.
@@ -34,6 +34,8 @@ class CudaGraphSizesMeaningChanged(Rule):
     name = "cuda-graph-sizes-meaning-changed"
     severity = "warning"
     versions = ">=0.12"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = DEPRECATED
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"

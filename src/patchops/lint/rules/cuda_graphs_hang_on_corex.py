@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, platforms
 
 # What a CoreX start-up logs before it stops making progress (field logs, issue 10).
@@ -44,6 +44,8 @@ class CudaGraphsHangOnCorex(Rule):
     severity = "error"
     stage = "later"
     versions = ">=0"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = HANG_LOG
     VALID = [
         # a stock CoreX build: both keywords hardcoded, so it never captures

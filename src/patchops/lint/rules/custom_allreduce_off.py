@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, platforms
 
 # CustomAllreduce.__init__ (distributed/device_communicators/custom_all_reduce.py, 0.6.3-0.33).
@@ -44,6 +44,7 @@ class CustomAllreduceOff(Rule):
     severity = "warning"
     stage = "later"
     versions = ">=0"
+    needs = Needs(optional=("hardware.name", "hardware.platform"))
     vllm_message = WORLD_SIZE_WARNING
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nhardware: {gpus: 4}\nargs:\n  tensor-parallel-size: 4\n"),

@@ -81,14 +81,14 @@ class DuplicateKey(Rule):
                 explanation = f'this value is overridden by "{written(later)}" on the command line'
                 severity = "info"
             elif earlier.value == later.value:
-                message = f'duplicate {what} "{earlier.key}" {shown(later)}, set again at {where}'
-                explanation = "it is set again to the same value, so this one has no effect"
+                message = f'duplicate {what} "{earlier.key}": set again at {where} to the same value ({shown(later)})'
+                explanation = "so this one has no effect"
                 severity = "info"
             else:
-                message = (f'duplicate {what} "{earlier.key}": {shown(earlier)} is overridden by '
-                           f'{shown(later)} at {where}')
-                explanation = (f'this value is silently ignored: "{later.key}" at {where} overrides it '
-                               "(the last value wins)")
+                message = (f'duplicate {what} "{earlier.key}": this value ({shown(earlier)}) is overridden '
+                           f'at {where}')
+                explanation = (f'this value ({shown(earlier)}) is silently ignored: "{later.key}" at {where} '
+                               f"overrides it with {shown(later)} (the last value wins)")
                 severity = self.severity
             yield self.diagnostic(cfg, earlier, message, explanation=explanation, fields=(later.name,),
                                   severity=severity,

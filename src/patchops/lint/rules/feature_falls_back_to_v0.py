@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 # config.json `architectures` of the corpus models these examples stand for.
@@ -64,6 +64,7 @@ class FeatureFallsBackToV0(Rule):
     name = "feature-falls-back-to-v0"
     severity = "warning"
     versions = ">=0.8.5,<0.12"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = "VLLM_USE_V1=1 is not supported with <feature>."
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nvllm: {version: 0.8.5}\n"

@@ -6,7 +6,7 @@ from typing import Iterator, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 
 # keyword -> (the EngineArgs call that passes it, what the hardcoded True means at run time)
 WATCHED = {
@@ -83,6 +83,7 @@ class FlagHardcodedByFork(Rule):
     name = "flag-hardcoded-by-fork"
     severity = "error"
     versions = ">=0"
+    needs = Needs(optional=("workload.concurrency",))
     vllm_message = None  # vLLM says nothing: the value is dropped inside EngineArgs
 
     VALID = [
@@ -117,7 +118,7 @@ class FlagHardcodedByFork(Rule):
                 continue
             setting, wanted = found
             fixed = literal_bool(source)
-            said = f"setting {setting.key}: {str(wanted).lower()}"
+            said = f"setting {setting.key}" + ("" if setting.source == "cli" else f": {str(wanted).lower()}")
             if fixed is None:
                 message = f"{said} has no say: this copy passes {name}={source}"
                 explanation = f"this copy passes {name}={source} to {call}, whatever the flag says"

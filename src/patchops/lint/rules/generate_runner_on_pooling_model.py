@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs
 from patchops.lint.vllm.releases import EMBEDDING_RUNNER_MESSAGE, release
 
@@ -48,7 +48,7 @@ class GenerateRunnerOnPoolingModel(Rule):
     severity = "error"
     versions = ">=0.8"
     vllm_message = GENERIC   # and TASK before --runner, EMBEDDING from 0.25
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("vllm serve BAAI/bge-m3 --runner pooling\n", kind="command", vllm="0.10.1.1", model=BGE_M3),
         Example("vllm serve Qwen/Qwen2.5-7B-Instruct --runner generate\n", kind="command",

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing
 
 VLLM_MESSAGE = ("Free memory on device ({free}/{total} GiB) on startup is less than desired GPU memory "
@@ -40,6 +40,8 @@ class GpuMemoryHeldByOthers(Rule):
     severity = "error"
     stage = "later"
     versions = ">=0.9"   # the V1 worker's start-up check (v1/worker/gpu_worker.py, 0.9.2+)
+    needs = Needs(optional=("hardware.compute_capability", "hardware.free_memory_gib", "hardware.memory_gib",
+                            "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: m\nhardware: {memory_gib: 31.73, free_memory_gib: 31.0}\nargs:\n  max-model-len: 4096\n",

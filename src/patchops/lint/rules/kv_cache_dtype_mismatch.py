@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory
 
 DEST = "kv_cache_dtype"
@@ -38,6 +38,7 @@ class KvCacheDtypeMismatch(Rule):
     name = "kv-cache-dtype-mismatch"
     severity = "error"
     versions = ">=0.33"
+    needs = Needs(optional=("hardware.compute_capability", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: m\nargs:\n  kv-cache-dtype: bfloat16\n", vllm="0.33.0", model=QWEN_7B),

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, memory, routing
 from patchops.lint.vllm.model_len import derived_max_len
 from patchops.lint.vllm.releases import KV_FIT_MESSAGE_SPELLED, release
@@ -62,7 +62,9 @@ class KvCacheTooSmall(Rule):
     versions = ">=0"
     vllm_message = V1_MESSAGE
     stage = "later"      # the KV cache is sized after the model loads, at worker start-up
-    reads_model = True
+    needs = Needs(model=True, hardware=("memory_gib",),
+                  optional=("hardware.compute_capability", "hardware.platform", "workload.concurrency",
+                            "workload.max_tokens", "workload.prompt_tokens"))
     # 24 GiB x 0.9 = 21.60 GiB - 14.96 GiB of weights = 6.64 GiB in 16-token blocks of 128 KiB
     # per token = 3400 blocks = 54400 tokens; 6 requests of 8192 fit, 7 do not.
     VALID = [

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.model_len import derived_max_len, env_flag
 
@@ -46,7 +46,7 @@ class MaxModelLenAboveDerived(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen\nargs:\n  max-model-len: 32768\n", model=QWEN_7B),
         # YaRN x4 on 0.8.5: 4096 * 4.0

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 # engine/arg_utils.py::_raise_or_fallback (0.8.5-0.10.0), feature "--num-scheduler-steps".
@@ -40,6 +40,7 @@ class MultistepFallsBackToV0(Rule):
     name = "multistep-falls-back-to-v0"
     severity = "warning"
     versions = ">=0.7.3,<0.10.1"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = FALLBACK
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"

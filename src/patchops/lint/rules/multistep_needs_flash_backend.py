@@ -6,7 +6,7 @@ from typing import Iterator, List
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import attention, inputs, prediction, releases, routing, scheduler, wording
 
 
@@ -39,6 +39,7 @@ class MultistepNeedsFlashBackend(Rule):
     severity = "error"
     stage = "later"      # MultiStepModelRunner checks the backend at worker start
     versions = ">=0.6.3,<0.10.1"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     stage = "later"  # MultiStepModelRunner checks it when the worker starts
     vllm_message = ("{ms_config_str} not supported for attention backend: {backend}. "
                     "Set VLLM_ATTENTION_BACKEND to a value from {supported}.")

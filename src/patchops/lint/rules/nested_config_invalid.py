@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks, nested_values
 
 _BOUND_OK = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
@@ -50,6 +50,7 @@ class NestedConfigInvalid(Rule):
     name = "nested-config-invalid"
     severity = "error"
     versions = ">=0.8.5"
+    needs = Needs(optional=("hardware.platform",))
     VALID = [
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
                 "\"prompt_lookup_max\": 4}'\n", kind="command"),

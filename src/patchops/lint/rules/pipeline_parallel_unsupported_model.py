@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs
 
 VLLM_MESSAGE = ("Pipeline parallelism is not supported for this model. Supported models implement the "
@@ -38,7 +38,7 @@ class PipelineParallelUnsupportedModel(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: /models/Qwen2-VL-7B-Instruct\nhardware: {gpus: 2}\nargs:\n  pipeline-parallel-size: 2\n"
                 "  distributed-executor-backend: mp\n", vllm="0.33.0", model=QWEN2_VL),

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs, routing
 
 VLLM_MESSAGE = ("Prefix caching is not supported with sliding window. Run with "
@@ -40,7 +40,7 @@ class PrefixCachingWithSlidingWindow(Rule):
     severity = "error"
     versions = ">=0.7,<0.11"  # the guard exists from 0.7 to 0.10.x (V1 handles sliding windows from 0.11)
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True, optional=("hardware.compute_capability", "hardware.platform"))
     VALID = [
         Example("model: org/mistral\nargs:\n  enable-prefix-caching: true\n", model=MISTRAL),   # V1
         Example("model: org/mistral\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-caching: true\n"

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, local_files
 
 DEST = "quantization"
@@ -48,7 +48,7 @@ class QuantizationConfigNotFound(Rule):
     name = "quantization-config-not-found"
     severity = "error"
     versions = ">=0.7"
-    reads_model = True
+    needs = Needs(model=True)
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example(f"model: {FOLDER}\nargs:\n  quantization: fp8\n", model=UNQUANTIZED),

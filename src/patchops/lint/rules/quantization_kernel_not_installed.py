@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, packages, quantization_claims
 
 # GPTQBitBLASConfig.__init__ and BitBLASConfig.__init__ (model_executor/layers/quantization/
@@ -56,7 +56,7 @@ class QuantizationKernelNotInstalled(Rule):
     severity = "error"
     unsure_severity = "info"
     versions = ">=0.8,<0.20"
-    reads_model = True
+    needs = Needs(model=True, optional=("hardware.compute_capability", "hardware.platform"))
     vllm_message = MESSAGE.format(package="bitblas", version="0.1.0")
     VALID = [
         Example(f"model: {GPTQ}\n" + A100),                                  # gptq_marlin claims it first

@@ -6,7 +6,7 @@ from typing import Iterator, List, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 AWQ = {"model_type": "qwen2", "num_attention_heads": 28, "max_position_embeddings": 32768,
@@ -49,7 +49,7 @@ class QuantizationUnsupportedHere(Rule):
     name = "quantization-unsupported-here"
     severity = "error"
     versions = ">=0.7"
-    reads_model = True
+    needs = Needs(model=True, optional=("hardware.compute_capability",))
     VALID = [
         Example("model: org/qwen-awq\n" + A100 + "args:\n  dtype: half\n", model=AWQ),
         Example("model: org/qwen-awq\n" + A100 + "args:\n  quantization: awq_marlin\n", model=AWQ),

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 # Below this many output tokens a reasoning model often ends inside its thinking: in a field log
@@ -35,6 +35,7 @@ class ReasoningBudgetTooSmall(Rule):
     name = "reasoning-budget-too-small"
     severity = "warning"
     versions = ">=0.7.3"    # --reasoning-parser first exists in 0.7.3
+    needs = Needs(optional=("workload.max_tokens",))
     vllm_message = None     # the answer is empty, nothing is logged
     stage = "later"
     VALID = [

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, model_len
 from patchops.lint.vllm.request_len import request_outcome
 
@@ -45,6 +45,7 @@ class RequestLongerThanModelLen(Rule):
     name = "request-longer-than-model-len"
     severity = "error"
     versions = ">=0"
+    needs = Needs(optional=("model", "workload.max_tokens", "workload.prompt_tokens"))
     vllm_message = None     # by version: request_len.request_outcome()
     stage = "later"         # the server refuses the request, not the launch
     VALID = [

@@ -6,7 +6,7 @@ from typing import Iterator, List
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
 
 NGRAM = "  speculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": %d, \"prompt_lookup_max\": 4}'\n"
@@ -42,6 +42,8 @@ class SpecDecodeBatchAboveCapture(Rule):
     name = "spec-decode-batch-above-capture"
     severity = "warning"
     versions = ">=0.8.5"     # V1 runs speculative decoding from 0.8.5 (the speculative_config dict)
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model", "workload.concurrency"))
     vllm_message = None
     stage = "later"
     VALID = [
@@ -110,4 +112,4 @@ class SpecDecodeBatchAboveCapture(Rule):
         fields = (("workload.concurrency",) if over else ()) + (("max_num_seqs",) if seqs_over else ()) \
             + (inputs.speculative_setting(cfg, facts).name,) + tuple(sizes.fields)
         yield self.diagnostic(cfg, at, message, explanation=explanation, fields=tuple(dict.fromkeys(fields)),
-                              fix=cuda_graphs.capture_fix(facts, top) + f" (steps of up to {top} tokens)")
+                              fix=cuda_graphs.capture_fix(facts, top, command=cfg.kind == "command") + f" (steps of up to {top} tokens)")

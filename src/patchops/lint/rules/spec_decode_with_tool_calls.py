@@ -6,7 +6,7 @@ from typing import Iterator, List
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 NGRAM = "  speculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'\n"
@@ -38,6 +38,7 @@ class SpecDecodeWithToolCalls(Rule):
     name = "spec-decode-with-tool-calls"
     severity = "warning"
     versions = ">=0"
+    needs = Needs(optional=("workload.tools",))
     vllm_message = None     # the tool calls are wrong, nothing is logged
     stage = "later"
     VALID = [

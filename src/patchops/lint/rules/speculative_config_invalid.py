@@ -6,7 +6,7 @@ from typing import Any, Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing, scheduler
 
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
@@ -67,6 +67,8 @@ class SpeculativeConfigInvalid(Rule):
     name = "speculative-config-invalid"
     severity = "error"
     versions = ">=0.8.5"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     VALID = [
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
                 "\"prompt_lookup_min\": 2}'\n", kind="command"),

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
 from patchops.lint.vllm import inputs
 
 HOST = "hardware.host_memory_gib"
@@ -44,7 +44,7 @@ class SwapSpaceExceedsHostMemory(Rule):
     severity = "error"
     versions = "<0.20"      # --swap-space is gone in 0.20.0 (0.15.0 the last release read with it)
     vllm_message = REFUSE_MESSAGE
-    reads_hardware = (HOST,)
+    needs = Needs(hardware=("host_memory_gib",))
     VALID = [
         # 4 GiB x TP 8 = 32 GiB of 512: fine.
         Example("model: m\nhardware: {host_memory_gib: 512}\nargs:\n  tensor-parallel-size: 8\n"),

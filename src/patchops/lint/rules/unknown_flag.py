@@ -8,9 +8,22 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import rename_key
-from patchops.lint.facts.model import Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts.model import Facts, Flag, shipped_option_facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import releases, wording
+
+# Removed options and what took their place (vLLM's own deprecation messages: the speculative
+# options folded into --speculative-config in 0.8, cuda_graph_sizes into cudagraph_capture_sizes
+# in 0.12).
+SUCCESSORS = {
+    "speculative_model": "--speculative-config '{\"model\": ...}'",
+    "num_speculative_tokens": "--speculative-config '{\"num_speculative_tokens\": ...}'",
+    "speculative_draft_tensor_parallel_size": "--speculative-config '{\"draft_tensor_parallel_size\": ...}'",
+    "speculative_max_model_len": "--speculative-config '{\"max_model_len\": ...}'",
+    "ngram_prompt_lookup_max": "--speculative-config '{\"prompt_lookup_max\": ...}'",
+    "ngram_prompt_lookup_min": "--speculative-config '{\"prompt_lookup_min\": ...}'",
+    "cuda_graph_sizes": "--cudagraph-capture-sizes",
+}
 
 
 def known_names(facts: Facts) -> Dict[str, Flag]:
@@ -38,8 +51,8 @@ def alias_target(name: str, facts: Facts) -> Optional[Flag]:
 @lru_cache(maxsize=None)
 def _shipped() -> Tuple[Tuple[str, frozenset], ...]:
     """Return (version, accepted option names) for every version patchops ships facts for."""
-    return tuple((version, frozenset(known_names(facts_for_version(version))))
-                 for version in shipped_versions())  # oldest first
+    return tuple((facts.version, frozenset(known_names(facts)))
+                 for facts in shipped_option_facts())  # oldest first
 
 
 def flag_history(name: str, version: str) -> Tuple[Optional[str], Optional[str]]:
@@ -175,8 +188,8 @@ class UnknownFlag(Rule):
         alias = alias_target(name, facts)
         if alias is not None and name not in known:
             short = alias_short(alias, name)
-            long_name = alias.dest if setting.source != "cli" else "--" + alias.name
-            fix = f"use the long name {long_name}"
+            long_key = "--" + alias.name if setting.source == "cli" else spelled(alias.dest, setting, cfg)
+            fix = f"use the long name {long_key}"
             if setting.source == "cli":
                 message = f'short alias -{short} written with two dashes ("{setting.key}")'
                 explanation = f"{rejected}, so {outcome}"
@@ -184,7 +197,6 @@ class UnknownFlag(Rule):
             else:
                 message = f'short alias "{setting.key}" (-{short}) works only on the command line'
                 explanation = f"as a key it becomes --{short}, and {rejected}, so {outcome}"
-            long_key = "--" + alias.name if setting.source == "cli" else spelled(alias.dest, setting, cfg)
             return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(alias.dest,), fix=fix,
                                    vllm_message=vllm_message,
                                    edits=[self._rename(cfg, setting, alias, long_key)],
@@ -215,7 +227,9 @@ class UnknownFlag(Rule):
         fixes = []
         if suggestion:
             fixes.append(f'did you mean "{spelled(suggestion, setting, cfg)}"?')
-        if last and not first:
+        if last and not first and name in SUCCESSORS:
+            fixes = [f"use {SUCCESSORS[name]} instead (it replaced --{name.replace('_', '-')} after vLLM {last})"]
+        elif last and not first:
             fixes.append(f"remove it (or run vLLM {last}, the last shipped version that has it)")
         elif first:
             fixes.append(f"remove it, or upgrade to vLLM {first} or later")

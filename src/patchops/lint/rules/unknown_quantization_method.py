@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 DEST = "quantization"
@@ -46,6 +46,7 @@ class UnknownQuantizationMethod(Rule):
     name = "unknown-quantization-method"
     severity = "error"
     versions = ">=0.9"
+    needs = Needs(optional=("model",))
     vllm_message = MSG_UNKNOWN
     VALID = [
         Example("model: m\nargs:\n  quantization: fp8\n", vllm="0.33.0"),

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 NO_RAY = ("Unable to load Ray which is required for multi-node inference, please install Ray "
@@ -43,6 +43,7 @@ class WorldSizeExceedsGpus(Rule):
     name = "world-size-exceeds-gpus"
     severity = "error"
     versions = ">=0"
+    needs = Needs(hardware=("gpus",))
     VALID = [
         Example("model: m\nargs:\n  tensor-parallel-size: 4\nhardware: {gpus: 4}\n", vllm="0.33.0"),
         Example("model: m\nargs:\n  tensor-parallel-size: 8\n"),   # GPUs unknown: nothing to compare
