@@ -202,3 +202,11 @@ def test_the_launch_revision_and_token_are_the_ones_asked_with(hub_env, tmp_path
         _, right = lint_json(str(spec))
     assert "org/llama-32 has no revision v9" in not_run(wrong)["heads-not-divisible-by-tp"]["reason"]
     assert "PO701" in codes(right)   # the spec's own HF_TOKEN opened the gated repo
+
+
+def test_a_modelscope_launch_does_not_ask_the_hub(hub_env):
+    with HubStandIn({"org/llama-32": {"config.json": LLAMA_32}}) as hub:
+        hub_env(hub.url, VLLM_USE_MODELSCOPE="1")
+        code, document = lint_json("--cmd", COMMAND)
+        assert hub.requests == []
+    assert code == OK and "comes from ModelScope" in not_run(document)["heads-not-divisible-by-tp"]["reason"]
