@@ -189,3 +189,24 @@ def test_a_fetching_run_is_not_cached_and_the_next_one_is(hub_env, tmp_path, mon
     assert list((tmp_path / "cache" / "lint-results").iterdir())
     assert [d.code for d in first[0].diagnostics] == [d.code for d in second[0].diagnostics] == \
         [d.code for d in third[0].diagnostics]
+
+
+def test_the_launch_revision_and_token_are_the_ones_asked_with(hub_env, tmp_path):
+    spec = tmp_path / "serve.yaml"
+    with HubStandIn({"org/llama-32": {"config.json": LLAMA_32}}, gated={"org/llama-32"}) as hub:
+        hub_env(hub.url)
+        spec.write_text(f"model: org/llama-32\nenv:\n  HF_TOKEN: {hub.token}\nargs:\n  revision: v9\n"
+                        "  tensor-parallel-size: 3\n")
+        _, wrong = lint_json(str(spec))
+        spec.write_text(f"model: org/llama-32\nenv:\n  HF_TOKEN: {hub.token}\nargs:\n  tensor-parallel-size: 3\n")
+        _, right = lint_json(str(spec))
+    assert "org/llama-32 has no revision v9" in not_run(wrong)["heads-not-divisible-by-tp"]["reason"]
+    assert "PO701" in codes(right)   # the spec's own HF_TOKEN opened the gated repo
+
+
+def test_a_modelscope_launch_does_not_ask_the_hub(hub_env):
+    with HubStandIn({"org/llama-32": {"config.json": LLAMA_32}}) as hub:
+        hub_env(hub.url, VLLM_USE_MODELSCOPE="1")
+        code, document = lint_json("--cmd", COMMAND)
+        assert hub.requests == []
+    assert code == OK and "comes from ModelScope" in not_run(document)["heads-not-divisible-by-tp"]["reason"]

@@ -118,6 +118,10 @@ def choose(cfg: Any, given: GivenConfigs, fetch: bool) -> ModelSource:
         return _used(cfg, model, found, "local")
     if not fetch or not HUB_ID.fullmatch(model):
         return ModelSource(model, reason=NOT_HERE[0], hint=NOT_HERE[1])
+    if env.get("VLLM_USE_MODELSCOPE", "").strip().lower() in YES:
+        # vLLM asks ModelScope then (transformers_utils/config.py:305, 0.11.0), not the Hub.
+        return ModelSource(model, reason=f"VLLM_USE_MODELSCOPE is set: {model} comes from ModelScope, "
+                           "which lint does not ask", hint=f"pass --model-config {model}=FILE")
     return _fetched(cfg, model, env, revision)
 
 
