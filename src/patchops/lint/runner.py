@@ -86,6 +86,24 @@ def _explained(d: Diagnostic, specific: dict) -> bool:
     return False
 
 
+def read_elsewhere(results: List) -> List:
+    """Return lint results with a file that another input loads as `--config FILE` judged there only.
+
+    The launch that loads it is how vLLM reads it: its findings are that input's, in the file
+    (linted alone it would be judged twice, and maybe against another release).
+    """
+    import os
+
+    from patchops.core import records
+
+    by = {os.path.normpath(name): result.path for result in results for name in result.sources}
+    loader = [by.get(os.path.normpath(r.path)) if r.error is None else None for r in results]
+    return [r if user in (None, r.path) else records.replace(
+        r, diagnostics=[], skipped=[], hardware_skipped={},
+        no_launch=f"the `--config` of {user}, linted as that launch reads it")
+        for r, user in zip(results, loader)]
+
+
 def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
     from patchops.core.errors import LintInputError
