@@ -23,7 +23,7 @@ from patchops.lint.rule import Example
 from patchops.lint.runner import lint_example
 from patchops.lint.vllm import memory
 
-MODELS = Path(__file__).resolve().parents[1] / "conformance" / "corpus" / "models"
+MODELS = Path(__file__).resolve().parents[2] / "conformance" / "corpus" / "models"
 GIB = 1024 ** 3
 
 
