@@ -78,6 +78,10 @@ def prepare(cfg: ServeConfig, facts: Facts, given: model_source.GivenConfigs = m
             fetch: bool = False) -> ServeConfig:
     """Return `cfg` as `facts.version` reads it, with its model source and model facts."""
     seen = read_as_vllm(cfg, facts)
+    if cfg.model_source is None and cfg.model_facts is not None:   # a caller read it already
+        model = cfg.model.value if cfg.model is not None and isinstance(cfg.model.value, str) else None
+        cfg.model_source = model_source.ModelSource(model, cfg.model_facts, "given",
+                                                    path=cfg.model_facts.path)
     if cfg.model_source is None:
         cfg.model_source = model_source.choose(seen, given, fetch)
     seen.model_source, seen.model_facts = cfg.model_source, cfg.model_source.facts
