@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Generate the shipped facts for released vLLM versions from their PyPI wheels.
 
-    python scripts/generate_facts.py 0.8.5 0.9.2 ...     # or --all for the usual set
-    python scripts/generate_facts.py --reads --all       # what each fact group reads, per release
+    python scripts/generate_facts.py --new               # every final release not yet shipped
+    python scripts/generate_facts.py 0.8.5 0.9.2 ...     # or --all: every release shipped now
+    python scripts/generate_facts.py --reads 0.8.5 ...   # what each fact group reads, per release
 
 Each wheel is downloaded once into the patchops cache (tests/support/wheelcache.py), its
-sources are read with `ast` exactly as for an installed copy, and the result is written to
-src/patchops/lint/facts/shipped/<version>.json. The files are data, regenerated rather than edited.
-`--reads` writes instead what each fact group read of the wheel (facts/vouch.py) to
-src/patchops/lint/facts/reads/<version>.json.gz.
+sources are read with `ast` exactly as for an installed copy, and the result goes into its
+minor series' pack in src/patchops/lint/facts/shipped/ (lint/facts/packs.py). The packs are
+data, regenerated rather than edited. `--new` asks the index (PyPI's simple API) for the final
+releases from FIRST_RELEASE on that have no facts yet. `--reads` writes instead what each fact
+group read of the wheel (facts/vouch.py) to src/patchops/lint/facts/reads/<version>.json.gz.
 """
 
 from __future__ import annotations
@@ -20,20 +22,19 @@ import sys
 import zipfile
 from pathlib import Path
 
+from packaging.version import Version
+
+from patchops.host import pypi
 from patchops.host.installed_version import _version_from_metadata
-from patchops.lint.facts.model import SHIPPED_DIR, Facts
+from patchops.lint.facts import packs
+from patchops.lint.facts.model import Facts, shipped_versions
 from patchops.lint.extract import extract
 from patchops.lint.facts.vouch import READS_DIR, group_reads
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
 from tests.support import release_day, wheelcache  # noqa: E402
 
-# The 14 releases the reference note was checked against (vllm-launch-checks.md), and 0.32.0,
-# a release the conformance harness records.
-DEFAULT_VERSIONS = (
-    "0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.0", "0.10.1.1", "0.10.2", "0.11.0",
-    "0.12.0", "0.15.0", "0.20.0", "0.25.0", "0.30.0", "0.32.0", "0.33.0",
-)
+FIRST_RELEASE = "0.6.0"   # facts ship for every final release from here on
 
 
 def shipped_facts(version: str) -> Facts:
@@ -58,21 +59,11 @@ def shipped_facts(version: str) -> Facts:
                          transformers=release_day.transformers_of(version, site))
 
 
-def render(facts: Facts) -> str:
-    """Serialise with one flag per line: small files whose diffs stay readable."""
-    data = facts.to_dict()
-    flags = data.pop("flags")
-    lines = ["{"]
-    for key in sorted(data):
-        lines.append(f"  {json.dumps(key)}: {json.dumps(data[key], sort_keys=True)},")
-    lines.append('  "flags": {')
-    items = sorted(flags.items())
-    for i, (dest, flag) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        lines.append(f"    {json.dumps(dest)}: {json.dumps(flag, sort_keys=True)}{comma}")
-    lines.append("  }")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+def new_releases(index_url: str = pypi.PYPI_SIMPLE) -> list:
+    """Return the final vLLM releases from FIRST_RELEASE on that the index has and no pack holds."""
+    shipped = set(shipped_versions())
+    return [v for v in pypi.final_releases("vllm", index_url)
+            if Version(v) >= Version(FIRST_RELEASE) and v not in shipped]
 
 
 def write_reads(version: str, out: Path) -> Path:
@@ -96,28 +87,35 @@ def write_reads(version: str, out: Path) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="vLLM versions, e.g. 0.8.5")
-    parser.add_argument("--all", action="store_true", help="the default set: " + " ".join(DEFAULT_VERSIONS))
-    parser.add_argument("--out", type=Path, help="output folder (default: shipped/, or reads/ with --reads)")
+    parser.add_argument("--all", action="store_true", help="regenerate every release shipped now")
+    parser.add_argument("--new", action="store_true", help="add the final releases the index has and no pack holds")
+    parser.add_argument("--index-url", default=pypi.PYPI_SIMPLE, help="the simple index --new asks")
     parser.add_argument("--reads", action="store_true", help="write what each fact group reads instead")
+    parser.add_argument("--out", type=Path, default=READS_DIR, help="with --reads: the output folder")
     args = parser.parse_args(argv)
-    versions = list(args.versions) + (list(DEFAULT_VERSIONS) if args.all else [])
-    if not versions:
-        parser.error("give versions or --all")
-    args.out = args.out or (READS_DIR if args.reads else SHIPPED_DIR)
-    args.out.mkdir(parents=True, exist_ok=True)
+    versions = list(args.versions) + (shipped_versions() if args.all else [])
+    if args.new:
+        found = new_releases(args.index_url)
+        print(f"new final releases on {args.index_url}: {', '.join(found) or 'none'}")
+        versions += found
+    if not versions and not args.new:
+        parser.error("give versions, --all or --new")
     if args.reads:
+        args.out.mkdir(parents=True, exist_ok=True)
         for version in versions:
             path = write_reads(version, args.out)
             print(f"{path}: {len(json.loads(gzip.decompress(path.read_bytes()))['files'])} files and listings")
         return 0
-    for version in versions:
+    releases = packs.every_release_dict(shipped_versions())
+    for version in versions:   # one at a time, each pack rewritten as soon as its release is read
         facts = shipped_facts(version)
-        text = render(facts)
-        assert Facts.from_json(text) == facts, version  # the file reads back to the same facts
-        path = args.out / f"{version}.json"
-        path.write_text(text, encoding="utf-8")
-        print(f"{path}: {len(facts.flags)} flags, {len(facts.field_defaults)} defaults"
+        releases[version] = facts.to_dict()
+        path, = packs.write(releases, only={packs.series(version)})
+        print(f"{path}: {version}: {len(facts.flags)} flags, {len(facts.field_defaults)} defaults"
               f"{', ' + str(len(facts.notes)) + ' notes' if facts.notes else ''}")
+    packs.forget()
+    for version in versions:   # every pack reads back to the facts extracted
+        assert Facts.from_dict(packs.release_dict(version)) == Facts.from_dict(releases[version]), version
     return 0
 
 

@@ -16,6 +16,9 @@ NEWEST = "0.33.0"
 # Lint reads the environment it runs in (offline Hugging Face, PO816): tests state theirs.
 for _name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.pop(_name, None)
+# The suite never asks the real Hub: lint fetches nothing unless a test turns it on (against
+# tests/support/hub_stand_in.py).
+os.environ["PATCHOPS_FETCH"] = "0"
 
 COREX_LIB = "usr/local/corex/lib/python3/dist-packages"
 COREX_LIB64 = "usr/local/corex/lib64/python3/dist-packages"

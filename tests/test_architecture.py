@@ -155,5 +155,26 @@ def test_layer_check_sees_an_upward_import():
     assert part_of("patchops.patchset.ops.base") == "patchset" and part_of("patchops") == "__init__"
 
 
+def imports_module(test: Path, module: str) -> bool:
+    """Return whether the test file imports patchops.lint.vllm.<module> itself."""
+    dotted = f"patchops.lint.vllm.{module}"
+    for node in ast.walk(ast.parse(test.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module == dotted or (
+                node.module == "patchops.lint.vllm" and any(a.name == module for a in node.names))):
+            return True
+        if isinstance(node, ast.Import) and any(a.name == dotted for a in node.names):
+            return True
+    return False
+
+
+def test_every_lint_vllm_module_has_a_test_file_by_its_name_that_imports_it():
+    """The release knowledge is tested module by module: lint/vllm/x.py by tests/lint/vllm/test_x.py."""
+    tests = ROOT / "tests" / "lint" / "vllm"
+    modules = sorted(p.stem for p in (PACKAGE / "lint" / "vllm").glob("*.py") if p.name != "__init__.py")
+    untested = [m for m in modules if not (tests / f"test_{m}.py").exists()
+                or not imports_module(tests / f"test_{m}.py", m)]
+    assert not untested, f"lint/vllm modules without a tests/lint/vllm/test_<module>.py importing them: {untested}"
+
+
 def test_architecture_md_stays_short():
     assert len(MAP.read_text(encoding="utf-8").splitlines()) < 120

@@ -327,10 +327,10 @@ def test_suppressions_and_selectors_take_codes_prefixes_names_and_lists(run, tmp
 def test_concise_and_full_output(run, tmp_path):
     spec = _files(tmp_path, serve=GOOD)["serve"]
     concise = run("lint", spec, "--format", "concise").stdout.splitlines()
-    assert concise[0].startswith(f"{spec}:6:3: error: max_num_batched_tokens (8192)")
-    assert concise[0].endswith("[PO201]") and len(concise) == 4
-    assert concise[1].endswith("checks did not run (pass --model-config FILE)")
-    assert concise[3].startswith("1 error, 0 warnings, 0 info in 1 input; linted against vLLM "
+    assert concise[0].startswith(f"{spec}:6:3: error: max_num_batched_tokens 8192 < max_model_len")
+    assert concise[0].endswith("[PO201]") and not any("[PO" in line for line in concise[1:])
+    assert "checks did not run for 1 input: no model config.json" in " ".join(concise[1:-1])
+    assert concise[-1].startswith("1 error, 0 warnings, 0 info in 1 input; linted against vLLM "
                                  "0.6.3.post1 from shipped facts")
     full = run("lint", spec).stdout.splitlines()
     assert full[0].endswith("[PO201 batched-tokens-below-model-len]")
@@ -450,7 +450,7 @@ def test_apply_names_a_shadowed_site_and_status_groups_per_copy(run, corex_tree)
     assert " vllm/engine/arg_utils.py |   4 ++--  (x2 copies)" in stat and "@@" not in stat
     status = run("status", env=env).stdout.splitlines()
     assert status[0] == f"{sites[0]}  vLLM {MID}  [imported]"
-    assert status[1].startswith("  corex-eager-allreduce: not-applied - not applied in vllm/engine/arg_utils.py")
+    assert status[1].startswith("  corex-eager-allreduce: not-applied in vllm/engine/arg_utils.py")
     assert f"{sites[1]}  vLLM {MID}  [shadowed]" in status
 
 
@@ -551,7 +551,7 @@ def test_a_replaced_file_is_noted_once(run, tmp_path):
     assert again.exit_code == OK and again.stdout.count("file was replaced (reinstall?)") == 1
 
 
-@pytest.mark.parametrize("asked, linted", [("0.10.1", "0.10.1.1"), ("0.10.0", "0.10.0"),
+@pytest.mark.parametrize("asked, linted", [("0.10.1", "0.10.1"), ("0.10.0", "0.10.0"),   # 0.10.1: its own
                                            ("0.10.1.1", "0.10.1.1"), ("0.9.2", "0.9.2"),
                                            ("0.9.3", "0.9.2")])
 def test_vllm_version_picks_the_release_it_names(run, asked, linted):
@@ -653,11 +653,11 @@ def test_concise_lint_of_the_seed_examples_fits_one_80_column_screen(monkeypatch
     findings = sum(len(r.diagnostics) for r in results)
     terminal = _Terminal()
     lint_text(terminal, results, concise=True)
-    assert findings >= 5 and len(terminal.lines) == findings + 3  # the two skipped notes + summary
-    assert max(len(line) for line in terminal.lines[:findings]) <= 80
-    assert all(line.endswith("]") for line in terminal.lines[:findings])
+    assert findings >= 5 and all(line.endswith("]") for line in terminal.lines[:findings])
     assert sum(-(-len(line) // 80) for line in terminal.lines) <= 24
     piped = _Terminal()
     piped.is_terminal = False
     lint_text(piped, results, concise=True)
-    assert max(len(line) for line in piped.lines[:findings]) > 80   # a pipe gets messages whole
+    # Never cut (issue 25): a terminal gets each finding whole, as a pipe does.
+    assert terminal.lines[:findings] == piped.lines[:findings]
+    assert all(f"{d.message} [{d.code}]" in " ".join(terminal.lines) for r in results for d in r.diagnostics)

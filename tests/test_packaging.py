@@ -32,8 +32,11 @@ def test_wheel_contains_code_facts_and_patchsets(tmp_path):
     assert sources <= names, sorted(sources - names)
     shipped_code = {name for name in names if name.endswith(".py")}
     assert shipped_code == sources, sorted(shipped_code - sources)  # e.g. tests/support/*
-    for facts in (ROOT / "src" / "patchops" / "data" / "facts").glob("*.json"):
-        assert f"patchops/lint/facts/shipped/{facts.name}" in names
+    facts = sorted((ROOT / "src" / "patchops" / "lint" / "facts" / "shipped").glob("*.json*"))
+    assert len(facts) > 10   # index.json and a pack per minor series
+    for path in facts:
+        assert f"patchops/lint/facts/shipped/{path.name}" in names
+    assert wheel.stat().st_size < 5 * 2 ** 20   # facts of every release since 0.6.0 included
     for reads in (ROOT / "src" / "patchops" / "lint" / "facts" / "reads").glob("*.json.gz"):
         assert f"patchops/lint/facts/reads/{reads.name}" in names   # facts/vouch.py reads them
     for patchset in (ROOT / "patchsets").glob("*.yaml"):

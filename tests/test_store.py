@@ -416,7 +416,7 @@ def test_every_store_write_is_fsynced_before_it_counts(tmp_path, syscalls):
     with locked(stores):
         transact("apply", changes_for(stores, files), new_states(stores, files))
     renames = [i for i, (call, _) in enumerate(syscalls) if call == "rename"]
-    assert len(renames) == 2 * (2 + 4 + 1)  # per store: 2 files, 4 objects, state.json
+    assert len(renames) == 2 * (2 + 4 + 1 + 1)  # per store: 2 files, 4 objects, state.json, id
     for i in renames:
         target = syscalls[i][1]
         folder = os.path.dirname(target)
@@ -494,3 +494,20 @@ def test_rewritten_file_keeps_a_foreign_owner_when_root(tmp_path):
     after = path.stat()
     assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
     assert path.read_bytes() == b"new\n"
+
+
+def test_store_id_is_written_once_under_the_lock_and_read_through_any_spelling(tmp_path):
+    site = tmp_path / "lib" / "site-packages"
+    (site / "vllm").mkdir(parents=True)
+    (tmp_path / "lib64").symlink_to("lib")
+    store = Store(site)
+    assert store.identity() is None and not store.root.exists()   # reading writes nothing
+    with store.lock():
+        first = store.identity()
+    assert first and len(first) == 32 and store.id_path.read_text() == first + "\n"
+    other = Store(tmp_path / "lib64" / "site-packages")   # another node's spelling
+    assert other.identity() == first and other.claim_identity() == first
+    with store.lock():
+        pass
+    assert store.id_path.read_text() == first + "\n"
+    assert Store(tmp_path / "elsewhere").identity() is None

@@ -21,7 +21,7 @@ from patchops.lint.input.serve_config import Setting
 from patchops.lint.explain import explain
 from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_command
-from patchops.lint.input.model_config import model_facts_for
+from patchops.lint.input.model_source import GivenConfigs, choose
 
 BASELINE = Path(__file__).with_name("explain_baseline.json")
 # explain's row -> the harness's resolved field.
@@ -62,7 +62,7 @@ def mismatches(version: str, workdir: Path) -> dict:
             cfg = load_command(case.command(), path=f"{case.id}.sh", base_dir=str(folder))
         except PatchopsError:
             continue
-        cfg.model_facts = model_facts_for(cfg)  # as `patchops explain` reads the model folder
+        cfg.model_facts = choose(cfg, GivenConfigs(), fetch=False).facts  # the model folder, as lint reads it
         gpu = case.profile()
         major, minor = gpu["capability"]
         for key, value in {"gpus": case.gpus, "memory_gib": gpu["memory_gib"], "platform": "cuda",

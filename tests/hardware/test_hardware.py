@@ -206,15 +206,16 @@ def test_host_memory_unknown_says_which_check_did_not_run(tmp_path):
     path.write_text(SWAP_085)
     unknown = api.lint(path)
     assert unknown.diagnostics == []
-    assert unknown.hardware_skipped == {"hardware.host_memory_gib": ["swap-space-exceeds-host-memory"]}
-    assert skipped_notes([unknown])[-1:] == [
-        f"{path}: hardware.host_memory_gib is not known, so swap-space-exceeds-host-memory did not run "
-        "(state it under hardware: or with --hardware)"]
+    assert [(n.rule, n.reason) for n in unknown.not_run if n.reason.startswith("hardware.host")] == [
+        ("swap-space-exceeds-host-memory", "hardware.host_memory_gib not known")]
+    assert skipped_notes([unknown], verbose=True)[-1:] == [
+        f"{path}: 1 check did not run, hardware.host_memory_gib not known (state it under hardware: "
+        "or with --hardware): swap-space-exceeds-host-memory"]
     known = api.lint(path, hardware=parse_hardware("{host_memory_gib: 512}"))
     assert [(d.code, d.severity, d.line) for d in known.diagnostics] == [("PO708", "error", 4)]
-    assert known.hardware_skipped == {} and "hardware.host_memory_gib" not in " ".join(skipped_notes([known]))
+    assert "hardware.host_memory_gib not known" not in [n.reason for n in known.not_run] and "hardware.host_memory_gib" not in " ".join(skipped_notes([known]))
     ignored = api.lint(path, ignore=["PO708"])
-    assert ignored.hardware_skipped == {}
+    assert "swap-space-exceeds-host-memory" not in [n.rule for n in ignored.not_run]
 
 
 def _cli(args, env):
@@ -271,6 +272,6 @@ def test_a_detected_busy_gpu_is_reported_with_where_the_figure_came_from(tmp_pat
     spec.write_text("model: m\nvllm: {version: 0.10.1.1}\nargs:\n  max-model-len: 4096\n")
     busy = Hardware(gpus=2, memory_gib=80.0, free_memory_gib=0.5, source="nvidia-smi")
     [found] = [d for d in api.lint(spec, hardware=busy).diagnostics if d.code == "PO712"]
-    assert found.severity == "error" and "measured with nvidia-smi on this box" in found.message
+    assert found.severity == "error" and "measured with nvidia-smi on this box" in found.explanation
     idle = Hardware(gpus=2, memory_gib=80.0, free_memory_gib=79.0, source="nvidia-smi")
     assert "PO712" not in {d.code for d in api.lint(spec, hardware=idle).diagnostics}

@@ -30,3 +30,8 @@ def linter(code: Optional[str], vllm: str = "0.8.5", kind: str = "spec") -> Call
         return findings(code, text, vllm, kind, **facts)
 
     return lint
+
+
+def said(d: Diagnostic) -> str:
+    """Return a finding's headline and its why as one text, for tests of what it says."""
+    return f"{d.message}: {d.explanation}" if d.explanation else d.message

@@ -59,7 +59,7 @@ def test_v0_only_classes_read_from_real_trees():
 
 def test_v0_only_architecture_falls_back_or_refuses():
     [fallback] = found("PO306", BLOOM, "0.8.5")
-    assert fallback.severity == "warning" and "model's architecture" in fallback.message
+    assert fallback.severity == "warning" and "model's architecture" in fallback.explanation
     assert fallback.vllm_message == "['BloomForCausalLM'] is not supported by the V1 Engine. Falling back to V0. "
     [forced] = found("PO306", BLOOM, "0.10.1.1", env="1")
     assert forced.severity == "error"

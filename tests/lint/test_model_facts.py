@@ -141,6 +141,11 @@ def test_no_length_key_means_2048(tmp_path):
 # --- end to end -------------------------------------------------------------------------------
 
 
+def model_not_run(result) -> list:
+    """Return the rules not run on `result`'s input for want of its model's config.json."""
+    return [n.rule for n in result.not_run if "config.json" in n.reason]
+
+
 def test_lint_reads_a_local_model_folder(tmp_path):
     model = write_model(tmp_path / "llama", LLAMA)
     spec = tmp_path / "serve.yaml"
@@ -148,7 +153,7 @@ def test_lint_reads_a_local_model_folder(tmp_path):
     result = api.lint(spec, vllm_version="0.10.1.1")
     found = {(d.code, d.line, d.severity) for d in result.diagnostics}
     assert ("PO701", 3, "error") in found and ("PO702", 4, "error") in found
-    assert result.skipped == [] and result.model_config == str(model / "config.json")
+    assert model_not_run(result) == [] and result.model_config == str(model / "config.json")
 
 
 def test_hf_home_from_the_spec_env(tmp_path):
@@ -164,23 +169,22 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
     spec.write_text("model: org/not-here\nargs:\n  tensor-parallel-size: 3\n")
     result = api.lint(spec, vllm_version="0.8.5")
     assert [d for d in result.diagnostics if d.code != "PO507"] == []
-    assert result.skipped == ["pipeline-parallel-unsupported-model", "model-type-unknown-to-transformers",
+    assert model_not_run(result) == ["pipeline-parallel-unsupported-model", "model-type-unknown-to-transformers",
                               "generate-runner-on-pooling-model", "heads-not-divisible-by-tp",
                               "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
-                              "kv-cache-too-small", "quantization-config-not-found",
+                              "kv-cache-too-small", "remote-code-needs-trust", "quantization-config-not-found",
                               "sliding-window-off-with-rope-scaling", "quantization-unsupported-here",
                               "multimodal-limit-on-text-model", "quantization-kernel-not-installed"]
-    assert skipped_notes([result])[:1] == [
-        f"{spec}: the model's config.json is not on this machine, so {', '.join(result.skipped)} "
-        "did not run (pass --model-config FILE)"]
+    assert skipped_notes([result], verbose=True)[:1] == [
+        f"{spec}: 14 checks did not run, no model config.json (pass --model-config FILE): "
+        f"{', '.join(model_not_run(result))}"]
     other, third = (records.replace(result, path=f"{name}.yaml") for name in ("b", "c"))
-    assert skipped_notes([result, other], concise=True)[:1] == [
-        f"{spec}, b.yaml: the model's config.json is not on this machine, so 13 checks did not run "
-        "(pass --model-config FILE)"]
-    assert skipped_notes([result, other, third], concise=True)[0].startswith("3 inputs: the model's config.json")
+    assert skipped_notes([result, other, third])[0].startswith(
+        "16 checks did not run for 3 inputs: no model config.json (pass --model-config FILE)")
     assert api.lint(spec, vllm_version="0.8.5",
-                    ignore=["PO312", "PO313", "PO314", "PO70", "PO809", "PO812", "PO813", "PO814", "PO818"]).skipped == []
+                    ignore=["PO312", "PO313", "PO314", "PO70", "PO71", "PO809", "PO812", "PO813", "PO814",
+                            "PO818"]).not_run == []
 
 
 def test_cli_model_config_option(tmp_path):
@@ -188,13 +192,14 @@ def test_cli_model_config_option(tmp_path):
     spec = tmp_path / "serve.yaml"
     spec.write_text("model: org/not-here\nargs:\n  tensor-parallel-size: 3\n")
     plain = CliRunner().invoke(app, ["lint", "--vllm-version", "0.8.5", str(spec)])
-    assert plain.exit_code == 0 and "did not run (pass --model-config FILE)" in " ".join(plain.stdout.split())
+    assert plain.exit_code == 0 and "no model config.json (pass --model-config FILE)" in " ".join(plain.stdout.split())
     given = CliRunner().invoke(app, ["lint", "--vllm-version", "0.8.5", "--model-config",
                                      str(model / "config.json"), "--format", "json", str(spec)])
     assert given.exit_code == 1
     document = json.loads(given.stdout)
     assert [d["code"] for d in document["diagnostics"] if d["code"] != "PO507"] == ["PO701"]
-    assert document["inputs"][0]["skipped"] == []
+    assert {n["rule"] for n in document["inputs"][0]["not_run"]} == {  # for want of hardware.* only
+        "world-size-exceeds-gpus", "kv-cache-too-small", "swap-space-exceeds-host-memory"}
 
 
 def test_a_model_name_too_long_for_a_path_is_not_a_local_folder(tmp_path):

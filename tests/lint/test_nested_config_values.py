@@ -236,7 +236,7 @@ def _ops(ops) -> str:
 ])
 def test_two_base_modes_per_release(version, message):
     [found] = lint(_ops(["all", "none"]), vllm=version)
-    assert found.severity == "error" and message in found.message and (found.line, found.column) == (1, 14)
+    assert found.severity == "error" and message in found.explanation and (found.line, found.column) == (1, 14)
     assert lint(_ops(["all", "+rms_norm"]), vllm=version) == []
 
 
@@ -246,7 +246,7 @@ def test_bare_op_names_and_conflicts_from_032(version, refused):
                          (["+rms_norm", "-rms_norm"], "enable and disable the same operation(s): rms_norm.")):
         found = lint(_ops(ops), vllm=version)
         assert bool(found) is refused
-        assert all(message in d.message and d.severity == "error" for d in found)
+        assert all(message in d.explanation and d.severity == "error" for d in found)
     assert lint(_ops(["+rms_norm", "-silu_and_mul"]), vllm=version) == []
 
 

@@ -75,9 +75,10 @@ def test_experimental_speculative_method(version, env, expected):
 
 def test_fallback_names_the_setting_and_the_cost():
     [found] = findings("PO306", "model: m\nargs:\n  scheduler-delay-factor: 0.5\n", "0.10.1.1")
-    assert found.message.startswith("the V1 engine does not support --scheduler-delay-factor "
-                                    "(scheduler-delay-factor: 0.5), so vLLM 0.10.1.1 silently falls back to V0")
-    assert "slower V0 engine" in found.message
+    assert found.message == ("no V1 support for scheduler-delay-factor: 0.5: vLLM 0.10.1.1 silently "
+                             "falls back to V0")
+    assert found.explanation.startswith("the V1 engine does not support --scheduler-delay-factor "
+                                        "(scheduler-delay-factor: 0.5), so the older, slower V0 engine runs")
     assert found.vllm_message == ("--scheduler-delay-factor is not supported by the V1 Engine. Falling back to "
                                   "V0. We recommend to remove --scheduler-delay-factor from your config in "
                                   "favor of the V1 Engine.")
@@ -114,7 +115,7 @@ def test_corex_graph_hang_returns_after_the_patchset(tmp_path):
     assert "PO506" not in stock and "PO601" in stock  # the fork never captures
     patching.commit_apply(patching.plan_apply([locate_site(site)], [get_patchset("corex-eager-allreduce")]))
     [hang] = [d for d in api.lint(spec, vllm_path=site).diagnostics if d.code == "PO506"]
-    assert (hang.line, hang.severity) == (4, "error") and "honours --enforce-eager" in hang.message
+    assert (hang.line, hang.severity) == (4, "error") and "honours --enforce-eager" in hang.explanation
     spec.write_text(COREX_SPEC + "  enforce-eager: true\n")
     assert "PO506" not in [d.code for d in api.lint(spec, vllm_path=site).diagnostics]
 
@@ -126,7 +127,7 @@ def test_corex_detected_from_the_copy_version(tmp_path):
     spec = tmp_path / "serve.yaml"
     spec.write_text("model: m\nargs:\n  tensor-parallel-size: 2\n")
     [hang] = [d for d in api.lint(spec, vllm_path=site).diagnostics if d.code == "PO506"]
-    assert "version 0.8.5-corex.4.2" in hang.message
+    assert "version 0.8.5-corex.4.2" in hang.explanation
 
 
 @pytest.mark.parametrize("tp,version,expected", [
@@ -140,7 +141,7 @@ def test_custom_allreduce_world_sizes(tp, version, expected):
 
 def test_custom_allreduce_platform_guard():
     cpu = findings("PO507", "model: m\nhardware: {platform: cpu}\nargs:\n  tensor-parallel-size: 2\n", "0.10.1.1")
-    assert [d.severity for d in cpu] == ["info"] and "use_custom_allreduce() is False" in cpu[0].message
+    assert [d.severity for d in cpu] == ["info"] and "use_custom_allreduce() is False" in cpu[0].explanation
     mi300 = "model: m\nhardware: {platform: rocm, name: AMD Instinct MI300X}\nargs:\n  tensor-parallel-size: 2\n"
     assert findings("PO507", mi300, "0.10.1.1") == []
 

@@ -112,7 +112,9 @@ def test_every_shipped_release_has_reads_whose_notes_are_its_notes():
         assert reads is not None and set(reads["groups"]) == {g.name for g in GROUPS}, version
         notes = [n for g in GROUPS for n in reads["groups"][g.name]["notes"]]
         parsed = sorted({n for g in reads["groups"].values() for n in g["parsed"]})
-        assert tuple(notes + parsed) == facts_for_version(version).notes, version
+        # 0.6.2's wheel names itself 0.6.1.dev238: the generator's note on that is no group's
+        own = tuple(n for n in facts_for_version(version).notes if not n.startswith("vllm/_version.py of this"))
+        assert tuple(notes + parsed) == own, version
 
 
 def test_the_reads_of_0_8_5_are_what_its_groups_read_now():

@@ -83,6 +83,10 @@ class HubStandIn:
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
+                # No keep-alive: the client pools connections by port, and a later stand-in
+                # may get this one's port; a pooled connection to a stopped server breaks.
+                self.send_header("Connection", "close")
+                self.close_connection = True
                 self.end_headers()
                 if with_body:
                     self.wfile.write(body)

@@ -25,22 +25,34 @@ class ExplainResult:
     facts_origin: str
     rows: list
     hardware: Optional[str] = None
+    errors: tuple = ()          # lint's errors (Diagnostic): the config will not start as it is
 
 
 def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
             vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
-            hardware: Optional["Hardware"] = None, launch: Optional[str] = None) -> ExplainResult:
+            hardware: Optional["Hardware"] = None, launch: Optional[str] = None,
+            text: Optional[str] = None) -> ExplainResult:
     """Return the settings vLLM will run `path` or `command` with, each with its origin.
 
-    `launch` names one launch of a file that holds several (a manifest's containers).
+    `launch` names one launch of a file that holds several (a manifest's containers); `text`
+    is the content of `path` when it was not read from disk (stdin).
     """
     from patchops.lint.explain import explain as effective
     from patchops.lint.facts.selection import facts_for_config
 
-    cfg, assumed = load_input(path, command, hardware, launch=launch)
+    from patchops.lint.input.model_source import GivenConfigs, choose
+    from patchops.lint.reading import read_as_vllm
+
+    cfg, assumed = load_input(path, command, hardware, text, launch=launch)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
+    # The model folder's config.json, as lint reads it: max_model_len is derived from it.
+    cfg.model_facts = choose(read_as_vllm(cfg, facts), GivenConfigs(), fetch=False).facts
+    # A clean table for a config vLLM refuses would mislead (issue 25): lint the same input.
+    verdict = lint(path, command=command, vllm_path=vllm_path, vllm_version=vllm_version,
+                   hardware=hardware, launch=launch, text=text)
     return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
-                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed)
+                         rows=effective(cfg, facts, _applied_fields(facts)), hardware=assumed,
+                         errors=tuple(d for d in verdict.diagnostics if d.severity == "error"))
 
 
 def _applied_fields(facts) -> dict:

@@ -14,7 +14,7 @@ from patchops.core.records import field, record
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; nothing is imported until a function runs
     from patchops.host.hardware import Hardware
-    from patchops.lint.rule import Diagnostic
+    from patchops.lint.rule import Diagnostic, NotRun
 
 STDIN = "-"
 LINTABLE_SUFFIXES = (".yaml", ".yml", ".sh", ".md")  # what `lint DIR` picks up, with Dockerfiles
@@ -35,9 +35,8 @@ class LintResult:
     error: Optional[str] = None
     source_lines: Tuple[str, ...] = ()   # the input's text, for snippets
     hardware: Optional[str] = None       # the assumed hardware and its source, when not stated
-    model_config: Optional[str] = None   # the model's config.json read, None when not on this machine
-    skipped: List[str] = field(default_factory=list)  # rules not run for want of it
-    hardware_skipped: Dict[str, List[str]] = field(default_factory=dict)  # unknown hardware.* field -> rules not run
+    model_config: Optional[str] = None   # the model's config.json read, None when there was none
+    not_run: List["NotRun"] = field(default_factory=list)  # rules not called: what they lacked, what to do
     launch: Optional[str] = None         # which launch of the file ("Deployment/x container vllm")
     notes: List[str] = field(default_factory=list)    # what the input left unknown (a Secret's value)
     no_launch: Optional[str] = None      # the file holds no vLLM launch: what it is instead
@@ -56,59 +55,54 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
          vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
          python: Optional[str] = None, select: Sequence[str] = (), ignore: Sequence[str] = (),
          hardware: Optional["Hardware"] = None, text: Optional[str] = None,
-         model_config: Optional[Path] = None, launch: Optional[str] = None,
+         model_config=None, fetch: bool = False, launch: Optional[str] = None,
          loaded=None) -> LintResult:
     """Lint one serve spec, vLLM config or launch script (`path`) or a launch `command`.
 
     `hardware` (from `--hardware`, the settings file or `hardware.detect()`) fills the
     `hardware:` fields the input leaves unstated; what the input states wins. `text` is the
     content of `path` when it was not read from disk (stdin). Raises LintInputError when the
-    input cannot be linted; lint_inputs() reports it instead. `model_config` is the model's
-    config.json when the model is not on this machine. A file holding several launches (a
+    input cannot be linted; lint_inputs() reports it instead. `model_config` is what
+    `--model-config` says (a FILE, or a list of MODEL=FILE, FILE and DIR values); `fetch`
+    lets a hub model's config.json come from the Hub. A file holding several launches (a
     manifest) needs `launch`, the name of one; `loaded` is a ServeConfig already read.
     """
-    from patchops.lint.input.model_config import model_facts_for, read_model_facts
-    from patchops.lint.reading import read_as_vllm
-    from patchops.lint.rules import ALL_RULES
-    from patchops.lint import selectors
-    from patchops.lint.runner import lint_config
+    from patchops.lint.other_release import soften
     from patchops.lint.facts.selection import facts_for_config
+    from patchops.lint.runner import run_rules
 
     if loaded is not None:
         cfg, assumed = loaded, (_assume_hardware(loaded, hardware) if hardware is not None else None)
     else:
         cfg, assumed = load_input(path, command, hardware, text, launch)
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
-    seen = read_as_vllm(cfg, facts)
-    cfg.model_facts = read_model_facts(Path(model_config)) if model_config is not None \
-        else model_facts_for(seen)
-    diagnostics = lint_config(cfg, facts, select=select, ignore=ignore)
-    skipped = [] if cfg.model_facts is not None or seen.model is None else [
-        rule.name for rule in ALL_RULES
-        if rule.reads_model and rule.applies_to(facts.version)
-        and selectors.is_selected(rule.code, rule.name, selectors.split(select), selectors.split(ignore))]
-    hardware_skipped: Dict[str, List[str]] = {}
-    for rule in ALL_RULES:
-        if rule.applies_to(facts.version) and selectors.is_selected(
-                rule.code, rule.name, selectors.split(select), selectors.split(ignore)):
-            for key in rule.reads_hardware:
-                if key not in cfg.context:
-                    hardware_skipped.setdefault(key, []).append(rule.name)
+    run = run_rules(cfg, facts, select=select, ignore=ignore, given=_given(model_config), fetch=fetch)
+    source = run.seen.model_source
+    diagnostics = soften(cfg, facts, run.diagnostics, select, ignore)
     # "/site (vouched)": where the facts came from and how they were read (facts/vouch.py)
     origin = f"{facts.origin} ({facts.read})" if facts.read else facts.origin
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=origin,
                       diagnostics=diagnostics, source_lines=tuple(cfg.lines), hardware=assumed,
-                      skipped=skipped, hardware_skipped=hardware_skipped,
-                      model_config=cfg.model_facts.path if cfg.model_facts is not None else None,
+                      not_run=run.not_run, model_config=source.path if source.facts is not None else None,
                       launch=cfg.launch_name, notes=list(cfg.notes),
-                      sources={name: tuple(source.lines) for name, source in cfg.sources.items()})
+                      sources={name: tuple(lines.lines) for name, lines in cfg.sources.items()})
+
+
+def _given(model_config):
+    """Return `--model-config`'s values read (lint/input/model_source.py)."""
+    from patchops.lint.input.model_source import parse_given
+
+    if model_config is None:
+        return parse_given(())
+    values = [model_config] if isinstance(model_config, (str, Path)) else model_config
+    return parse_given([str(v) for v in values])
 
 
 def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
                 vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
                 python: Optional[str] = None, select: Sequence[str] = (),
                 ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
-                settings=None, stdin=None, model_config: Optional[Path] = None,
+                settings=None, stdin=None, model_config=None, fetch: Optional[bool] = None,
                 cache: bool = False) -> List[LintResult]:
     """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
 
@@ -117,11 +111,12 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
     select/ignore lists and per-file ignores, and gives the vLLM version, interpreter and
     hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
     change every result. `cache` answers from lint/result_cache.py when nothing the results
-    were computed from has changed (`lint --no-cache` turns it off).
+    were computed from has changed (`lint --no-cache` turns it off). `fetch` None: the
+    environment's PATCHOPS_FETCH, else the settings' `fetch`, else on.
     """
     options = dict(command=command, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
                    select=select, ignore=ignore, hardware=hardware, settings=settings,
-                   model_config=model_config)
+                   model_config=model_config, fetch=fetch)
     if cache:
         from patchops.lint import result_cache
 
@@ -150,13 +145,13 @@ def _text_stream(text: Optional[str]):
 
 
 def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ignore, hardware,
-                 settings, model_config, stdin) -> List[LintResult]:
+                 settings, model_config, fetch, stdin) -> List[LintResult]:
     from patchops.core.errors import LintInputError
     from patchops.lint.runner import read_elsewhere
     from patchops.lint.rules.input_not_linted import InputNotLinted
 
     choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
-                                                  hardware, settings, model_config)
+                                                  hardware, settings, model_config, fetch)
     inputs: List[dict] = [dict(path=p) for p in expand_inputs(paths)]
     if command is not None:
         inputs.append(dict(command=command))
@@ -196,11 +191,13 @@ def lint_file(path, text: Optional[str], options: dict,
     return [lint(path, loaded=cfg, **options) for cfg in loaded.configs]
 
 
-def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, settings, model_config):
+def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, settings, model_config,
+                  fetch=None):
     """Return (lint() keyword arguments, select, ignore, settings) after the settings file."""
     from patchops.core import settings as settings_file
     from patchops.core.errors import UsageError
     from patchops.lint import selectors
+    from patchops.lint.input.model_source import fetch_allowed
     from patchops.lint.rules import ALL_RULES
 
     found = settings_file.load() if settings is None else settings
@@ -215,7 +212,7 @@ def _lint_options(select, ignore, vllm_path, vllm_version, python, hardware, set
     if hardware is None and found.hardware:
         hardware = settings_hardware(found)
     choose = dict(vllm_path=vllm_path, vllm_version=vllm_version, python=python, hardware=hardware,
-                  model_config=model_config)
+                  model_config=model_config, fetch=fetch_allowed(fetch, found.fetch))
     return choose, select, ignore, found
 
 
@@ -245,7 +242,7 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
                vllm_path: Optional[Path] = None, vllm_version: Optional[str] = None,
                python: Optional[str] = None, select: Sequence[str] = (),
                ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
-               settings=None, model_config: Optional[Path] = None) -> List[FixResult]:
+               settings=None, model_config=None, fetch: Optional[bool] = None) -> List[FixResult]:
     """Apply the exact fixes of every input file (`lint --fix`), or only compute them (`write=False`).
 
     Each file is fixed pass by pass against the same facts and options as lint_inputs() uses,
@@ -263,9 +260,9 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
         raise UsageError("--fix and --diff rewrite files; they cannot take `-` (stdin)")
     firsts = lint_inputs(files, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
                          select=select, ignore=ignore, hardware=hardware, settings=settings,
-                         model_config=model_config)
+                         model_config=model_config, fetch=fetch)
     choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
-                                                  hardware, settings, model_config)
+                                                  hardware, settings, model_config, fetch)
     out = []
     for path, first in zip(files, _by_file(files, firsts)):
         if first.error is not None or not any(d.autofix for d in first.diagnostics):
@@ -312,7 +309,8 @@ def _one_result(results: List[LintResult]) -> LintResult:
         return results[0]
     first = results[0]
     return records.replace(first, diagnostics=[d for r in results for d in r.diagnostics],
-                           launch=None, notes=[n for r in results for n in r.notes])
+                           launch=None, notes=[n for r in results for n in r.notes],
+                           not_run=[n for r in results for n in r.not_run])
 
 
 def expand_inputs(paths: Sequence[Path]) -> List[Path]:
@@ -395,5 +393,6 @@ def rules(code: Optional[str] = None):
     match = [rule for rule in ALL_RULES if any(selectors.matches(s, rule.code, rule.name)
                                                for s in wanted)]
     if not match:
-        raise UsageError(f"no rule {code!r}; `patchops rules` lists them all")
+        raise UsageError(f"no rule {code!r}{selectors.did_you_mean(code, ALL_RULES)}; "
+                         "`patchops rules` lists them all")
     return match

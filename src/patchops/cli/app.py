@@ -135,7 +135,8 @@ def _patchset_dirs(patchsets: List[Path]) -> List[Path]:
 def locate_command(python: Optional[str] = PythonOption, root: List[Path] = RootOption,
                    json_out: bool = JsonOption) -> None:
     """List every vLLM copy on the Python path and vendor roots, its version, and which one wins."""
-    location = api.locate(python=_python(python), roots=root)
+    with _progress("looking for vLLM copies"):
+        location = api.locate(python=_python(python), roots=root)
     console = _console()
     if json_out:
         render.print_json(console, render.location_dict(location))
@@ -171,9 +172,10 @@ def apply_command(names: List[str] = typer.Argument(..., help="Patchset names, e
                   json_out: bool = JsonOption) -> None:
     """Apply named patchsets to every vLLM copy as one transaction, backing up originals."""
     console = _console()
-    targets = api.find_targets(python=_python(python), roots=root, sites=site)
-    plan = api.plan_apply(names, targets=targets, patchset_dirs=_patchset_dirs(patchsets),
-                          force=force, check=not dry_run)
+    with _progress("planning the patch"):
+        targets = api.find_targets(python=_python(python), roots=root, sites=site)
+        plan = api.plan_apply(names, targets=targets, patchset_dirs=_patchset_dirs(patchsets),
+                              force=force, check=not dry_run)
     if dry_run:
         mismatches = api.mismatches(plan) if plan.problems else ()
         if json_out:
@@ -234,13 +236,8 @@ def status_command(names: List[str] = typer.Argument(None, help="Patchsets to re
 
 
 def _progress(message: str):
-    """Show a spinner on stderr while a slow step runs, only when stderr is a terminal."""
-    import contextlib
-
-    errors = Output(stderr=True)
-    if not errors.is_terminal:
-        return contextlib.nullcontext()
-    return errors.rich().status(message)
+    """Show a spinner on stderr once a step takes over half a second, only on a terminal."""
+    return Output(stderr=True).progress(message)
 
 
 @command("rollback")
@@ -364,8 +361,13 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
                                                     "files, folders of them, or - for stdin."),
                  cmd: Optional[str] = typer.Option(None, "--cmd", metavar="COMMAND", rich_help_panel=INPUT,
                                                    help="A launch command line to lint."),
-                 model_config: Optional[Path] = typer.Option(None, "--model-config", metavar="FILE", rich_help_panel=INPUT,
-                                                             help="The model's config.json, when the model is not on this machine."),
+                 model_config: List[str] = typer.Option([], "--model-config", metavar="MODEL=FILE", rich_help_panel=INPUT,
+                                                        help="That model's config.json (repeatable); FILE alone for "
+                                                        "one input; DIR: a folder of snapshots."),
+                 fetch: Optional[bool] = typer.Option(None, "--fetch/--no-fetch", rich_help_panel=INPUT,
+                                                      help="Fetch a hub model's config.json (never weights) into "
+                                                      "the HF cache, as vLLM will; default on (PATCHOPS_FETCH, "
+                                                      "settings `fetch`)."),
                  select: List[str] = typer.Option([], "--select", metavar="RULES", rich_help_panel=RULES,
                                                   help="Only these rules: codes, prefixes or names, comma lists ok."),
                  ignore: List[str] = typer.Option([], "--ignore", metavar="RULES", rich_help_panel=RULES,
@@ -383,6 +385,10 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
                  json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Same as --format json."),
                  exit_zero: bool = typer.Option(False, "--exit-zero", rich_help_panel=OUTPUT,
                                                 help="Exit 0 even with findings."),
+                 quiet: bool = typer.Option(False, "--quiet", "-q", rich_help_panel=OUTPUT,
+                                            help="Hide the notes: checks that did not run, values left unknown."),
+                 verbose: bool = typer.Option(False, "--verbose", "-v", rich_help_panel=OUTPUT,
+                                              help="List the checks that did not run, per input."),
                  no_cache: bool = typer.Option(False, "--no-cache", rich_help_panel=OUTPUT,
                                                help="Lint again even when nothing the last results were "
                                                "computed from changed."),
@@ -407,19 +413,21 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
     # The settings file's `hardware` comes before detection: it names the box that will serve.
     assumed = _hardware(hardware, not no_detect_hardware and not _settings().hardware)
     options = dict(vllm_path=vllm, python=python, vllm_version=vllm_version, select=select,
-                   ignore=ignore, hardware=assumed, model_config=model_config)
+                   ignore=ignore, hardware=assumed, model_config=model_config, fetch=fetch)
     fixed = None
     if fix or diff:
         if cmd is not None:
             raise UsageError("--fix and --diff rewrite files; --cmd has none (put the command in a .sh file)")
-        fixes = api.fix_inputs(files, unsafe=unsafe_fixes, write=not diff, **options)
+        with _progress("linting"):
+            fixes = api.fix_inputs(files, unsafe=unsafe_fixes, write=not diff, **options)
         if diff:
             sys.stdout.write("".join(f.diff for f in fixes))
             Output(stderr=True).print(render_lint.fix_diff_summary(fixes))
             raise typer.Exit(PROBLEMS_FOUND if any(f.changed for f in fixes) else OK)
         results, fixed = [f.result for f in fixes], sum(f.fixed for f in fixes)
     else:
-        results = api.lint_inputs(files or (), command=cmd, cache=not no_cache, **options)
+        with _progress("linting (the first lint of a vLLM copy reads its facts)"):
+            results = api.lint_inputs(files or (), command=cmd, cache=not no_cache, **options)
     console = _console()
     if output_format is Format.json:
         print(render_formats.lint_json(results))
@@ -429,7 +437,7 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
         sys.stdout.write(render_formats.lint_github(results))
     else:
         render_lint.lint_text(console, results, concise=output_format is Format.concise,
-                              unsafe=unsafe_fixes, fixed=fixed)
+                              unsafe=unsafe_fixes, fixed=fixed, verbosity=-1 if quiet else int(verbose))
     unlinted = [r for r in results if r.error is not None]
     if unlinted and output_format not in (Format.text, Format.concise):
         for result in unlinted:  # stdout holds the machine output; say it where people look
@@ -438,30 +446,35 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
         raise typer.Exit(USAGE_OR_INPUT_ERROR)
     failing = sum(r.errors + (r.warnings if strict else 0) for r in results)
     if engine:
-        failing += _engine_checks(files or (), cmd, python, hardware, results)
+        refused, unrun = _engine_checks(files or (), cmd, python, hardware, results)
+        if unrun:   # nothing was asked of vLLM: not a verdict on the config
+            raise typer.Exit(USAGE_OR_INPUT_ERROR)
+        failing += refused
     raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
 
 
-def _engine_checks(files, cmd, python, hardware, results) -> int:
-    """Run `lint --engine` for each input; return how many vLLM refused."""
+def _engine_checks(files, cmd, python, hardware, results):
+    """Run `lint --engine` for each input; return how many vLLM refused and how many it could not run."""
     from patchops.host import hardware as box
     from patchops.cli.render import lint as render_lint
 
     stated = box.parse_hardware(hardware) if hardware is not None else None
     detected = box.detect()
     inputs = [dict(path=f) for f in api.expand_inputs(files)] + ([dict(command=cmd)] if cmd is not None else [])
-    refused = 0
+    refused = unrun = 0
     for given, result in zip(inputs, results):
         found = api.engine_check(**given, python=python, hardware=stated, detected=detected,
                                  static_errors=result.errors)
         render_lint.engine_text(_console(), found)
-        refused += not found.verdict.ok
-    return refused
+        unrun += not found.verdict.ran
+        refused += found.verdict.ran and not found.verdict.ok
+    return refused, unrun
 
 
 @command("explain")
-def explain_command(file: Optional[Path] = typer.Argument(None, metavar="[FILE]",
-                                                          help="A serve spec, vLLM --config file or launch .sh file."),
+def explain_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
+                                                       help="Serve specs, vLLM --config files, launch .sh files, "
+                                                       "folders of them, or - for stdin."),
                     cmd: Optional[str] = CmdOption,
                     launch: Optional[str] = LaunchOption,
                     json_out: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Machine-readable output."),
@@ -475,14 +488,24 @@ def explain_command(file: Optional[Path] = typer.Argument(None, metavar="[FILE]"
     """Show the settings vLLM will really run with, and where each value comes from."""
     from patchops.cli.render import explain as render_explain
 
-    if (file is None) == (cmd is None):
-        raise UsageError("give one serve spec, vLLM config or launch script to explain, or --cmd COMMAND")
-    result = api.explain(file, command=cmd, vllm_path=vllm, vllm_version=vllm_version,
-                         hardware=_hardware(hardware, not no_detect_hardware), launch=launch)
+    if bool(files) == (cmd is not None):
+        raise UsageError("give the serve specs, vLLM configs or launch scripts to explain, or --cmd COMMAND")
+    given = [dict(command=cmd)] if cmd is not None else [
+        dict(path=Path("<stdin>"), text=sys.stdin.read()) if str(path) == api.STDIN else dict(path=path)
+        for path in api.expand_inputs(files)]
+    assumed = _hardware(hardware, not no_detect_hardware)
+    with _progress("reading the config and the vLLM copy"):
+        results = [api.explain(**one, vllm_path=vllm, vllm_version=vllm_version, hardware=assumed,
+                               launch=launch) for one in given]
     if json_out or output_format is Format.json:
-        print(render_explain.explain_json(result))
+        print(render_explain.explain_json(results[0]) if len(results) == 1 else
+              "[" + ",\n".join(render_explain.explain_json(r) for r in results) + "]")
     else:
-        render_explain.explain_table(_console(), result)
+        for i, result in enumerate(results):
+            if i:
+                _console().print()
+            render_explain.explain_table(_console(), result)
+    raise typer.Exit(PROBLEMS_FOUND if any(r.errors for r in results) else OK)
 
 
 @command("launch")
@@ -506,8 +529,9 @@ def launch_command(args: List[str] = typer.Argument(None, metavar="[FILE] [-- AR
     if cmd is None and not given:
         raise UsageError("give the serve spec, vLLM config or launch script to launch, or --cmd COMMAND")
     source = dict(command=cmd) if cmd is not None else dict(path=Path(given.pop(0)))
-    result, launch = api.plan_launch(**source, python=python, extra=given,
-                                     hardware=_hardware(hardware, not no_detect_hardware), launch=launch)
+    with _progress("linting against the copy that will run"):
+        result, launch = api.plan_launch(**source, python=python, extra=given,
+                                         hardware=_hardware(hardware, not no_detect_hardware), launch=launch)
     if result.diagnostics:  # on stderr: stdout is vLLM's, or with --print the one command line
         from patchops.cli.render.lint import lint_text
 

@@ -86,9 +86,50 @@ class Output:
         else:
             self.file.write(line.plain + "\n")
 
+    def progress(self, message: str, after: float = 0.5):
+        """Return a context that shows a spinner with `message` once a step has taken `after` s.
+
+        Only on a terminal: a pipe, a file or CI gets nothing. A step that ends sooner shows
+        nothing either, so a cached lint prints no flicker.
+        """
+        import contextlib
+
+        if not self.is_terminal:
+            return contextlib.nullcontext()
+        return _Spinner(self, message, after)
+
     def print_json(self, data) -> None:
         """Write JSON, highlighted on a terminal and plain for pipes."""
         if self.is_terminal:
             self.rich().print_json(json.dumps(data, default=str))
         else:
             self.file.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+class _Spinner:
+    """A rich status started by a timer, so steps under the delay never show it."""
+
+    def __init__(self, output: Output, message: str, after: float):
+        import threading
+
+        self._output, self._message, self._status = output, message, None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(after, self._start)
+        self._timer.daemon = True
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._status = self._output.rich().status(self._message)
+                self._status.start()
+
+    def __enter__(self) -> "_Spinner":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self._timer.cancel()
+            self._timer = None
+            if self._status is not None:
+                self._status.stop()

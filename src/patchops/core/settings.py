@@ -21,7 +21,8 @@ OWN_FILE = "patchops.toml"
 PYPROJECT = "pyproject.toml"
 HARDWARE_KEYS = {"gpus": int, "memory_gib": (int, float), "platform": str, "name": str,
                  "compute_capability": (str, int, float), "host_memory_gib": (int, float)}
-KEYS = ("select", "ignore", "per-file-ignores", "vllm-version", "python", "hardware", "patchsets")
+KEYS = ("select", "ignore", "per-file-ignores", "vllm-version", "python", "hardware", "patchsets",
+        "fetch")
 
 
 @record(frozen=True)
@@ -36,6 +37,7 @@ class Settings:
     python: Optional[str] = None           # the interpreter that runs vLLM
     hardware: Dict[str, Any] = field(default_factory=dict)  # for specs that state none
     patchsets: Tuple[Path, ...] = ()       # extra patchset folders, relative to the file
+    fetch: Optional[bool] = None           # whether lint may ask the Hub for a model's config.json
 
     def ignores_for(self, path: str) -> Tuple[str, ...]:
         """Return the selectors `per-file-ignores` gives `path` (globs as ruff: `name` or `dir/**`)."""
@@ -87,6 +89,7 @@ def load(path: Optional[Path] = None, *, start: Optional[Path] = None) -> Settin
         python=_string(path, table, "python"),
         hardware=_hardware(path, table.get("hardware", {})),
         patchsets=tuple(path.parent / folder for folder in _strings(path, table, "patchsets")),
+        fetch=_bool(path, table, "fetch"),
     )
 
 
@@ -139,6 +142,13 @@ def _string(path: Path, table: Dict[str, Any], key: str) -> Optional[str]:
     value = table.get(key)
     if value is not None and not isinstance(value, str):
         raise UsageError(f"{path}: `{key}` must be a string, such as \"0.8.5\"")
+    return value
+
+
+def _bool(path: Path, table: Dict[str, Any], key: str) -> Optional[bool]:
+    value = table.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise UsageError(f"{path}: `{key}` must be true or false")
     return value
 
 

@@ -2,26 +2,27 @@
 
 The library API of `patchops fleet ...`: plain dataclasses back, nothing printed. Ray is an
 optional extra, imported only when one of these functions runs (see `cluster`). Each node
-works on its own copies (`node`); the driver compares (`compare`) and, for apply, makes the
-fleet all-or-none: every node plans first, then every node commits, and if one fails or dies
-the nodes that committed are rolled back.
+works on the copies it sees (`node`); a copy several nodes see (a shared filesystem) is known
+by its store's id and written by one of them. The driver compares (`compare`) and, for
+apply, makes the fleet all-or-none: every node plans first, then every node commits, and if
+one fails or dies the nodes that committed are rolled back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from patchops.core.errors import DriftError
 from patchops.fleet import node as on_node
 from patchops.fleet.cluster import DEFAULT_TIMEOUT, FleetError, Node, alive_nodes, connect, on_each
 from patchops.fleet.compare import lint_disagreements, status_disagreements, verify_disagreements
-from patchops.fleet.node import (CopyCheck, NodeCommit, NodeFailure, NodeLint, NodePlan,
-                                 NodeRollback, NodeStatus, Where, driver_patchsets)
+from patchops.fleet.node import (CopyCheck, CopyFacts, NodeCommit, NodeFailure, NodeLint, NodePlan,
+                                 NodeRollback, NodeStatus, PatchState, Where, driver_patchsets)
 
 __all__ = ["FleetError", "Node", "Where", "driver_patchsets", "status", "plan_apply", "commit_apply", "rollback",
-           "verify", "lint", "FleetStatus", "FleetPlan", "FleetApplyReport", "FleetRollbackReport",
+           "verify", "lint", "FleetStatus", "FleetCopy", "FleetPlan", "FleetApplyReport", "FleetRollbackReport",
            "FleetVerify", "FleetLint"]
 
 
@@ -37,6 +38,26 @@ class FleetStatus:
     @property
     def drifted(self) -> bool:
         return any(s.state == "drifted" for r in self.reports.values() for s in r.states)
+
+    @property
+    def copies(self) -> Tuple["FleetCopy", ...]:
+        """Return each copy once, with every node that sees it (by store id), in node order."""
+        groups: Dict[object, List[Tuple[Node, CopyFacts]]] = {}
+        for node in self.nodes:
+            for facts in self.reports[node].copies if node in self.reports else ():
+                groups.setdefault(facts.store_id or (node, facts.site_dir), []).append((node, facts))
+        return tuple(FleetCopy(tuple(n for n, _ in seen), seen[0][1], tuple(
+            s for s in self.reports[seen[0][0]].states if s.site_dir == seen[0][1].site_dir))
+            for seen in groups.values())
+
+
+@dataclass(frozen=True)
+class FleetCopy:
+    """One copy and the nodes that see it (several when they share its filesystem)."""
+
+    nodes: Tuple[Node, ...]
+    facts: CopyFacts               # as the first of them reported it
+    states: Tuple[PatchState, ...]
 
 
 def status(names: Sequence[str] = (), *, address: str = "auto", where: Optional[Where] = None,
@@ -74,7 +95,17 @@ class FleetPlan:
 
     @property
     def changes(self) -> int:
-        return sum(len(p.changes) for p in self.plans.values())
+        """Return how many files the commit writes, a copy several nodes share counted once."""
+        return sum(len(p.changes) for _, p in self.rows() if p.changes)
+
+    def rows(self) -> Tuple[Tuple[Tuple[Node, ...], NodePlan], ...]:
+        """Return each copy's plan once, with the nodes that see it, in node order."""
+        groups: Dict[object, Tuple[List[Node], str, NodePlan]] = {}
+        for node in self.nodes:
+            plan = self.plans.get(node)
+            for site, store_id in plan.store_ids if plan else ():
+                groups.setdefault(store_id or (node, site), ([], site, plan))[0].append(node)
+        return tuple((tuple(nodes), _only(plan, site)) for nodes, site, plan in groups.values())
 
     def problem_message(self) -> str:
         return ("cannot apply on the fleet: " + "; ".join(p.rstrip(".") for p in self.problems)
@@ -131,15 +162,51 @@ class FleetApplyReport:
 
 
 def commit_apply(plan: FleetPlan, timeout: float = DEFAULT_TIMEOUT) -> FleetApplyReport:
-    """Commit a clean plan on every planned node; if any fails, roll back those that committed."""
+    """Commit a clean plan on every planned node; if any fails, roll back those that committed.
+
+    A copy several nodes see (a shared filesystem) is committed by the first of them only:
+    each node first claims an id for the stores it would write, and copies with the same id
+    are one copy.
+    """
     if plan.problems:
         raise DriftError(plan.problem_message())
-    calls = {n: (plan.names, plan.where, plan.force, plan.plans[n].changes) for n in plan.nodes}
-    committed, failures = _split(on_each(on_node.commit, calls, timeout))
+    claims = {n: (plan.plans[n].writes,) for n in plan.nodes if plan.plans[n].writes}
+    claimed, failures = _split(on_each(on_node.claim, claims, timeout)) if claims else ({}, {})
+    if failures:
+        return FleetApplyReport({}, failures)
+    committers = _committers(plan.nodes, claimed)
+    calls = {}
+    for node in plan.nodes:
+        only = tuple(site for site, _ in claimed.get(node, ()) if committers[(node, site)] is node)
+        changes = tuple(c for c in plan.plans[node].changes
+                        if any(c[0].startswith(site.rstrip("/") + "/") for site in only))
+        if only:
+            calls[node] = (plan.names, plan.where, plan.force, changes, only)
+    committed, failures = _split(on_each(on_node.commit, calls, timeout)) if calls else ({}, {})
     if not failures:
         return FleetApplyReport(committed, {})
     undo = {n: (done, plan.where) for n, done in committed.items() if done.applied}
     return FleetApplyReport(committed, failures, dict(on_each(on_node.undo, undo, timeout)) if undo else {})
+
+
+def _only(plan: NodePlan, site: str) -> NodePlan:
+    """Return the part of a node's plan that concerns the copy in `site`."""
+    inside = site.rstrip("/") + "/"
+    return NodePlan(tuple(o for o in plan.outcomes if o.site_dir == site),
+                    tuple(c for c in plan.changes if c[0].startswith(inside)), plan.problems,
+                    plan.notes, tuple(w for w in plan.writes if w == site),
+                    tuple(i for i in plan.store_ids if i[0] == site))
+
+
+def _committers(nodes: Sequence[Node], claimed: Mapping[Node, Sequence[Tuple[str, str]]]
+                ) -> Dict[Tuple[Node, str], Node]:
+    """Return, per (node, site dir), the node that commits that copy: the first that sees it."""
+    first: Dict[str, Node] = {}
+    for node in nodes:
+        for _, store_id in claimed.get(node, ()):
+            first.setdefault(store_id, node)
+    return {(node, site): first[store_id] for node in nodes
+            for site, store_id in claimed.get(node, ())}
 
 
 @dataclass(frozen=True)
@@ -161,9 +228,13 @@ def rollback(names: Optional[Sequence[str]] = None, *, address: str = "auto",
     connect(address)
     nodes = alive_nodes()
     wanted = None if names is None else tuple(names)
-    rolled, failures = _split(on_each(on_node.rollback, {n: (wanted, where, force) for n in nodes},
-                                      timeout))
-    return FleetRollbackReport(nodes, rolled, failures)
+    seen, failures = _split(on_each(on_node.copies, {n: (where,) for n in nodes}, timeout))
+    ids = {n: tuple((site, i) for site, i in found if i) for n, found in seen.items()}
+    committers = _committers(nodes, ids)
+    calls = {n: (wanted, where, force, tuple(site for site, _ in ids[n] if committers[(n, site)] is not n))
+             for n in seen}
+    rolled, refused = _split(on_each(on_node.rollback, calls, timeout))
+    return FleetRollbackReport(nodes, rolled, {**failures, **refused})
 
 
 @dataclass(frozen=True)

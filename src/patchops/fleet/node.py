@@ -11,19 +11,22 @@ refused" from "the node died".
 from __future__ import annotations
 
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from patchops import api
-from patchops.core.errors import PatchopsError
-from patchops.store.site_store import sha256
+from patchops.core import records
+from patchops.core.errors import LockedError, PatchopsError
+from patchops.store.site_store import Store, sha256
 
 T = TypeVar("T")
 
 # How patching.rollback starts the message for copies it never patched.
 NOTHING_TO_ROLL_BACK = "nothing to roll back"
+CLAIM_WAIT = 10.0   # seconds a node waits for another holding a shared copy's lock
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class CopyFacts:
     site_dir: str
     version: Optional[str]
     files: Tuple[Tuple[str, Optional[str]], ...]   # (path under the site dir, sha or None)
+    store_id: Optional[str] = None                 # the same on every node that sees this copy
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,8 @@ class NodePlan:
     changes: Tuple[Tuple[str, str, str], ...]      # (file, sha now, sha after)
     problems: Tuple[str, ...]
     notes: Tuple[str, ...]
+    writes: Tuple[str, ...] = ()                   # site dirs the commit writes (files or state)
+    store_ids: Tuple[Tuple[str, Optional[str]], ...] = ()   # (site dir, id once patchops wrote there)
 
 
 @dataclass(frozen=True)
@@ -173,7 +179,8 @@ def status(names: Sequence[str], where: Where) -> NodeStatus:
         versions[str(row.site_dir)] = row.version
         files.setdefault(str(row.site_dir), {}).update(dict.fromkeys(row.files))
     copies = tuple(CopyFacts(site, versions[site],
-                             tuple((name, _sha(Path(site, name))) for name in sorted(names_)))
+                             tuple((name, _sha(Path(site, name))) for name in sorted(names_)),
+                             Store(site).identity())
                    for site, names_ in files.items())
     return NodeStatus(copies, tuple(_state(row) for row in rows))
 
@@ -184,16 +191,45 @@ def plan(names: Sequence[str], where: Where, force: bool) -> NodePlan:
     with where.patchset_dirs() as dirs:
         found = api.plan_apply(names, patchset_dirs=dirs, force=force, check=False,
                                **where.kwargs())
+    writes = {str(f.site_dir) for f in found.files if f.changed or f.entry_after != f.entry_before}
+    writes |= {str(c.site_dir) for c in found.copies
+               if Store(c.site_dir).site_dir in {site for site, _, _ in found.satisfied}}
     return NodePlan(tuple(_state(o) for o in found.outcomes), _changes(found),
-                    tuple(found.problems), tuple(found.notes))
+                    tuple(found.problems), tuple(found.notes), tuple(sorted(writes)),
+                    tuple((str(c.site_dir), Store(c.site_dir).identity()) for c in found.copies))
+
+
+@refusing
+def claim(sites: Sequence[str]) -> Tuple[Tuple[str, str], ...]:
+    """Return (site dir, store id) of each copy, writing an id where it has none.
+
+    Several nodes claim a shared copy at once; the one holding its lock writes the id, the
+    others wait for it (a few seconds at most) and read it.
+    """
+    claimed = []
+    for site in sites:
+        deadline = time.monotonic() + CLAIM_WAIT
+        while True:
+            try:
+                claimed.append((site, Store(site).claim_identity()))
+                break
+            except LockedError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+    return tuple(claimed)
 
 
 @refusing
 def commit(names: Sequence[str], where: Where, force: bool,
-           expected: Tuple[Tuple[str, str, str], ...]) -> NodeCommit:
-    """Plan again and write it, if this node's files are still what the first plan saw."""
+           expected: Tuple[Tuple[str, str, str], ...], only: Sequence[str]) -> NodeCommit:
+    """Plan again for the copies in `only` (another node commits the copies it shares with
+    this one) and write it, if their files are still what the first plan saw."""
+    targets = api.find_targets(**where.kwargs())
+    targets = records.replace(targets, copies=tuple(c for c in targets.copies
+                                                    if str(c.site_dir) in only))
     with where.patchset_dirs() as dirs:
-        found = api.plan_apply(names, patchset_dirs=dirs, force=force, **where.kwargs())
+        found = api.plan_apply(names, patchset_dirs=dirs, force=force, targets=targets)
         if _changes(found) != expected:
             raise PatchopsError("its files changed between the fleet's plan and its commit "
                                 "(another patchops ran there?); nothing was written on it")
@@ -219,12 +255,27 @@ def undo(done: NodeCommit, where: Where) -> NodeRollback:
 
 
 @refusing
-def rollback(names: Optional[Sequence[str]], where: Where, force: bool) -> NodeRollback:
-    """Roll back `names` (None: all) on this node's copies; nothing to roll back is no failure."""
+def copies(where: Where) -> Tuple[Tuple[str, Optional[str]], ...]:
+    """Return (site dir, store id or None) of each copy on this node; writes nothing."""
+    return tuple((str(c.site_dir), Store(c.site_dir).identity())
+                 for c in api.target_copies(**where.kwargs()))
+
+
+@refusing
+def rollback(names: Optional[Sequence[str]], where: Where, force: bool,
+             others: Sequence[str] = ()) -> NodeRollback:
+    """Roll back `names` (None: all) on this node's copies but `others` (site dirs another
+    node that sees them rolls back); nothing to roll back is no failure."""
+    kwargs = where.kwargs()
+    if others:
+        kwargs["sites"] = [c.site_dir for c in api.target_copies(**kwargs)
+                           if str(c.site_dir) not in others]
+        if not kwargs["sites"]:
+            return NodeRollback((), ("every copy here is rolled back by another node that sees it",))
     try:
         with where.patchset_dirs() as dirs:
             report = api.rollback(None if names is None else list(names), force=force,
-                                  patchset_dirs=dirs, **where.kwargs())
+                                  patchset_dirs=dirs, **kwargs)
     except PatchopsError as error:
         if error.message.startswith(NOTHING_TO_ROLL_BACK):  # a node that joined later
             return NodeRollback((), (error.message,))

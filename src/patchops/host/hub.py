@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from patchops.core.records import field, record
@@ -101,27 +100,27 @@ def fetch(model: str, env: Mapping[str, str], *, revision: Optional[str] = None,
 def _download_all(huggingface_hub, model, names, env, cache, revision, budget) -> Dict[str, object]:
     """Return name -> local path or the exception, for the downloads done within `budget`.
 
-    Each file downloads on a daemon thread: the client retries a timed-out request with a
-    longer timeout of its own, and a thread still waiting when the budget runs out is left
-    behind, never waited for (not even at exit).
+    One daemon thread downloads the files in turn, config.json first (the others only when
+    the Hub answered for it): the client retries a timed-out request with a longer timeout of
+    its own, and a thread still waiting when the budget runs out is left behind, never waited
+    for (not even at exit).
     """
     answers: Dict[str, object] = {}
 
-    def download(name: str) -> None:
-        try:
-            answers[name] = huggingface_hub.hf_hub_download(
-                model, name, revision=revision, cache_dir=cache, endpoint=env.get("HF_ENDPOINT") or None,
-                token=env.get("HF_TOKEN") or env.get("HUGGING_FACE_HUB_TOKEN") or None,
-                etag_timeout=budget)
-        except Exception as error:  # every failure is an answer: classified by _problem_of
-            answers[name] = error
+    def download() -> None:
+        for name in sorted(names, key=lambda n: n != "config.json"):
+            try:
+                answers[name] = huggingface_hub.hf_hub_download(
+                    model, name, revision=revision, cache_dir=cache, endpoint=env.get("HF_ENDPOINT") or None,
+                    token=env.get("HF_TOKEN") or None, etag_timeout=budget)
+            except Exception as error:  # every failure is an answer: classified by _problem_of
+                answers[name] = error
+                if name == "config.json" and _problem_of(error) != "no-config":
+                    return  # the repo or the Hub refused: the other files would fare the same
 
-    threads = [threading.Thread(target=download, args=(n,), daemon=True) for n in names]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + budget
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
+    thread = threading.Thread(target=download, daemon=True)
+    thread.start()
+    thread.join(budget)
     return dict(answers)
 
 

@@ -2,14 +2,18 @@
 
 `patchops capture --from-wheel` reads a vLLM file's pristine text from it; the tests and the
 benchmark unpack real vLLM trees from the same cache (tests/support/wheelcache.py), and the
-conformance judge the transformers its vLLM venvs were installed with.
+conformance judge the transformers its vLLM venvs were installed with. `final_releases` lists
+what an index offers (`scripts/generate_facts.py --new`).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
+from typing import List
 
 from patchops.core.cache import cache_root
 from patchops.core.errors import PatchopsError
@@ -35,3 +39,32 @@ def wheel(project: str, version: str) -> Path:
     if done.returncode != 0 or not found:
         raise PatchopsError(f"could not download {project}=={version} from PyPI: {done.stderr.strip()}")
     return found[0]
+
+
+PYPI_SIMPLE = "https://pypi.org/simple"
+
+
+def final_releases(project: str, index_url: str = PYPI_SIMPLE) -> List[str]:
+    """Return every final release of `project` (no rc, dev or local) with a wheel, oldest first.
+
+    Read from the index's simple JSON API (PEP 691). A yanked release still counts when its
+    wheel is served: pip installs it when pinned, so users run it.
+    """
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    url = f"{index_url.rstrip('/')}/{project}/"
+    request = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            files = json.load(response)["files"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise PatchopsError(f"could not list the releases of {project} at {url}: {exc}") from None
+    found = set()
+    for entry in files:
+        try:
+            version = parse_wheel_filename(str(entry.get("filename", "")))[1]
+        except InvalidWheelFilename:
+            continue   # an sdist, or not a distribution file
+        if not (version.is_prerelease or version.local):   # is_prerelease: dev builds too
+            found.add(version)
+    return [str(v) for v in sorted(found)]

@@ -1,4 +1,5 @@
-"""What lint finds: a Diagnostic at a position, and the exact Fix (Edits) that resolves it."""
+"""What lint finds: a Diagnostic at a position, the exact Fix (Edits) that resolves it, and the
+rules it could not run (NotRun)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,11 @@ class Fix:
 
 @record(frozen=True)
 class Diagnostic:
-    """One finding, positioned at the setting that causes it."""
+    """One finding, positioned at the setting that causes it.
+
+    `message` is the headline: one line of at most about 100 characters with the values, as
+    ruff's are; `explanation` is the why, printed under the snippet (issue 25).
+    """
 
     file: str
     line: int
@@ -48,6 +53,7 @@ class Diagnostic:
     name: str
     severity: str
     message: str
+    explanation: Optional[str] = None
     fields: Tuple[str, ...] = ()
     fix: Optional[str] = None          # the suggestion, in words
     vllm_message: Optional[str] = None
@@ -58,3 +64,13 @@ class Diagnostic:
         from patchops.lint.selectors import matches
 
         return matches(selector, self.code, self.name)
+
+
+@record(frozen=True)
+class NotRun:
+    """A rule the runner did not call on one input: what it lacked (`reason`), what to do (`hint`)."""
+
+    rule: str
+    input: str
+    reason: str
+    hint: str

@@ -23,6 +23,7 @@ from patchops.lint.vllm.releases import PREFIX_CACHING_BY_ATTN_TYPE, release
 # a patchset's "applied by patchset NAME").
 SET, DROPPED, FORCED, HARDCODED = "set by you", "your value dropped", "forced by vLLM", "hardcoded by the fork"
 APPLIED = "applied by patchset"
+MODEL_CONFIG = "derived from the model's config.json"
 
 HARDWARE_SOURCE = "hardware"
 # Rows where the GPU does not pick a default but makes vLLM override the usual choice.
@@ -58,8 +59,41 @@ def explain(cfg: ServeConfig, facts: Facts, applied: Optional[Dict[str, Tuple[st
     rows = [_row(seen, facts, "engine", eng, user_field=None)]
     for name, predict in _PREDICTORS:
         row = _row(seen, facts, name, predict(seen, facts, eng), user_field=name)
-        rows.append(_patched(row, facts, applied or {}))
+        rows.append(_from_model(_patched(row, facts, applied or {}), seen, facts))
+    return rows + _fork_rows(seen, facts, applied or {}, {row.field for row in rows})
+
+
+def _fork_rows(cfg: ServeConfig, facts: Facts, applied: Dict[str, Tuple[str, str]], shown) -> List[Row]:
+    """Return a row for each other setting the fork hardcodes or a patchset makes count again
+    (`disable_custom_all_reduce` on CoreX), so none is left out of the table."""
+    import ast
+
+    rows = []
+    for name, source in sorted(facts.hardcoded.items()):
+        if name in shown or source is None:
+            continue
+        try:
+            value = ast.literal_eval(source)
+        except (ValueError, SyntaxError):
+            value = source          # an expression the fork computes: shown as written
+        rows.append(Row(field=name, value=value, origin=HARDCODED, where=f"vllm/engine/arg_utils.py of {facts.origin}",
+                        reason=f"this copy passes {name}={source} to vLLM, whatever the flag says"))
+    for name, (patchset, where) in sorted(applied.items()):
+        if name in shown or name in facts.hardcoded:
+            continue
+        stated = inputs.setting(cfg, name)
+        value = stated.value if stated is not None else inputs.literal_default(facts, name)
+        rows.append(Row(field=name, value=value, origin=f"{APPLIED} {patchset}", where=where,
+                        reason=f"patchset {patchset} makes vLLM read {name} again"))
     return rows
+
+
+def _from_model(row: Row, cfg: ServeConfig, facts: Facts) -> Row:
+    """Name the model's config.json behind a max_model_len left to vLLM, which derives it there."""
+    if row.field != "max_model_len" or cfg.model_facts is None or row.value is None \
+            or row.origin != f"vLLM {facts.version} default":
+        return row
+    return dataclasses.replace(row, origin=MODEL_CONFIG, where=str(cfg.model_facts.path))
 
 
 def _patched(row: Row, facts: Facts, applied: Dict[str, Tuple[str, str]]) -> Row:
@@ -243,6 +277,11 @@ def _same(written: Any, effective: Any) -> bool:
 
 
 def _at(cfg: ServeConfig, setting: Setting) -> str:
+    """Return where `setting` was written, or `from --hardware` (the detector, the settings file)
+    for a hardware field the input leaves unstated, which has no line of its own."""
+    if setting.line == 0:
+        assumed = cfg.context.get(setting.key)
+        return f"from {assumed.source if assumed is not None else 'the assumed hardware'}"
     return f"{cfg.source_of(setting).path}:{setting.line}:{setting.column}"
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from patchops.core.cache import cache_root, write_json
 from patchops.core.digest_cache import RACY_SECONDS
 
-SCHEMA = 1
+SCHEMA = 2
 # The environment lint reads: the settings and cache (PATCHOPS_*), the Hugging Face cache that
 # holds the model's config.json (HF_*, HOME), the import path (PYTHON*, VIRTUAL_ENV), the
 # interpreters and tools found on PATH. tests/lint/test_result_cache.py checks that every
@@ -140,7 +140,7 @@ def encode_result(result) -> Dict[str, Any]:
 
 def decode_result(result_class, data: Dict[str, Any]):
     """Rebuild a `result_class` (api.LintResult) from encode_result's data."""
-    from patchops.lint.diagnostic import Diagnostic, Edit, Fix
+    from patchops.lint.diagnostic import Diagnostic, Edit, Fix, NotRun
 
     def fix(found):
         if found is None:
@@ -152,7 +152,8 @@ def decode_result(result_class, data: Dict[str, Any]):
     diagnostics = [Diagnostic(**{**d, "fields": tuple(d["fields"]), "autofix": fix(d["autofix"])})
                    for d in data["diagnostics"]]
     return result_class(**{**data, "diagnostics": diagnostics,
-                           "source_lines": tuple(data["source_lines"])})
+                           "source_lines": tuple(data["source_lines"]),
+                           "not_run": [NotRun(**n) for n in data["not_run"]]})
 
 
 # ---------------------------------------------------------------- what the code saw
@@ -255,6 +256,12 @@ def unrecorded() -> Iterator[None]:
     finally:
         if log is not None:
             log.paused -= 1
+
+
+def uncacheable() -> None:
+    """Keep the run under way out of the cache: what it learnt came from outside the file system."""
+    if _RUNNING:
+        _RUNNING[-1].keyable = False
 
 
 def vouch(kind: str, path: str, seen: Any) -> None:

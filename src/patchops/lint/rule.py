@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
 from patchops.core import records
 # The findings live apart from the rules, so cached results load them without the rule API.
-from patchops.lint.diagnostic import APPLICABILITIES, Diagnostic, Edit, Fix
+from patchops.lint.diagnostic import APPLICABILITIES, Diagnostic, Edit, Fix, NotRun
 
 if TYPE_CHECKING:
     from patchops.lint.input.serve_config import ServeConfig
@@ -38,6 +38,28 @@ class Example:
     fixed: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class Needs:
+    """The inputs a rule reads; the runner calls check() only when the required ones are there.
+
+    `model`: the model's config.json (`cfg.model_facts`); `hardware` and `workload`: the
+    `hardware.*` / `workload.*` fields it cannot judge without ("memory_gib"); `optional`:
+    what it reads when there and judges without ("model", "hardware.compute_capability").
+    A rule reads nothing else of these (tests/lint/test_rule_needs.py checks it).
+    """
+
+    model: bool = False
+    hardware: Tuple[str, ...] = ()
+    workload: Tuple[str, ...] = ()
+    optional: Tuple[str, ...] = ()
+
+    @property
+    def required(self) -> Tuple[str, ...]:
+        """Return the required inputs as "model", "hardware.x", "workload.y"."""
+        return (("model",) if self.model else ()) + tuple(f"hardware.{k}" for k in self.hardware) + \
+            tuple(f"workload.{k}" for k in self.workload)
+
+
 def with_vllm_message(diagnostic: Diagnostic, text: Optional[str]) -> Diagnostic:
     """Return `diagnostic` carrying exactly `text` (None: vLLM prints nothing), not the rule's default."""
     return records.replace(diagnostic, vllm_message=text)
@@ -57,8 +79,7 @@ class Rule:
     # validation, create_engine_config: what the conformance harness asks real vLLM), or
     # "later" (worker start-up, KV-cache sizing, graph capture, a request).
     stage: ClassVar[str] = "config"
-    reads_model: ClassVar[bool] = False   # needs the model's config.json (skipped, and said so, without it)
-    reads_hardware: ClassVar[Tuple[str, ...]] = ()  # `hardware.*` fields it needs (skipped, and said so, without them)
+    needs: ClassVar[Needs] = Needs()      # the inputs it reads (not run, and said so, without them)
     # The applicability of the fix some findings carry ("safe" / "unsafe"), None for none.
     fixable: ClassVar[Optional[str]] = None
     VALID: ClassVar[Sequence[Example]] = ()
@@ -92,11 +113,14 @@ class Rule:
     def docs(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
 
-    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, fields: Sequence[str] = (),
+    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, explanation: Optional[str] = None,
+                   fields: Sequence[str] = (),
                    fix: Optional[str] = None, severity: Optional[str] = None,
                    vllm_message: Optional[str] = None,
                    edits: Sequence[Optional[Edit]] = (), edit_title: str = "") -> Diagnostic:
         """Build a Diagnostic for this rule positioned at `at` (a Setting, a (line, col) or None).
+
+        `message` is the headline (one line, the values in it); `explanation` the why under it.
 
         A Setting written in another file (a command's `--config FILE`) puts the finding
         there. `edits` (from lint/edits.py) become its autofix, of the rule's `fixable` kind;
@@ -114,6 +138,7 @@ class Rule:
             autofix = Fix(self.fixable, placed, edit_title or fix or "")
         return Diagnostic(file=source.path, line=line, column=column, code=self.code, name=self.name,
                           severity=severity or self.severity, message=message,
+                          explanation=explanation,
                           fields=tuple(fields), fix=fix,
                           vllm_message=vllm_message if vllm_message is not None else self.vllm_message,
                           autofix=autofix)

@@ -1,16 +1,21 @@
-"""Run the rule catalogue over one config: version filter, select/ignore, suppressions."""
+"""Run the rule catalogue over one config: version filter, select/ignore, needs, suppressions.
+
+A rule whose declared inputs (Rule.needs) are missing is not called: it is recorded as not
+run, with the reason and what to do, so no rule skips silently.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, List, Sequence
+from typing import Iterable, List, Sequence, Tuple
 
 from patchops.lint import selectors
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.input.model_config import model_facts_for, model_facts_from_dict
+from patchops.lint.input import model_source
+from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.rule import Diagnostic, Example
+from patchops.lint.rule import Diagnostic, Example, Needs, NotRun
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.unused_suppression import UnusedSuppression
@@ -20,32 +25,81 @@ from patchops.lint.rules.unused_suppression import UnusedSuppression
 # `yes` refused as a value is "yaml-11-boolean", not just "invalid value").
 GENERIC_CODES = ("PO101", "PO107")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+HARDWARE_HINT = "state it under hardware: or with --hardware"
+WORKLOAD_HINT = "state it under workload:"
+
+
+@dataclasses.dataclass
+class Run:
+    """One config's findings (sorted by position, then code) and the rules not run on it."""
+
+    diagnostics: List[Diagnostic]
+    not_run: List[NotRun]
+    seen: ServeConfig          # the config as the release reads it, with its model source
 
 
 def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
                 ignore: Sequence[str] = ()) -> List[Diagnostic]:
-    """Return the findings for `cfg` against `facts`, sorted by position then code.
+    """Return the findings for `cfg` against `facts`, sorted by position then code."""
+    return run_rules(cfg, facts, select=select, ignore=ignore).diagnostics
+
+
+def run_rules(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (), ignore: Sequence[str] = (),
+              given: model_source.GivenConfigs = model_source.GivenConfigs(), fetch: bool = False) -> Run:
+    """Run every selected rule of `facts.version` whose needs `cfg` meets; record the others.
 
     `select` and `ignore` hold codes, code prefixes or rule names (comma lists allowed), as
-    do the file's `# patchops: ignore[...]` comments.
+    do the file's `# patchops: ignore[...]` comments. `given` and `fetch` choose the model
+    config (lint/input/model_source.py) unless `cfg.model_source` is already chosen.
     """
     select, ignore = selectors.split(select), selectors.split(ignore)
     selectors.check("--select", select, ALL_RULES)
     selectors.check("--ignore", ignore, ALL_RULES)
-    seen = read_as_vllm(cfg, facts)
-    seen.model_facts = model_facts_for(seen)
+    seen = prepare(cfg, facts, given, fetch)
     found: List[Diagnostic] = []
+    not_run: List[NotRun] = []
     for rule_class in ALL_RULES:
         if rule_class in (UnusedSuppression, InputNotLinted) or \
-                not selectors.is_selected(rule_class.code, rule_class.name, select, ignore):
+                not selectors.is_selected(rule_class.code, rule_class.name, select, ignore) or \
+                not rule_class.applies_to(facts.version):
             continue
-        if rule_class.applies_to(facts.version):
+        lacking = missing(rule_class.needs, seen)
+        not_run.extend(NotRun(rule_class.name, cfg.path, reason, hint) for reason, hint in lacking)
+        if not lacking:
             found.extend(rule_class().check(seen, facts))
     found = _drop_explained(found)
     kept = [d for d in found if not suppressed(cfg, d)]
     if selectors.is_selected(UnusedSuppression.code, UnusedSuppression.name, select, ignore):
         kept.extend(UnusedSuppression().check_suppressions(cfg, found))
-    return sorted(kept, key=lambda d: (d.line, d.column, d.code))
+    return Run(sorted(kept, key=lambda d: (d.line, d.column, d.code)), not_run, seen)
+
+
+def prepare(cfg: ServeConfig, facts: Facts, given: model_source.GivenConfigs = model_source.GivenConfigs(),
+            fetch: bool = False) -> ServeConfig:
+    """Return `cfg` as `facts.version` reads it, with its model source and model facts."""
+    seen = read_as_vllm(cfg, facts)
+    if cfg.model_source is None and cfg.model_facts is not None:   # a caller read it already
+        model = cfg.model.value if cfg.model is not None and isinstance(cfg.model.value, str) else None
+        cfg.model_source = model_source.ModelSource(model, cfg.model_facts, "given",
+                                                    path=cfg.model_facts.path)
+    if cfg.model_source is None:
+        cfg.model_source = model_source.choose(seen, given, fetch)
+    seen.model_source, seen.model_facts = cfg.model_source, cfg.model_source.facts
+    return seen
+
+
+def missing(needs: Needs, seen: ServeConfig) -> List[Tuple[str, str]]:
+    """Return (what is missing, what to do) for each required input `seen` lacks."""
+    lacking = []
+    for name in needs.required:
+        if name == "model":
+            if seen.model_facts is None:
+                source = seen.model_source
+                lacking.append((source.reason, source.hint))
+        elif name not in seen.context:
+            lacking.append((f"{name} not known",
+                            HARDWARE_HINT if name.startswith("hardware.") else WORKLOAD_HINT))
+    return lacking
 
 
 def suppressed(cfg: ServeConfig, d: Diagnostic) -> bool:
@@ -118,6 +172,6 @@ def lint_example(example: Example) -> List[Diagnostic]:
         cfg = load_text(example.text, path="example.yaml", kind=example.kind)
     except LintInputError as error:
         return [InputNotLinted.from_error("example.yaml", error)]
-    if example.model is not None:
-        cfg.model_facts = model_facts_from_dict(example.model)
-    return lint_config(cfg, facts)
+    given = model_source.GivenConfigs(read=model_facts_from_dict(example.model)) \
+        if example.model is not None else model_source.GivenConfigs()
+    return run_rules(cfg, facts, given=given).diagnostics

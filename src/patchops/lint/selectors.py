@@ -40,5 +40,14 @@ def check(option: str, selectors: Sequence[str], rules) -> None:
     """Refuse a selector that names no rule: a typo would silently lint nothing (or everything)."""
     for selector in selectors:
         if not any(matches(selector, rule.code, rule.name) for rule in rules):
-            raise UsageError(f"{option} {selector} matches no rule code or name; "
+            raise UsageError(f"{option} {selector} matches no rule code or name{did_you_mean(selector, rules)}; "
                              "`patchops rules` lists them")
+
+
+def did_you_mean(selector: str, rules) -> str:
+    """Return ` (did you mean multistep-removed?)` for the closest rule name or code, or ""."""
+    import difflib
+
+    names = [rule.name for rule in rules] + [rule.code for rule in rules]
+    close = difflib.get_close_matches(selector.strip(), names, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

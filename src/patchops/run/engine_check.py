@@ -30,6 +30,9 @@ DEFAULT_PROFILE = {"name": "NVIDIA A100-SXM4-80GB", "capability": [8, 0], "memor
                    "sms": 108, "count": 8, "host_ram_gib": 512}
 
 
+PROBE_FAILED = "ProbeFailed"   # the interpreter could not import vLLM's CLI (no torch, a broken copy)
+
+
 @dataclass(frozen=True)
 class EngineVerdict:
     """What vLLM said: ok with the values it resolved, or the stage, exception and message."""
@@ -42,6 +45,11 @@ class EngineVerdict:
     message: Optional[str] = None
     profile: Optional[Dict[str, Any]] = None   # the declared GPU profile, None on real GPUs
     log: Optional[str] = None            # vLLM's own output, kept when it failed
+
+    @property
+    def ran(self) -> bool:
+        """Return whether vLLM answered at all: False when its CLI could not even be imported."""
+        return self.error_type != PROBE_FAILED
 
 
 def profile_from(hardware) -> Dict[str, Any]:
@@ -84,7 +92,7 @@ def run(python: str, site_dir: Path, argv: Sequence[str], env: Dict[str, str], *
         seconds = round(time.monotonic() - started, 1)
         results = (scratch / "results.jsonl")
         if not results.exists():
-            return EngineVerdict(False, seconds, stage="crash", error_type="ProbeFailed",
+            return EngineVerdict(False, seconds, stage="crash", error_type=PROBE_FAILED,
                                  message=f"{python} could not run vLLM's CLI: "
                                  + (done.stdout.strip().splitlines() or ["no output"])[-1],
                                  profile=profile, log=done.stdout[-4000:])

@@ -9,6 +9,8 @@
                        in order) and per patchset "satisfied upstream" records
                        (`patchops.store.state`)
     lock               fcntl.flock'd while a command works on the copy
+    id                 a random id, written once under the lock: the same copy seen from
+                       several Ray nodes (a shared filesystem) is one copy to `patchops fleet`
 
 The copy's own files are read and written through a Store too, so every write stays inside
 the copy (`patchops.store.site_files`). A transaction over several stores is
@@ -22,6 +24,7 @@ import fcntl
 import json
 import os
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, Mapping, Optional, Tuple, Union
@@ -66,6 +69,7 @@ class Store:
         self.journal_path = self.root / "journal.jsonl"
         self.state_path = self.root / "state.json"
         self.lock_path = self.root / "lock"
+        self.id_path = self.root / "id"
         self._lock_fd: Optional[int] = None
         self._lock_depth = 0
 
@@ -143,6 +147,8 @@ class Store:
             raise StoreError(f"cannot lock {self.lock_path}: {exc.strerror or exc}") from exc
         self._lock_fd, self._lock_depth = fd, 1
         try:
+            if create:
+                self.claim_identity()
             yield self
         finally:
             self._lock_depth = 0
@@ -170,6 +176,28 @@ class Store:
     @property
     def locked(self) -> bool:
         return self._lock_depth > 0
+
+    # -- identity ----------------------------------------------------------------------------
+
+    def identity(self) -> Optional[str]:
+        """Return the store's id, None before one was written (patchops never wrote here)."""
+        if not self.exists():
+            return None
+        with self._dir() as fd:
+            data = None if fd is None else safe_fs.read_at(fd, "id", self.id_path)
+        text = (data or b"").decode("ascii", errors="replace").strip()
+        return text or None
+
+    def claim_identity(self) -> str:
+        """Return the store's id, writing a random one first if it has none (under the lock)."""
+        with self.lock():
+            found = self.identity()
+            if found is None:
+                found = uuid.uuid4().hex
+                with self._dir(create=True) as fd:
+                    assert fd is not None
+                    safe_fs.write_at(fd, "id", f"{found}\n".encode("ascii"), self.id_path)
+            return found
 
     # -- objects -----------------------------------------------------------------------------
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+
 import pytest
 
 from patchops.lint.rules.attention_backend_env_removed import MSG_UNKNOWN_ENV, AttentionBackendEnvRemoved
 
-from lintkit import linter
+from lintkit import linter, said
 
 
 lint = linter(AttentionBackendEnvRemoved.code, kind="spec")
@@ -18,7 +19,7 @@ ENV = "model: m\nenv:\n  VLLM_ATTENTION_BACKEND: {}\n"
 def test_0_15_ignores_it_without_a_word():
     [found] = lint(ENV.format("FLASHINFER"), "0.15.0")
     assert found.severity == "warning" and found.vllm_message is None
-    assert "without a word" in found.message
+    assert "without a word" in said(found)
 
 
 def test_0_20_warns_and_can_fail_hard():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lintkit import linter
+
+from lintkit import linter, said
 
 
 CODE = "PO201"
@@ -23,9 +24,8 @@ SEED = ("model: /models/Qwen2.5-32B-Instruct\n"
 def test_seed_incident_is_an_error_with_the_exact_vllm_text():
     [found] = lint(SEED, "0.6.3.post1")
     assert found.severity == "error" and (found.line, found.column) == (7, 3)
-    assert found.message.startswith("max_num_batched_tokens (8192) is below max_model_len (100000) "
-                                    "with chunked prefill off")
-    assert "will refuse to start" in found.message
+    assert found.message == "max_num_batched_tokens 8192 < max_model_len 100000 with chunked prefill off"
+    assert "will refuse to start" in found.explanation
     assert found.fields == ("max_num_batched_tokens", "max_model_len", "enable_chunked_prefill")
     assert found.vllm_message.startswith("max_num_batched_tokens (8192) is smaller than max_model_len "
                                          "(100000). This effectively limits")
@@ -37,7 +37,7 @@ def test_yaml_false_dropped_on_0_7_3_leaves_v0_to_decide():
     # unless the model is one V0 does not chunk: "possibly".
     [found] = lint(SEED.replace("0.6.3.post1", "0.7.3"), "0.7.3")
     assert found.severity == "warning" and "possibly refuses to start" in found.message
-    assert "32768" in found.message
+    assert "32768" in said(found)
 
 
 def test_cli_false_on_0_7_3_is_honoured():
@@ -72,7 +72,7 @@ def test_quiet_when_chunked_prefill_is_forced_on_or_the_length_is_unknown():
 def test_a_forks_literal_default_budget_counts():
     [found] = lint("model: m\nmax-model-len: 8192\n", "0.6.3.post1", kind="config",
                    field_defaults={"max_num_batched_tokens": 4096})
-    assert "(4096, this vLLM build's default)" in found.message
+    assert "max_num_batched_tokens 4096 is this vLLM build's default" in found.explanation
     assert (found.line, found.column) == (2, 1)
 
 
@@ -82,7 +82,7 @@ def test_a_budget_equal_to_max_model_len_is_enough():
     assert lint(cmd.format(budget=8192), "0.6.3.post1", kind="command") == []
     [found] = lint(cmd.format(budget=8191), "0.6.3.post1", kind="command")
     assert found.severity == "error" and found.message.startswith(
-        "max_num_batched_tokens (8191) is below max_model_len (8192)")
+        "max_num_batched_tokens 8191 < max_model_len 8192")
 
 
 def test_v0_chunks_only_above_32768():
@@ -90,6 +90,6 @@ def test_v0_chunks_only_above_32768():
     # one token above it only possible (the model may not support chunking).
     text = "model: m\nmax-model-len: {mml}\nmax-num-batched-tokens: 8192\n"
     [at_limit] = lint(text.format(mml=32768), "0.7.3", kind="config")
-    assert at_limit.severity == "error" and "will refuse to start" in at_limit.message
+    assert at_limit.severity == "error" and "will refuse to start" in said(at_limit)
     [above] = lint(text.format(mml=32769), "0.7.3", kind="config")
     assert above.severity == "warning" and "possibly refuses to start" in above.message

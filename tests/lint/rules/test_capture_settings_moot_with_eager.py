@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lintkit import linter
+
+from lintkit import linter, said
 
 
 CODE = "PO402"
@@ -18,7 +19,7 @@ def test_one_finding_per_setting():
         (3, ("cudagraph_capture_sizes", "enforce_eager")),
         (4, ("max_cudagraph_capture_size", "enforce_eager")),
     ]
-    assert all(d.severity == "warning" and "captures no CUDA graphs" in d.message for d in found)
+    assert all(d.severity == "warning" and "captures no CUDA graphs" in said(d) for d in found)
 
 
 def test_both_keys_of_one_compilation_config_are_one_finding():
@@ -31,7 +32,7 @@ def test_both_keys_of_one_compilation_config_are_one_finding():
 def test_hardcoded_eager_points_at_the_patchset():
     [found] = lint("model: m\nmax-seq-len-to-capture: 16384\n", "0.6.3.post1",
                    hardcoded={"enforce_eager": "True"})
-    assert "hardcodes enforce_eager=True" in found.message
+    assert "hardcodes enforce_eager=True" in said(found)
     assert "corex-eager-allreduce" in found.fix
 
 

@@ -19,8 +19,8 @@ def spec(version, args=(), concurrency="[1, 4, 8]", hardware="{gpus: 1, memory_g
 
 def test_fork_default_on_v0_runs_eagerly():
     [found] = lint(spec("0.7.3"), "0.7.3", capture_sizes_default=[1, 2])
-    assert "concurrency 4 and 8" in found.message and "run eagerly" in found.message
-    assert "this vLLM build defaults compilation_config.cudagraph_capture_sizes to [1, 2]" in found.message
+    assert "concurrency 4 and 8" in found.message and "run eagerly" in found.explanation
+    assert "this vLLM build defaults compilation_config.cudagraph_capture_sizes to [1, 2]" in found.explanation
     assert found.fields == ("workload.concurrency",)
     assert found.fix.startswith("set compilation-config: '{\"cudagraph_capture_sizes\": [1, 2, 4, 8]}'")
 
@@ -69,4 +69,4 @@ def test_v0_only_options_send_the_launch_to_v0_only_before_0_11():
     for option in ("load-format: sharded_state", "preemption-mode: swap"):
         [old] = lint(spec("0.10.2", [option, capture], "[16]"), "0.10.2")
         [new] = lint(spec("0.11.0", [option, capture], "[16]"), "0.11.0")
-        assert "vLLM 0.10.2 (V0)" in old.message and "vLLM 0.11.0 (V1)" in new.message, option
+        assert "vLLM 0.10.2 (V0)" in old.explanation and "vLLM 0.11.0 (V1)" in new.explanation, option

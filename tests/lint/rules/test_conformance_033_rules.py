@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lint.lintkit import findings
+from tests.lint.lintkit import findings, said
 
 BF16_MODEL = {"model_type": "qwen2", "torch_dtype": "bfloat16", "num_attention_heads": 28}
 FP16_MODEL = {"model_type": "llama", "torch_dtype": "float16", "num_attention_heads": 32}
@@ -119,6 +119,6 @@ def test_missing_config_file(tmp_path):
 
     found = [d for d in api.lint(script, vllm_version="0.33.0").diagnostics if d.code == "PO107"]
     assert [(d.severity, d.line) for d in found] == [("error", 1)]
-    assert "No such file or directory: 'serve.yaml'" in found[0].message
+    assert "No such file or directory: 'serve.yaml'" in said(found[0])
     (tmp_path / "serve.yaml").write_text("max-model-len: 4096\n")
     assert [d for d in api.lint(script, vllm_version="0.33.0").diagnostics if d.code == "PO107"] == []

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lintkit import linter
+
+from lintkit import linter, said
 
 
 CODE = "PO403"
@@ -13,14 +14,14 @@ lint = linter(CODE, vllm="0.12.0", kind="command")
 
 def test_single_value_means_only_that_size():
     [found] = lint("vllm serve m --cuda-graph-sizes 512\n")
-    assert "capture only batch size 512" in found.message and "padded up to 512" in found.message
+    assert "capture only batch size 512" in said(found) and "padded up to 512" in said(found)
     assert "max-cudagraph-capture-size: 512" in found.fix
     assert found.vllm_message.startswith("--cuda-graph-sizes is deprecated")
 
 
 def test_a_size_above_the_budget_is_dropped():
     [found] = lint("vllm serve m --cuda-graph-sizes 4096 --max-num-batched-tokens 2048\n")
-    assert "dropped" in found.message
+    assert "dropped" in said(found)
 
 
 def test_quiet_cases():

@@ -19,7 +19,7 @@ def test_same_value_twice_is_info():
 def test_env_and_context_duplicates():
     found = lint("model: m\nenv:\n  VLLM_USE_V1: '1'\n  VLLM_USE_V1: '0'\n")
     assert [(d.line, d.fields) for d in found] == [(3, ("VLLM_USE_V1",))]
-    assert "overrides it with '0'" in found[0].message
+    assert "overrides it with '0'" in found[0].explanation
 
 
 def test_command_line_duplicate_points_at_the_first():
@@ -37,6 +37,6 @@ def test_dotted_o_keys_are_told_apart_by_their_values():
     """`-O.x v` is a key of its own with value v (not `-O` with value `.x`): the later value wins."""
     [found] = lint("vllm serve m -O.cudagraph_mode PIECEWISE -O.cudagraph_mode FULL\n", kind="command")
     assert found.severity == "warning" and (found.line, found.column) == (1, 14)
-    assert "this value (PIECEWISE) is silently ignored" in found.message and "with FULL" in found.message
+    assert "this value (PIECEWISE) is silently ignored" in found.explanation and "with FULL" in found.explanation
     [same] = lint("vllm serve m -O3 -O3\n", kind="command")
     assert same.severity == "info" and "same value (3)" in same.message

@@ -25,14 +25,14 @@ def test_message_by_version_and_name():
 def test_unknown_presence_is_an_info_note():
     found = lint("FLASHINFER", "0.8.5", has_flashinfer=None, required_dists=())
     assert [d.severity for d in found] == ["info"]
-    assert "cannot tell" in found[0].message
+    assert "cannot tell" in found[0].explanation
     assert lint("FLASHINFER", "0.8.5", has_flashinfer=True) == []
 
 
 def test_shipped_facts_answer_with_the_wheels_dependencies():
     [found] = lint("FLASHINFER", "0.10.1.1", has_flashinfer=None)
     assert found.severity == "error"
-    assert "not among the dependencies of the vLLM 0.10.1.1 wheel" in found.message
+    assert "not among the dependencies of the vLLM 0.10.1.1 wheel" in found.explanation
     assert "--vllm SITE_PACKAGES" in found.fix
     # 0.12.0 requires flashinfer-python; an inspected copy wins over the wheel's list.
     assert lint("FLASHINFER", "0.12.0", has_flashinfer=None) == []
@@ -46,8 +46,8 @@ def test_names_this_version_does_not_know_are_left_to_po501():
 
 def test_message_reads_well():
     [found] = lint("FLASHINFER", "0.8.5")
-    assert found.message == ('flashinfer is not installed beside this vLLM 0.8.5, but '
-                             'VLLM_ATTENTION_BACKEND="FLASHINFER" needs it; vLLM refuses to start')
+    assert found.message == 'no flashinfer beside vLLM 0.8.5 for VLLM_ATTENTION_BACKEND="FLASHINFER"'
+    assert found.explanation == "vLLM refuses to start"
     assert found.fields == ("VLLM_ATTENTION_BACKEND",)
 
 

@@ -10,15 +10,15 @@ lint = linter("PO107")
 def test_a_value_of_one_literal_only_is_refused_with_the_reason():
     [found] = lint("model: m\nargs:\n  guided-decoding-backend: outlines\n")
     assert found.severity == "error"
-    assert "invalid choice: 'outlines' (choose from 'auto', 'guidance', 'xgrammar')" in found.message
-    assert "changes from launch to launch (PYTHONHASHSEED does not fix it)" in found.message
+    assert "invalid choice: 'outlines' (choose from 'auto', 'guidance', 'xgrammar')" in found.explanation
+    assert "changes from launch to launch (PYTHONHASHSEED does not fix it)" in found.explanation
     assert found.vllm_message.endswith("(choose from 'auto', 'guidance', 'xgrammar')")
 
 
 def test_values_every_literal_holds_pass_and_unknown_ones_list_all_choices():
     assert lint("model: m\nargs:\n  guided-decoding-backend: guidance\n") == []
     [found] = lint("model: m\nargs:\n  guided-decoding-backend: bogus\n")
-    assert "'lm-format-enforcer', 'outlines'" in found.message and "PYTHONHASHSEED" not in found.message
+    assert "'lm-format-enforcer', 'outlines'" in found.explanation and "PYTHONHASHSEED" not in found.explanation
     assert lint("model: m\nargs:\n  guided-decoding-backend: outlines\n", vllm="0.10.1.1") == []
 
 

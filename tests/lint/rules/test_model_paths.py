@@ -47,7 +47,7 @@ def test_offline_a_repo_id_needs_a_snapshot_in_the_cache(tmp_path, monkeypatch, 
                  if d.code == "PO816"]
         assert bool(found) == flagged
         if flagged:
-            assert found[0].severity == "error" and found[0].line == 6 and "holds no copy" in found[0].message
+            assert found[0].severity == "error" and found[0].line == 6 and "holds no copy" in found[0].explanation
             assert found[0].vllm_message.startswith("LocalEntryNotFoundError: Cannot find an appropriate cached")
 
 

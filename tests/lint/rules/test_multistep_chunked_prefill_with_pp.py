@@ -19,7 +19,7 @@ def test_explicit_chunked_prefill_is_an_error():
 
 def test_automatic_chunked_prefill_is_possible():
     [found] = lint("vllm serve m -pp 2 --num-scheduler-steps 8 --max-model-len 131072\n", "0.9.2")
-    assert found.severity == "warning" and "possibly" in found.message
+    assert found.severity == "warning" and "possibly" in found.explanation
     assert "max_model_len" in found.fields
 
 

@@ -23,7 +23,7 @@ def test_seed_incident_2_names_xformers_in_0_6_3_spelling():
     assert found.vllm_message == ("Multi-Step not supported for attention backend: xformers. Set "
                                   "VLLM_ATTENTION_BACKEND to a value from ['flash-attn', "
                                   "'rocm-flash-attn', 'flashinfer'].")
-    assert "before the weights load" in found.message
+    assert "before the weights load" in found.explanation
     assert "hardware.compute_capability" in found.fields
     assert "FLASH_ATTN or FLASHINFER" in found.fix
 
@@ -31,7 +31,7 @@ def test_seed_incident_2_names_xformers_in_0_6_3_spelling():
 def test_vendor_build_without_flash_attn_suggests_flashinfer_when_installed():
     [found] = lint(spec("0.6.3.post1", args=["max-model-len: 4096"]), "0.6.3.post1",
                    has_flash_attn=False, has_flashinfer=True)
-    assert "vllm_flash_attn" in found.message
+    assert "vllm_flash_attn" in found.explanation
     assert "VLLM_ATTENTION_BACKEND=FLASHINFER" in found.fix
 
 
@@ -72,4 +72,4 @@ def test_block_size_16_keeps_flash_attention():
         ok = spec(version, args=["max-model-len: 4096", "block-size: 16"])
         assert lint(ok, version, has_flash_attn=True) == [], version
         [found] = lint(ok.replace("block-size: 16", "block-size: 8"), version, has_flash_attn=True)
-        assert found.severity == "error" and "block_size 8 is not a multiple of 16" in found.message
+        assert found.severity == "error" and "block_size 8 is not a multiple of 16" in found.explanation

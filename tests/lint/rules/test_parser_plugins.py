@@ -22,7 +22,7 @@ def test_a_plugin_file_beside_the_spec_makes_an_unknown_parser_a_warning_naming_
     found = lint_file(tmp_path, SPEC.format("my_parser.py"))
     [hit] = [d for d in found if d.code == "PO901"]
     assert hit.severity == "warning" and (hit.line, hit.column) == (4, 3)
-    assert f"plugin file {tmp_path / 'my_parser.py'} is loaded first and may register it" in hit.message
+    assert f"plugin file {tmp_path / 'my_parser.py'} is loaded first and may register it" in hit.explanation
     assert [d for d in found if d.code == "PO907"] == []
 
 
@@ -30,7 +30,7 @@ def test_a_missing_plugin_file_leaves_the_unknown_parser_an_error(tmp_path):
     found = lint_file(tmp_path, SPEC.format("my_parser.py"))
     [unknown] = [d for d in found if d.code == "PO901"]
     [missing] = [d for d in found if d.code == "PO907"]
-    assert unknown.severity == "error" and "does not exist, so nothing registers it" in unknown.message
+    assert unknown.severity == "error" and "does not exist, so nothing registers it" in unknown.explanation
     assert (missing.severity, missing.line) == ("warning", 5)
     assert missing.vllm_message == "Failed to load module 'my_parser' from my_parser.py."
 
@@ -38,7 +38,7 @@ def test_a_missing_plugin_file_leaves_the_unknown_parser_an_error(tmp_path):
 def test_a_module_name_may_register_the_parser_from_0_30_and_is_a_missing_path_before():
     text = SPEC.format("my_company.tool_parsers")
     [hit] = findings("PO901", text, vllm="0.33.0")
-    assert hit.severity == "warning" and "plugin module my_company.tool_parsers" in hit.message
+    assert hit.severity == "warning" and "plugin module my_company.tool_parsers" in hit.explanation
     assert findings("PO907", text, vllm="0.33.0") == []
     [before] = findings("PO901", text, vllm="0.25.0")
     assert before.severity == "error"

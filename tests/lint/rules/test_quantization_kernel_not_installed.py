@@ -97,7 +97,7 @@ def test_error_names_vllms_message_and_the_fix():
     [found] = po818(spec("7.0"))
     assert found.severity == "error" and (found.line, found.column) == (1, 1)
     assert found.vllm_message == MESSAGE
-    assert "gptq_bitblas" in found.message and "0.8.5" in found.message
+    assert "gptq_bitblas" in found.message and "0.8.5" in found.explanation
     assert "--quantization gptq" in found.fix and "pip install bitblas" in found.fix
 
 
@@ -120,7 +120,7 @@ def test_explicit_quantization_gptq_keeps_the_plain_kernel():
 def test_bitblas_installed_or_unknown():
     assert po818(spec("7.0"), has_bitblas=True) == []
     [certain] = po818(spec("7.0"), has_bitblas=False)
-    assert certain.severity == "error" and "not installed beside this vLLM 0.8.5" in certain.message
+    assert certain.severity == "error" and "not installed beside this vLLM 0.8.5" in certain.explanation
     [unsure] = po818(spec("7.0"), required_dists=())
     assert unsure.severity == "info"
 

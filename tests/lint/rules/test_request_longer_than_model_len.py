@@ -34,7 +34,7 @@ def test_0_20_refuses_max_tokens_above_max_model_len_first_with_its_f_string_sli
 
 def test_0_33_cuts_max_tokens_and_still_refuses_what_cannot_be_cut():
     [cut] = lint(spec(8000, 1024), vllm="0.33.0")
-    assert cut.severity == "warning" and "max_tokens cut to 192" in cut.message and cut.vllm_message is None
+    assert cut.severity == "warning" and "max_tokens cut to 192" in cut.explanation and cut.vllm_message is None
     [over] = lint(spec(10, 9000), vllm="0.33.0")
     assert over.severity == "error" and over.vllm_message.startswith("max_tokens=9000 cannot be greater than "
                                                                      "max_model_len=8192.")
@@ -52,8 +52,8 @@ def test_max_tokens_cut_instead_of_refused_from_0_32(vllm, severity):
 
 def test_every_number_says_where_it_came_from():
     [hit] = lint(spec(7169, 1024))
-    assert "prompt_tokens 7169 + max_tokens 1024 = 8193 tokens is above max_model_len 8192 (set by you)" \
-        in hit.message
+    assert "prompt_tokens 7169 + max_tokens 1024 = 8193 > max_model_len 8192" in hit.message
+    assert hit.explanation.startswith("max_model_len 8192 (set by you)")
 
 
 def test_a_derived_max_model_len_names_its_config_json_key():
@@ -62,4 +62,4 @@ def test_a_derived_max_model_len_names_its_config_json_key():
     from patchops.lint.runner import lint_example
 
     [hit] = [d for d in lint_example(Example(DERIVED % 31745, vllm="0.10.1.1", model=QWEN_7B)) if d.code == "PO209"]
-    assert "above max_model_len 32768 (derived from the model's config.json, max_position_embeddings)" in hit.message
+    assert "max_model_len 32768 (derived from the model's config.json, max_position_embeddings)" in hit.explanation

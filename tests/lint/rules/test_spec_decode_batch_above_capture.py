@@ -17,13 +17,13 @@ def test_a_step_of_exactly_the_largest_size_is_captured_one_more_request_is_not(
     assert findings("PO405", spec("[8]"), vllm="0.10.1.1") == []          # 8 x 4 = 32
     [hit] = findings("PO405", spec("[8]", tokens=4), vllm="0.10.1.1")    # 8 x 5 = 40
     assert (hit.severity, hit.line) == ("warning", 6)
-    assert "8 (40 tokens)" in hit.message and "largest CUDA graph capture size 32" in hit.message
+    assert "8 (40 tokens)" in hit.explanation and "largest CUDA graph capture size 32" in hit.message
 
 
 def test_levels_above_the_largest_size_are_left_to_concurrency_without_cuda_graphs():
     text = spec("[8, 9, 64]")
     [hit] = findings("PO405", text, vllm="0.10.1.1")
-    assert "concurrency 9 (36 tokens) are" in hit.message and "64" not in hit.message.split(" are ")[0]
+    assert "concurrency 9 (36 tokens) are" in hit.explanation and "64" not in hit.explanation.split(" are ")[0]
     assert [d.code for d in findings("PO401", text, vllm="0.10.1.1")] == ["PO401"]
 
 

@@ -11,8 +11,9 @@ MTP = "model: m\nargs:\n  speculative-config: '{\"method\": \"mtp\", \"num_specu
 def test_mtp_with_a_tool_workload_is_a_correctness_warning():
     [hit] = lint(MTP + "workload:\n  tools: true\n")
     assert (hit.severity, hit.line, hit.column) == ("warning", 3, 3)
-    assert hit.message.startswith("speculative decoding (mtp, 1 speculative token) with tool calls (the workload "
-                                  "sends tools) is a correctness risk, not a speed one")
+    assert hit.message == "speculative decoding (mtp, 1 speculative token) with tool calls risks wrong tool calls"
+    assert hit.explanation.startswith("tool calls: the workload sends tools. This is a correctness risk, not a "
+                                      "speed one")
 
 
 def test_no_tools_no_warning():

@@ -38,7 +38,7 @@ def test_unknown_name_by_version(vllm, severity, vllm_message):
 
 def test_lower_case_gets_the_case_note():
     [found] = lint("flash_attn", "0.6.3.post1")
-    assert "(names are case-sensitive)" in found.message
+    assert "(names are case-sensitive)" in found.explanation
     assert found.fix == "did you mean VLLM_ATTENTION_BACKEND=FLASH_ATTN?"
 
 
@@ -53,14 +53,14 @@ def test_use_v1_decides_the_fallback():
 
 def test_valid_name_outside_the_v1_list_crashes_0_11():
     [found] = lint("IPEX", "0.11.0")
-    assert found.severity == "error" and "assert envs.VLLM_USE_V1" in found.message
+    assert found.severity == "error" and "assert envs.VLLM_USE_V1" in found.explanation
 
 
 def test_name_only_the_v1_oracle_knows_is_ignored_on_0_8_5():
     # FLASHINFER_VLLM_V1 is in 0.8.5's V1 list but not in its _Backend enum
     [found] = lint("FLASHINFER_VLLM_V1", "0.8.5")
     assert found.severity == "warning" and found.vllm_message is None
-    assert "silently ignores it" in found.message
+    assert "silently ignores it" in found.explanation
 
 
 def test_v1_oracle_table():

@@ -54,7 +54,7 @@ def test_short_alias_keeps_the_users_dash_style():
 def test_did_you_mean_in_the_users_spelling():
     [found] = run("model: m\nargs:\n  max-model-length: 4096\n")
     assert found.message.startswith('unknown flag "max-model-length"')
-    assert 'vLLM 0.8.5 has no --max-model-length' in found.message
+    assert 'vLLM 0.8.5 has no --max-model-length' in found.explanation
     assert 'did you mean "max-model-len"?' in found.fix
     assert found.fields == ("max_model_length", "max_model_len")
     [found] = run("vllm serve m --gpu-memory-utilisation 0.85\n", kind="command")
@@ -108,7 +108,7 @@ def test_shipped_history_of_removed_and_added_flags(history):
     [found] = lint("model: m\nargs:\n  max_seq_len_to_capture: 8192\n", "0.11.0")
     assert found.message.startswith('flag "max_seq_len_to_capture" was removed after vLLM 0.10.2')
     [found] = lint("model: m\nargs:\n  cudagraph_capture_sizes: 8\n", "0.8.5")
-    assert found.message.startswith('flag "cudagraph_capture_sizes" was added in vLLM 0.12.0')
+    assert found.message.startswith('flag "cudagraph_capture_sizes" was added in vLLM 0.11.1')
     [found] = lint("vllm serve m --enable-reasoning --reasoning-parser deepseek_r1\n", "0.10.0",
                    kind="command")
     assert "was removed after vLLM 0.9.2" in found.message
@@ -137,3 +137,9 @@ def test_argparse_wording():
     import inspect
 
     assert "_('unrecognized arguments: %s')" in inspect.getsource(argparse)
+
+
+def test_a_removed_option_names_its_successor(history):
+    [found] = lint("vllm serve m --speculative-model x\n", "0.33.0", kind="command")
+    assert found.message == 'flag "--speculative-model" was removed after vLLM 0.8.2'
+    assert found.fix.startswith("use --speculative-config '{\"model\": ...}' instead")

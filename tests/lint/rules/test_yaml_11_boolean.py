@@ -47,4 +47,4 @@ def test_old_vllm_passes_the_text():
     assert found.fix == "write swap-space: 0 if you meant off"
     [found] = lint("model: m\nargs:\n  code-revision: no\n", vllm="0.6.3.post1")
     assert found.severity == "warning"
-    assert 'vLLM gets the text "False" instead' in found.message
+    assert 'vLLM gets the text "False" instead' in found.explanation

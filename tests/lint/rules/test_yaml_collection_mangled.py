@@ -13,7 +13,7 @@ lint = linter(YamlCollectionMangled.code, vllm="0.8.5", kind="spec")
 def test_list_to_a_text_option_is_accepted_as_brackets():
     [found] = lint("model: m\nargs:\n  served-model-name: [qwen, qwen-7b]\n")
     assert found.severity == "warning"
-    assert "as the Python text \"['qwen', 'qwen-7b']\"" in found.message
+    assert "the text \"['qwen', 'qwen-7b']\"" in found.explanation
     assert found.fix == "remove the key and pass it on the command line: --served-model-name qwen qwen-7b"
     assert found.vllm_message is None
 

@@ -13,13 +13,13 @@ lint = linter(YamlFalseDropped.code, vllm="0.8.5", kind="spec")
 def test_yaml11_no_on_a_switch_is_named():
     [found] = lint("model: m\nargs:\n  enable-prefix-caching: no\n")
     assert found.message.startswith('the value no of "enable-prefix-caching" (false to YAML) is dropped')
-    assert found.fix.startswith("pass --no-enable-prefix-caching on the vllm serve command line")
+    assert found.fix == "write no-enable-prefix-caching: true (vLLM reads it as --no-enable-prefix-caching)"
     assert found.fields == ("enable_prefix_caching",) and found.vllm_message is None
 
 
 def test_store_boolean_off_switch_on_073():
     [found] = lint("model: m\nargs:\n  enable-chunked-prefill: false\n", vllm="0.7.3")
-    assert "pass --enable-chunked-prefill false" in found.fix
+    assert found.fix == 'write enable-chunked-prefill: "false" (quoted, vLLM reads the word)'
 
 
 def test_default_false_is_quiet():
@@ -29,12 +29,12 @@ def test_default_false_is_quiet():
 
 def test_unknown_key_with_false_is_reported_here():
     [found] = lint("model: m\nargs:\n  enable-frobnication: false\n")
-    assert "has no --enable-frobnication flag either" in found.message
+    assert "has no --enable-frobnication flag either" in found.explanation
 
 
 def test_non_boolean_option_keeps_its_default():
     [found] = lint("model: m\nswap_space: false\n", kind="config")
-    assert "so swap_space keeps its default (4)" in found.message
+    assert "so swap_space keeps its default (4)" in found.explanation
 
 
 def test_versions_and_entrypoint():
@@ -50,6 +50,6 @@ def test_chunked_prefill_fix_depends_on_the_engine():
     [v1] = lint(text, vllm="0.9.2")
     assert v1.fix.startswith("remove the key: the V1 engine of vLLM 0.9.2 turns chunked prefill on")
     [v0] = lint(text + "env:\n  VLLM_USE_V1: '0'\n", vllm="0.9.2")
-    assert v0.fix.startswith("pass --no-enable-chunked-prefill")
+    assert v0.fix.startswith("write no-enable-chunked-prefill: true")
     [new] = lint(text, vllm="0.12.0")
-    assert new.fix.startswith("pass --no-enable-chunked-prefill")
+    assert new.fix.startswith("write no-enable-chunked-prefill: true")

@@ -113,7 +113,7 @@ def test_derived_max_model_len_boundary_is_reported_at_the_model(memory_gib, fir
     [d] = found
     assert (d.line, d.column, d.severity) == (1, 1, "error")
     assert "max_model_len (derived from config.json) 4096" in d.message
-    assert "holds 3776 tokens" in d.message   # (15,461,882,265 - 13,476,831,232 B) // 8 MiB = 236 blocks
+    assert "holds 3776 tokens" in d.explanation   # (15,461,882,265 - 13,476,831,232 B) // 8 MiB = 236 blocks
     assert d.vllm_message.startswith("To serve at least one request with the models's max seq len (4096), "
                                      "(2.00 GiB KV cache is needed")
 
@@ -134,7 +134,7 @@ def test_moe_concurrency_boundary_warns_at_the_workload(concurrency, fires):
         return
     [d] = found
     assert (d.line, d.column, d.severity) == (4, 3, "warning")
-    assert "5 x 40960 tokens" in d.message and "at most 4 such requests" in d.message
+    assert "5 x 40960 tokens" in d.message and "at most 4 such requests" in d.explanation
 
 
 @pytest.mark.parametrize("seqs, fires", [(10, False), (11, True)])
@@ -148,7 +148,7 @@ def test_workload_lengths_and_max_num_seqs_set_the_context(seqs, fires):
         return
     [d] = found
     assert (d.line, d.column, d.severity) == (5, 3, "warning")
-    assert "prompt_tokens 5000 + max_tokens 440" in d.message and "at most 10 such" in d.message
+    assert "prompt_tokens 5000 + max_tokens 440" in d.explanation and "at most 10 such" in d.explanation
 
 
 @pytest.mark.parametrize("memory_gib, fires", [(63, True), (64, False)])

@@ -97,7 +97,10 @@ def _copy_heading(console: Output, site_dir, version, wins: Optional[bool]) -> N
 def _state_line(console: Output, patchset: str, state: str, detail: str) -> None:
     line = Line(f"  {patchset}: ")
     line.append(state, style=STATE_STYLE.get(state, ""))
-    if detail:
+    said = state.replace("-", " ")
+    if detail.startswith(said + " "):   # "not applied in X" under state not-applied: say it once
+        line.append(detail[len(said):], style="dim")
+    elif detail:
         line.append(f" - {detail}", style="dim")
     console.print(line)
 

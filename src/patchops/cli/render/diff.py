@@ -40,10 +40,15 @@ def diff_stat(diff: str) -> List[str]:
     width = max((len(f[0]) for f in files), default=0)
     rows = [f" {name:<{width}} | {added + removed:>3} {'+' * added}{'-' * removed}"
             + (f"  (x{copies} copies)" if copies > 1 else "") for name, copies, added, removed in files]
-    total_files = sum(f[1] for f in files)
-    rows.append(f" {total_files} file(s) changed, {sum(f[2] * f[1] for f in files)} insertion(s)(+), "
-                f"{sum(f[3] * f[1] for f in files)} deletion(s)(-)")
+    changed = sum(f[1] for f in files)
+    added, removed = sum(f[2] * f[1] for f in files), sum(f[3] * f[1] for f in files)
+    rows.append(f" {_count(changed, 'file')} changed, {_count(added, 'insertion')}(+), "
+                f"{_count(removed, 'deletion')}(-)")   # as git words it
     return rows
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def raw(text: str) -> None:

@@ -45,17 +45,15 @@ def _problems(console: Output, title: str, messages: Sequence[str]) -> None:
 # ---------------------------------------------------------------- status
 
 def status_text(console: Output, found) -> None:
-    """Print one row per node, copy and patchset, with the target files' short hashes."""
+    """Print one row per copy and patchset (a copy several nodes share once, naming them all),
+    with the target files' short hashes."""
     rows = []
-    for node in found.nodes:
-        report = found.reports.get(node)
-        if report is None:
-            continue
-        hashes = {c.site_dir: ", ".join(f"{path} {short(sha) if sha else 'missing'}"
-                                        for path, sha in c.files) for c in report.copies}
-        for state in report.states:
-            rows.append((node.label, node.address, state.site_dir, state.version or "unknown",
-                         state.patchset, state.state, hashes.get(state.site_dir, "")))
+    for copy in found.copies:
+        hashes = ", ".join(f"{path} {short(sha) if sha else 'missing'}" for path, sha in copy.facts.files)
+        for state in copy.states:
+            rows.append((",".join(n.label for n in copy.nodes),
+                         ",".join(dict.fromkeys(n.address for n in copy.nodes)), state.site_dir,
+                         state.version or "unknown", state.patchset, state.state, hashes))
     if rows:
         _table(console, ("NODE", "ADDRESS", "COPY", "VLLM", "PATCHSET", "STATE", "FILES"), rows, 5)
     _failures(console, found.failures)
@@ -72,11 +70,16 @@ def status_dict(found) -> dict:
         if report is not None:
             entry["copies"] = [{
                 "site_dir": c.site_dir, "version": c.version, "files": dict(c.files),
+                "store_id": c.store_id,
                 "patchsets": [{"patchset": s.patchset, "state": s.state, "detail": s.detail}
                               for s in report.states if s.site_dir == c.site_dir],
             } for c in report.copies]
         nodes.append(entry)
-    return {"nodes": nodes, "disagreements": list(found.disagreements)}
+    copies = [{"site_dir": c.facts.site_dir, "store_id": c.facts.store_id,
+               "nodes": [n.id for n in c.nodes], "version": c.facts.version,
+               "patchsets": [{"patchset": s.patchset, "state": s.state} for s in c.states]}
+              for c in found.copies]
+    return {"nodes": nodes, "copies": copies, "disagreements": list(found.disagreements)}
 
 
 def _node_dict(node, failure) -> dict:
@@ -87,9 +90,10 @@ def _node_dict(node, failure) -> dict:
 # ---------------------------------------------------------------- apply and rollback
 
 def plan_text(console: Output, plan) -> None:
-    """Print each node's plan: one row per copy and patchset."""
-    rows = [(node.label, node.address, o.site_dir, o.version or "unknown", o.patchset, o.state, o.detail)
-            for node in plan.nodes if node in plan.plans for o in plan.plans[node].outcomes]
+    """Print each node's plan: one row per copy and patchset (a shared copy once)."""
+    rows = [(",".join(n.label for n in nodes), ",".join(dict.fromkeys(n.address for n in nodes)),
+             o.site_dir, o.version or "unknown", o.patchset, o.state, o.detail)
+            for nodes, copy in plan.rows() for o in copy.outcomes]
     if rows:
         _table(console, ("NODE", "ADDRESS", "COPY", "VLLM", "PATCHSET", "PLAN", "DETAIL"), rows, 5)
     for node in plan.nodes:

@@ -25,8 +25,7 @@ def lint_json(results) -> str:
                     "facts_origin": r.facts_origin or None, "linted": r.error is None,
                     "error": r.error, "assumed_hardware": r.hardware,
                     "model_config": r.model_config,
-                    "skipped": list(r.skipped),
-                    "hardware_skipped": dict(r.hardware_skipped),
+                    "not_run": [{"rule": n.rule, "reason": n.reason, "hint": n.hint} for n in r.not_run],
                     "launch": r.launch, "notes": list(r.notes), "no_launch": r.no_launch}
                    for r in results],
     }
@@ -132,15 +131,21 @@ def lint_github(results) -> str:
     lines = []
     for result in results:
         for d in result.diagnostics:
-            message = _with_fix(d)
+            message = _with_fix(d, lines=True)
             lines.append(f"::{GITHUB_COMMAND[d.severity]} file={_gh_prop(d.file)},line={d.line},"
                          f"col={d.column},title={_gh_prop(f'{d.code} {d.name}')}::{_gh_data(message)}")
     return "".join(line + "\n" for line in lines)
 
 
-def _with_fix(d) -> str:
-    """Return the message and its fix as one text, for formats with a single message field."""
-    return f"{d.message.rstrip('.')}. Fix: {d.fix}" if d.fix else d.message
+def _with_fix(d, lines: bool = False) -> str:
+    """Return the headline, the why and the fix as one text, for formats with one message field.
+
+    GitHub shows an annotation's lines as written, so with `lines` each part is a line.
+    """
+    text = d.message.rstrip(".")
+    if d.explanation:
+        text += ("\n" if lines else ": ") + d.explanation.rstrip(".")
+    return text + ("\n" if lines else ". ") + f"Fix: {d.fix}" if d.fix else text
 
 
 def _gh_data(value: str) -> str:

@@ -22,55 +22,62 @@ def lint_summary(diagnostics) -> Dict[str, int]:
 
 
 def lint_text(console: Output, results, *, concise: bool = False, unsafe: bool = False,
-              fixed: Optional[int] = None) -> None:
-    """Print each finding as `file:line:col: severity: message [CODE name]`, then a summary.
+              fixed: Optional[int] = None, verbosity: int = 0) -> None:
+    """Print each finding as `file:line:col: severity: headline [CODE name]`, then a summary.
 
-    The full form adds the source line with a caret under the column, the fix (marked
-    `(--fix)` when `lint --fix` makes it) and the vLLM message; `concise` prints one line per
-    finding (`[CODE]` only), as `ruff --output-format concise` does, cut to the terminal's
-    width on a terminal. `fixed` is how many
-    fixes `lint --fix` made; `unsafe` whether unsafe fixes count as fixable.
+    The full form adds the source line with a caret under the column, then the why, the fix
+    (marked `(--fix)` when `lint --fix` makes it) and the vLLM message, indented and wrapped
+    to the width; `concise` prints the first line alone (`[CODE]` only), whole, as
+    `ruff --output-format concise` does. `fixed` is how many fixes `lint --fix` made;
+    `unsafe` whether unsafe fixes count as fixable; `verbosity` -1 hides the notes, 1 lists
+    them per input.
     """
+    width = console.width
     for result in results:
         lines = result.source_lines
         if result.launch and not concise:   # which launch of a deploy file these findings are of
             console.print(Line(f"{result.path}: {result.launch}, vLLM {result.vllm_version}", style="dim"))
         for d in result.diagnostics:
-            where, tag = f"{d.file}:{d.line}:{d.column}:", f"[{d.code}]" if concise else f"[{d.code} {d.name}]"
-            message = d.message
-            if concise and console.is_terminal:  # one screen line per finding; pipes get it whole
-                message = _cut(message, console.width - len(f"{where} {d.severity}:  {tag}"))
-            line = Line(where, style="bold")
+            tag = f"[{d.code}]" if concise else f"[{d.code} {d.name}]"
+            line = Line(f"{d.file}:{d.line}:{d.column}:", style="bold")
             line.append(f" {d.severity}:", style=SEVERITY_STYLE[d.severity])
-            line.append(f" {message} ")
+            line.append(f" {d.message} ")
             line.append(tag, style="dim")
             console.print(line)
             if concise:
                 continue
             shown = result.sources.get(d.file, lines)     # a `--config FILE`'s finding: its lines
             if 0 < d.line <= len(shown):
-                for row in snippet(shown[d.line - 1], d.line, d.column, console.width):
+                for row in snippet(shown[d.line - 1], d.line, d.column, width):
                     console.print(Line(row, style="dim"))
+            if d.explanation:
+                _wrapped(console, "  ", d.explanation, width, "")
             if d.fix:
-                console.print(Line(f"  fix{_fix_mark(d, unsafe)}: {d.fix}", style="green"))
+                _wrapped(console, f"  fix{_fix_mark(d, unsafe)}: ", d.fix, width, "green")
             if d.vllm_message:
-                console.print(Line(f"  vLLM: {d.vllm_message}", style="dim"))
-    for hardware in sorted({r.hardware for r in results if r.hardware}):
-        console.print(Line(f"assumed hardware: {hardware}", style="dim"))
+                _wrapped(console, "  vLLM: ", d.vllm_message, width, "dim")
     if fixed is not None:
         remaining = sum(len(r.diagnostics) for r in results)
         console.print(Line(f"fixed {_plural(fixed, 'finding')}, {remaining} remaining", style="bold"))
-    for note in skipped_notes(results, concise=concise):
-        console.print(Line(note, style="dim"))
-    for note in input_notes(results, concise=concise):
-        console.print(Line(note, style="dim"))
+    if verbosity >= 0:
+        for hardware in sorted({r.hardware for r in results if r.hardware}):
+            console.print(Line(f"assumed hardware: {hardware}", style="dim"))
+        for note in skipped_notes(results, verbose=verbosity > 0) + input_notes(results, concise=concise):
+            _wrapped(console, "", note, width, "dim")
     console.print(Line(lint_summary_line(results, unsafe=unsafe), style="dim"))
 
 
-def _cut(text: str, room: int) -> str:
-    """Return `text` cut to `room` characters, ending in an ellipsis when cut (at least 12)."""
-    room = max(room, 12)
-    return text if len(text) <= room else text[:room - 1].rstrip() + "\u2026"
+def _wrapped(console: Output, lead: str, text: str, width: int, style: str) -> None:
+    """Print `lead` + `text` wrapped to `width`, later lines indented under the lead.
+
+    Words are never broken: a flag name or a path longer than the room stays whole.
+    """
+    import textwrap
+
+    rows = textwrap.wrap(" ".join(text.split()), width=max(width, 40), initial_indent=lead,
+                         subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+    for row in rows:
+        console.print(Line(row, style=style))
 
 
 def _fix_mark(d, unsafe: bool) -> str:
@@ -131,38 +138,37 @@ def lint_summary_line(results, unsafe: bool = False) -> str:
     return text
 
 
-MODEL_UNKNOWN = ("the model's config.json is not on this machine", "pass --model-config FILE")
-HARDWARE_HINT = "state it under hardware: or with --hardware"
+def not_run(result) -> List[Tuple[str, str, Tuple[str, ...]]]:
+    """Return why checks did not run for one input: (what was missing, the hint, the rules)."""
+    reasons: Dict[Tuple[str, str], List[str]] = {}
+    for missing in result.not_run:
+        reasons.setdefault((missing.reason, missing.hint), []).append(missing.rule)
+    return [(what, hint, tuple(rules)) for (what, hint), rules in reasons.items()]
 
 
-def skipped_notes(results, concise: bool = False) -> List[str]:
-    """Return one line per reason checks did not run, naming the inputs it holds for.
+def skipped_notes(results, verbose: bool = False) -> List[str]:
+    """Return the checks that did not run: one line for the whole run, or with `verbose` one
+    line per input and reason naming the checks.
 
-    A batch of specs without their model's config.json would otherwise repeat the same note
-    for every file. The full form names the checks; `concise` only counts them.
+    A batch of specs without their model's config.json used to repeat a 500-character list
+    of rule names for every file (issue 25): `13 checks did not run for 2 inputs: no model
+    config.json (pass --model-config FILE); -v lists them`.
     """
-    groups: Dict[Tuple[str, str], Dict[Tuple[str, ...], List[str]]] = {}
-    for result in results:
-        reasons = [(MODEL_UNKNOWN, tuple(result.skipped))] if result.skipped else []
-        reasons += [((f"{key} is not known", HARDWARE_HINT), tuple(rules))
-                    for key, rules in result.hardware_skipped.items()]
-        for reason, rules in reasons:
-            groups.setdefault(reason, {}).setdefault(rules, []).append(result.path)
-    notes = []
-    for (what, hint), by_rules in groups.items():
-        if concise:
-            paths = sorted({path for paths in by_rules.values() for path in paths})
-            checks = {rule for rules in by_rules for rule in rules}
-            notes.append(f"{_where(paths)}: {what}, so {_plural(len(checks), 'check')} did not run ({hint})")
-            continue
-        for rules, paths in by_rules.items():
-            notes.append(f"{_where(paths)}: {what}, so {', '.join(rules)} did not run ({hint})")
-    return notes
+    found = [(result.path, reason) for result in results for reason in not_run(result)]
+    if verbose:
+        return [f"{path}: {len(rules)} {_noun(len(rules))} did not run, {what} ({hint}): "
+                f"{', '.join(rules)}" for path, (what, hint, rules) in found]
+    if not found:
+        return []
+    checks = {rule for _, (_, _, rules) in found for rule in rules}
+    inputs = {path for path, _ in found}
+    why = "; ".join(f"{what} ({hint})" for what, hint in dict.fromkeys((w, h) for _, (w, h, _) in found))
+    return [f"{len(checks)} {_noun(len(checks))} did not run for {_plural(len(inputs), 'input')}: "
+            f"{why}; -v lists them"]
 
 
-def _where(paths: List[str]) -> str:
-    """Return the inputs a note holds for: their names up to two, else how many."""
-    return ", ".join(paths) if len(paths) <= 2 else f"{len(paths)} inputs"
+def _noun(count: int) -> str:
+    return "check" if count == 1 else "checks"
 
 
 def _origin(origin: str) -> str:
@@ -180,6 +186,10 @@ def engine_text(console: Output, found) -> None:
     """Print vLLM's own verdict under the static findings, with its time and whether they agree."""
     verdict = found.verdict
     where = f"vLLM {found.vllm_version or '?'} via {found.python}, {verdict.seconds:g} s"
+    if not verdict.ran:   # no verdict: nothing to agree or disagree with
+        console.print(Line.assemble((f"{found.path}: engine: ", "bold"), ("could not run", "bold red"),
+                                    f" ({where}): {verdict.message}"))
+        return
     if verdict.profile is not None:
         gpu = verdict.profile
         where += (f"; {found.profiled_because}, so it answered a declared GPU profile: "

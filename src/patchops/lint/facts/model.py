@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
-from patchops.lint.vllm.releases import micro, parse_release, release
+from patchops.lint.facts.packs import flag_tables, release_dict, shipped_releases
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
 FACTS_SCHEMA = 7
-SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
 
 
 @dataclass(frozen=True)
@@ -128,6 +127,9 @@ class Facts:
     # the release's facts), "partial: N groups re-read", "extracted"; "" for a release's own.
     # Not a fact of the copy: equal facts read two ways compare equal.
     read: str = field(default="", compare=False)
+    # (version asked for, how it resolved) when these are another release's shipped facts
+    # (lint/facts/resolution.py); never stored.
+    asked: Optional[Tuple[str, str]] = None
 
     # -- lookups for rules ----------------------------------------------------------------
 
@@ -261,47 +263,50 @@ class Facts:
 
 
 def shipped_versions() -> List[str]:
-    """Return the vLLM versions with shipped facts, oldest first."""
-    names = [p.name[: -len(".json")] for p in SHIPPED_DIR.glob("*.json")] if SHIPPED_DIR.is_dir() else []
-    return sorted(names, key=release)
-
-
-def shipped_release_for(version: str) -> str:
-    """Return the shipped facts version that stands for `version`, read by the tolerant parser.
-
-    The same version if shipped; else the release with the same major.minor.micro (a hotfix:
-    0.10.1 -> 0.10.1.1; pre-releases, local and vendor builds: 0.8.5rc1, 0.8.5+cu121,
-    0.8.5-corex.4.2 -> 0.8.5); else the nearest shipped release below it. An unreadable
-    version ("dev") is a source build, taken as the newest. Raise LintInputError for versions
-    older than any shipped.
-    """
-    from patchops.core.errors import LintInputError
-
-    known = shipped_versions()
-    if not str(version or "").strip():
-        raise LintInputError(f"vLLM version {version!r} is empty; shipped facts exist for: "
-                             f"{', '.join(known) or 'none'}")
-    if str(version) in known:
-        return str(version)
-    wanted = micro(release(str(version)))
-    same = [v for v in known if micro(release(v)) == wanted]
-    if same:
-        return same[-1]
-    below = [v for v in known if release(v) <= wanted]
-    if not below:
-        raise LintInputError(
-            f"no shipped facts for vLLM {version} (older than any supported release); "
-            f"shipped facts exist for: {', '.join(known) or 'none'}")
-    return below[-1]
+    """Return the vLLM releases with shipped facts, oldest first."""
+    return shipped_releases()
 
 
 def facts_for_version(version: str) -> Facts:
-    """Return shipped facts for `version` (see shipped_release_for); origin names the one used."""
-    chosen = shipped_release_for(version)
-    facts = Facts.from_json((SHIPPED_DIR / f"{chosen}.json").read_text(encoding="utf-8"))
-    if parse_release(str(version)) is None:
-        facts = facts.replace(origin=f"shipped facts from vllm-{chosen} wheel ({version} is not a "
-                                     "release number: read as the newest)")
-    elif chosen != str(version):
-        facts = facts.replace(origin=f"shipped facts from vllm-{chosen} wheel (nearest to {version})")
-    return facts
+    """Return the shipped facts that stand for `version` (lint/facts/resolution.py).
+
+    An exact release gets its own facts; otherwise the origin names the release used and
+    `asked` holds the version asked for and how it resolved.
+    """
+    from patchops.lint.facts.resolution import EXACT, resolve
+
+    chosen = resolve(version)
+    facts = _release_facts(chosen.used)
+    if chosen.kind == EXACT:
+        return facts
+    return facts.replace(origin=f"shipped facts from vllm-{chosen.used} wheel, standing for {chosen.asked}",
+                         asked=(chosen.asked, chosen.kind))
+
+
+@lru_cache(maxsize=None)
+def _release_facts(version: str) -> Facts:
+    data = release_dict(version)
+    if data is None:  # resolve() only names shipped releases
+        raise KeyError(version)
+    return Facts.from_dict(data)
+
+
+@lru_cache(maxsize=None)
+def shipped_option_facts() -> Tuple[Facts, ...]:
+    """Return every shipped release's flags and option inverses alone, as Facts, oldest first.
+
+    What the rules that compare releases read (when a flag was added, what an abbreviation
+    means elsewhere), without the cost of every release's full facts. A flag unchanged
+    between releases of a pack is one Flag.
+    """
+    built: Dict[int, Tuple[Dict[str, Any], Flag]] = {}   # id -> (the raw dict, kept alive: ids stay unique)
+    out = []
+    for version, flags, inverses in flag_tables():
+        table = {}
+        for dest, raw in flags.items():
+            if id(raw) not in built:
+                built[id(raw)] = (raw, Flag.from_dict(raw))
+            table[dest] = built[id(raw)][1]
+        out.append(Facts(version=version, origin=f"shipped flags of vllm-{version}", flags=table,
+                         option_inverses=dict(inverses)))
+    return tuple(out)

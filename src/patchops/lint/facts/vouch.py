@@ -107,7 +107,7 @@ def read_facts(site: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Lis
     """Return the facts of the copy in `site`, the files they depend on, and the sha256 of those
     it hashed (the facts cache hashes each input; it need not hash these twice).
 
-    The release to compare with is the one the copy's version names (shipped_release_for);
+    The release to compare with is the one the copy's version names (facts_for_version);
     a copy of no release patchops has a record of is extracted whole.
     """
     from patchops.host.installed_version import read_version

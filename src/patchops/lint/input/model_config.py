@@ -2,9 +2,9 @@
 
 vLLM reads `config.json` through transformers at config time and refuses a launch whose
 `tensor_parallel_size` does not divide the attention heads, or whose `max_model_len` exceeds
-the length it derives from the model (lint/vllm/model_len.py). When the model is a local
-folder, a Hugging Face cache snapshot (`$HF_HOME/hub/models--ORG--NAME/snapshots/*/config.json`)
-or a file given with `lint --model-config`, those checks can run before launch.
+the length it derives from the model (lint/vllm/model_len.py). Which file an input's model is
+read from is lint/input/model_source.py's choice: a local folder, a Hugging Face cache snapshot
+(`$HF_HOME/hub/models--ORG--NAME/snapshots/*/config.json`), `lint --model-config`, or the Hub.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class ModelFacts:
     is_encoder_decoder: bool = False            # `is_encoder_decoder` of the file or its text_config
     config_model_type: str = ""                 # the file's own `model_type` (hf_config's, not its text config's)
     remote_config: bool = False                 # `auto_map` names an AutoConfig: trust_remote_code loads the repo's class
+    name_or_path: str = ""                      # `_name_or_path`: the model the file was saved from
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -122,11 +123,12 @@ class ModelFacts:
         return [rope]
 
 
-def find_model_config(model: str, env: Mapping[str, str], base_dirs: Sequence[Path] = ()) -> Optional[Path]:
+def find_model_config(model: str, env: Mapping[str, str], base_dirs: Sequence[Path] = (),
+                      cached: bool = True) -> Optional[Path]:
     """Return the config.json vLLM would read for `model`, if it is on this machine.
 
-    A local folder (as given, or relative to `base_dirs`), else the newest snapshot in the
-    Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub).
+    A local folder (as given, or relative to `base_dirs`), else (`cached`) the newest snapshot
+    in the Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub).
     """
     candidates = [Path(model).expanduser()] + [Path(b) / model for b in base_dirs]
     for folder in candidates:
@@ -135,7 +137,7 @@ def find_model_config(model: str, env: Mapping[str, str], base_dirs: Sequence[Pa
                 return folder / "config.json"
         except OSError:  # a name no folder can have (too long): not a local model
             continue
-    if "/" not in model or model.startswith(("/", ".", "~")):
+    if not cached or "/" not in model or model.startswith(("/", ".", "~")):
         return None
     snapshots = hub_snapshots(model, env)
     try:
@@ -204,21 +206,8 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
                       multimodal=multimodal, quant_config_inline=inline,
                       architectures=tuple(a for a in architectures if isinstance(a, str)),
                       is_encoder_decoder=enc_dec, config_model_type=str(data.get("model_type") or ""),
-                      remote_config=isinstance(data.get("auto_map"), dict) and "AutoConfig" in data["auto_map"])
-
-
-def model_facts_for(cfg: Any) -> Optional[ModelFacts]:
-    """Return the model facts of a read ServeConfig: `--model-config`, else its model's config.json.
-
-    Environment: the launch's own `env:`/prefixes over this process's (HF_HOME may be set
-    for the launch only). Relative folders are tried from here and from the input's folder.
-    """
-    if cfg.model_facts is not None:
-        return cfg.model_facts
-    if cfg.model is None or not isinstance(cfg.model.value, str):
-        return None
-    found = _find_for_launch(cfg, cfg.model.value)
-    return with_launch_overrides(read_model_facts(found), cfg) if found is not None else None
+                      remote_config=isinstance(data.get("auto_map"), dict) and "AutoConfig" in data["auto_map"],
+                      name_or_path=str(data.get("_name_or_path") or ""))
 
 
 def with_launch_overrides(model: ModelFacts, cfg: Any) -> ModelFacts:
@@ -246,7 +235,7 @@ def other_model_facts(cfg: Any, model: str) -> Optional[ModelFacts]:
     served model is; the served model's own facts when it is the same name. None when absent
     or unreadable: a draft's config is never the input being linted."""
     if cfg.model is not None and cfg.model.value == model:
-        return model_facts_for(cfg)
+        return cfg.model_facts
     found = _find_for_launch(cfg, model)
     try:
         return read_model_facts(found) if found is not None else None

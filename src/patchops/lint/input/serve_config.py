@@ -80,6 +80,7 @@ class ServeConfig:
     rejected: Dict[str, Tuple[Setting, str]] = field(default_factory=dict)
     read_by: Optional[str] = None               # vLLM version read_as_vllm used, None before
     model_facts: Optional[Any] = None           # the model's config.json (lint/input/model_config.py), filled by lint
+    model_source: Optional[Any] = None          # where that came from, or why none (lint/input/model_source.py)
     # A launch found in a deploy file (a manifest's container, a compose service, a `docker
     # run` line): its name in the file ("Deployment/qwen-chat container vllm"), None for the
     # file's only launch of a serve spec, config or script; and what the reader could not

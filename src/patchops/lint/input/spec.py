@@ -249,9 +249,12 @@ def _context_value(path: str, dotted: str, entry: YEntry, expected: str) -> Any:
                        f"\"8.9\" or \"sm_90\", found {got}")
         return value
     if expected == "int_list":
+        one = node.value if isinstance(node, YScalar) else None
+        if isinstance(one, int) and not isinstance(one, bool) and one > 0:
+            return [one]   # `concurrency: 8`, as people write one level
         if not isinstance(node, YSeq) or not node.items:
-            raise input_error(path, where, f"`{dotted}` must be a list of positive integers such as "
-                       f"[1, 2, 4, 8], found {got}")
+            raise input_error(path, where, f"`{dotted}` must be a positive integer or a list of them "
+                       f"such as [1, 2, 4, 8], found {got}")
         values = []
         for item in node.items:
             value = item.value if isinstance(item, YScalar) else None

@@ -19,6 +19,7 @@ from patchops.lint.rules.cuda_graphs_hang_on_corex import CudaGraphsHangOnCorex
 from patchops.lint.rules.custom_allreduce_off import CustomAllreduceOff
 from patchops.lint.rules.duplicate_key import DuplicateKey
 from patchops.lint.rules.expert_parallel_without_experts import ExpertParallelWithoutExperts
+from patchops.lint.rules.facts_of_another_release import FactsOfAnotherRelease
 from patchops.lint.rules.feature_falls_back_to_v0 import FeatureFallsBackToV0
 from patchops.lint.rules.feature_refused_by_v1 import FeatureRefusedByV1
 from patchops.lint.rules.flag_hardcoded_by_fork import FlagHardcodedByFork
@@ -34,6 +35,7 @@ from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.mistral_config_not_found import MistralConfigNotFound
+from patchops.lint.rules.model_config_contradicts_model import ModelConfigContradictsModel
 from patchops.lint.rules.model_option_on_serve import ModelOptionOnServe
 from patchops.lint.rules.model_type_unknown_to_transformers import ModelTypeUnknownToTransformers
 from patchops.lint.rules.multimodal_limit_on_text_model import MultimodalLimitOnTextModel
@@ -53,6 +55,7 @@ from patchops.lint.rules.quantization_config_not_found import QuantizationConfig
 from patchops.lint.rules.quantization_kernel_not_installed import QuantizationKernelNotInstalled
 from patchops.lint.rules.quantization_unsupported_here import QuantizationUnsupportedHere
 from patchops.lint.rules.reasoning_budget_too_small import ReasoningBudgetTooSmall
+from patchops.lint.rules.remote_code_needs_trust import RemoteCodeNeedsTrust
 from patchops.lint.rules.request_longer_than_model_len import RequestLongerThanModelLen
 from patchops.lint.rules.ray_executor_without_ray import RayExecutorWithoutRay
 from patchops.lint.rules.sliding_window_off_with_rope_scaling import SlidingWindowOffWithRopeScaling
@@ -80,6 +83,8 @@ ALL_RULES = (
     UnusedSuppression,
     SpecVersionMismatch,
     InputNotLinted,
+    ModelConfigContradictsModel,
+    FactsOfAnotherRelease,
     UnknownFlag,
     YamlFalseDropped,
     Yaml11Boolean,
@@ -131,6 +136,7 @@ ALL_RULES = (
     SwapSpaceExceedsHostMemory,
     PrefixHashSha256OnV0,
     UnknownExecutorBackend,
+    RemoteCodeNeedsTrust,
     GpuMemoryHeldByOthers,
     ValueOutOfRange,
     NestedConfigInvalid,

@@ -63,11 +63,11 @@ class AbbreviatedFlag(Rule):
             if expanded is None or expanded[1] != dest:
                 continue
             elsewhere = options.meaning_elsewhere(option, dest)
-            where = ("; " + "; ".join(elsewhere)) if elsewhere else ""
+            where = ("; ".join(elsewhere)) if elsewhere else None
             full = expanded[0] if found.source == "cli" else _in_file_style(expanded[0], found.key)
             yield self.diagnostic(
-                cfg, found, f"abbreviation {option} expands to {expanded[0]} in vLLM {facts.version}"
-                f"{where}", fields=(dest,), fix=f"write {expanded[0]}",
+                cfg, found, f"abbreviation {option} expands to {expanded[0]} in vLLM {facts.version}",
+                explanation=where, fields=(dest,), fix=f"write {expanded[0]}",
                 edits=[rename_key(cfg, found, full) if "." not in found.key else None],
                 edit_title=f"write {full}")
 

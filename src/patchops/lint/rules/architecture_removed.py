@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures
 
 # config.json `architectures` of the corpus models these examples stand for.
@@ -51,7 +51,7 @@ class ArchitectureRemoved(Rule):
     vllm_message = ("Model architecture <arch> was supported in vLLM until v<release>, and is not "
                     "supported anymore. Please use an older version of vLLM if you want to use this "
                     "model architecture.")
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: /models/whisper-large-v3\n", vllm="0.33.0", model=WHISPER),
         # 0.10.1.1 still registers Mllama (it runs on V0: PO306's finding)
@@ -73,8 +73,9 @@ class ArchitectureRemoved(Rule):
         arch, message = found
         yield self.diagnostic(
             cfg, cfg.model,
-            f"vLLM {facts.version} no longer implements the model's architecture {arch} (config.json "
-            "architectures): it runs it through the Transformers backend if the installed transformers "
-            "can, else it refuses to start while it builds the model config",
+            f"vLLM {facts.version} no longer implements the model's architecture {arch}",
+            explanation="the architecture is config.json's `architectures`: vLLM runs it through the "
+            "Transformers backend if the installed transformers can, else it refuses to start while it "
+            "builds the model config",
             fields=("model",), vllm_message=message,
             fix="use the release or plugin vLLM's message names, or serve a model this release supports")

@@ -63,9 +63,10 @@ class AsyncSchedulingSpeculativeMethod(Rule):
         if method in (None, "unknown", "draft_model") or method in allowed:
             return
         yield self.diagnostic(
-            cfg, switch, f"vLLM {facts.version} runs async scheduling only with "
-            f"{', '.join(m for m in allowed if not m.endswith('_mtp'))} speculative decoding, "
-            f"not {method}, and refuses to start",
+            cfg, switch, f"async scheduling with {method} speculative decoding: vLLM {facts.version} "
+            "refuses to start",
+            explanation=f"vLLM runs async scheduling only with "
+            f"{', '.join(m for m in allowed if not m.endswith('_mtp'))} speculative decoding",
             fields=("async_scheduling", "speculative_config"),
             fix="drop async-scheduling, or use a speculative method it supports",
             vllm_message=facts.async_speculative["message"])

@@ -75,8 +75,8 @@ class AttentionBackendEnvRemoved(Rule):
         else:
             outcome = "vLLM warns that the variable is unknown and picks the backend itself"
             severity, vllm_message = self.severity, MSG_UNKNOWN_ENV
-        message = (f'environment variable {ENV}="{value}" is no longer read by vLLM '
-                   f"{facts.version} (the backend is now an option): {outcome}")
+        message = f'environment variable {ENV}="{value}" is no longer read by vLLM {facts.version}'
+        explanation = f"the backend is now an option: {outcome}"
         name = self._backend_name(value, facts)
         if "attention_backend" in facts.flags:
             fields.append("attention_backend")
@@ -90,7 +90,8 @@ class AttentionBackendEnvRemoved(Rule):
             fix = f"remove the variable and pass --attention-config '{{\"backend\": \"{name}\"}}'"
         else:
             fix = "remove the variable"
-        found = self.diagnostic(cfg, setting, message, fields=fields, severity=severity, fix=fix)
+        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields,
+                                severity=severity, fix=fix)
         yield with_vllm_message(found, vllm_message)
 
     @staticmethod

@@ -6,7 +6,7 @@ from typing import Iterator, List, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing, scheduler, wording
 
 VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) must be greater than or equal to "
@@ -35,6 +35,8 @@ class BatchedTokensBelowMaxSeqs(Rule):
     name = "batched-tokens-below-max-seqs"
     severity = "error"
     versions = ">=0.6.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
@@ -100,23 +102,24 @@ class BatchedTokensBelowMaxSeqs(Rule):
             certain = len(failing) == len(pairs)
             b_text = f"{b}" if budget_at is not None else f"{b}, the default"
             s_text = f"{s}" if seqs_at is not None else f"{s}, the default"
+            explanation = None
             if certain:
-                message = (f"max_num_batched_tokens ({b_text}) is below max_num_seqs ({s_text}); "
-                           f"vLLM {ver} will refuse to start")
+                message = (f"max_num_batched_tokens ({b_text}) < max_num_seqs ({s_text}): "
+                           f"vLLM {ver} refuses to start")
                 if budget_at is None:
-                    message += f" ({budget.reason})"
+                    explanation = budget.reason
                 elif seqs_at is None:
-                    message += f" ({seqs.reason})"
+                    explanation = seqs.reason
             elif budget_at is None:
                 others = [x for x in budget.candidates if isinstance(x, int) and x != b]
-                message = (f"max_num_batched_tokens ({b_text}) is possibly below max_num_seqs ({s_text}): "
-                           f"{budget.reason}, otherwise {wording.and_list(others).replace(' and ', ' or ')}; "
-                           f"with {b} vLLM {ver} refuses to start")
+                message = f"max_num_batched_tokens ({b_text}) is possibly below max_num_seqs ({s_text})"
+                explanation = (f"{budget.reason}, otherwise {wording.and_list(others).replace(' and ', ' or ')}; "
+                               f"with {b} vLLM {ver} refuses to start")
             else:
-                message = (f"max_num_batched_tokens ({b_text}) is possibly below max_num_seqs ({s_text}): "
-                           f"{seqs.reason}; with {s} sequences vLLM {ver} refuses to start")
+                message = f"max_num_batched_tokens ({b_text}) is possibly below max_num_seqs ({s_text})"
+                explanation = f"{seqs.reason}; with {s} sequences vLLM {ver} refuses to start"
             yield self.diagnostic(
-                cfg, at, message, severity=None if certain else "warning",
+                cfg, at, message, explanation=explanation, severity=None if certain else "warning",
                 fields=tuple(dict.fromkeys(fields)),
                 fix=f"set max-num-batched-tokens to at least {s}, or lower max-num-seqs to {b}",
                 vllm_message=VLLM_MESSAGE.replace("{max_num_batched_tokens}", str(b))
@@ -125,9 +128,9 @@ class BatchedTokensBelowMaxSeqs(Rule):
         s = unknown_budget[0]
         yield self.diagnostic(
             cfg, at,
-            f"max_num_seqs ({s}) is above 2048: on V0 the default max_num_batched_tokens is "
-            f"max(max_model_len, 2048), so vLLM {ver} possibly refuses to start unless the model's "
-            f"max_model_len is at least {s}",
+            f"max_num_seqs ({s}) is above 2048: vLLM {ver} possibly refuses to start",
+            explanation="on V0 the default max_num_batched_tokens is max(max_model_len, 2048), so "
+            f"vLLM {ver} refuses to start unless the model's max_model_len is at least {s}",
             severity="warning", fields=tuple(dict.fromkeys(fields + ("max_model_len",))),
             fix=f"set max-num-batched-tokens to at least {s}, or lower max-num-seqs",
             vllm_message=VLLM_MESSAGE.replace("{max_num_seqs}", str(s)))

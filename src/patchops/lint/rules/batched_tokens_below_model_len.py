@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, model_len, routing, scheduler
 
 VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) is smaller than max_model_len "
@@ -43,6 +43,7 @@ class BatchedTokensBelowModelLen(Rule):
     name = "batched-tokens-below-model-len"
     severity = "error"
     versions = ">=0.6.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         # Unset, max_model_len is what vLLM derives from config.json: 8192 fits the budget.
@@ -117,19 +118,19 @@ class BatchedTokensBelowModelLen(Rule):
             return
         certain = chunked.value is False and chunked.certain
         ver = facts.version
+        message = f"max_num_batched_tokens {budget} < max_model_len {mml.value}"
         if certain:
-            message = (f"max_num_batched_tokens ({budget}) is below max_model_len ({mml.value}) with "
-                       f"chunked prefill off ({chunked.reason}); vLLM {ver} will refuse to start")
+            message += " with chunked prefill off"
+            explanation = f"vLLM {ver} will refuse to start; chunked prefill is off: {chunked.reason}"
         else:
-            message = (f"max_num_batched_tokens ({budget}) is below max_model_len ({mml.value}); "
-                       f"vLLM {ver} possibly refuses to start: {chunked.reason}, and with chunked "
-                       "prefill off this is an error")
+            message += f": vLLM {ver} possibly refuses to start"
+            explanation = f"{chunked.reason}, and with chunked prefill off this is an error"
         if source != "set":
-            message = message.replace(f"({budget})", f"({budget}, {source})", 1)
+            explanation = f"max_num_batched_tokens {budget} is {source}; {explanation}"
         fix = (f"turn chunked prefill on, or raise max-num-batched-tokens to {mml.value}, or lower "
                f"max-model-len to {budget}")
         yield self.diagnostic(
-            cfg, found or inputs.setting(cfg, "max_model_len"), message,
+            cfg, found or inputs.setting(cfg, "max_model_len"), message, explanation=explanation,
             severity=None if certain else "warning",
             fields=tuple(dict.fromkeys(("max_num_batched_tokens", "max_model_len") + chunked.fields
                                        + (("enable_chunked_prefill",) if not chunked.fields else ()))),

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases
 
 # Worker._check_if_gpu_supports_dtype (worker/worker.py 0.8.5:547, v1/worker/gpu_worker.py),
@@ -46,6 +46,7 @@ class Bfloat16NeedsAmpere(Rule):
     severity = "error"
     stage = "later"
     versions = ">=0"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.name", "hardware.platform", "model"))
     vllm_message = MESSAGE
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n" + T4 + "args:\n  dtype: half\n"),
@@ -74,8 +75,9 @@ class Bfloat16NeedsAmpere(Rule):
         if dtype == "bfloat16":
             yield self.diagnostic(
                 cfg, inputs.setting(cfg, "dtype"),
-                f"dtype bfloat16 on a GPU of compute capability {shown_cc} (hardware.compute_capability): "
-                f"bfloat16 needs 8.0 or newer, so vLLM {facts.version} will refuse to start its worker",
+                f"dtype bfloat16 on a GPU of compute capability {shown_cc}: bfloat16 needs 8.0 or newer",
+                explanation=f"the compute capability is hardware.compute_capability; vLLM {facts.version} "
+                "will refuse to start its worker",
                 fields=("dtype", "hardware.compute_capability"),
                 vllm_message=MESSAGE.format(gpu=gpu, cc=shown_cc), fix="pass --dtype half")
             return
@@ -86,15 +88,17 @@ class Bfloat16NeedsAmpere(Rule):
         fields = ("dtype", "hardware.compute_capability")
         if releases.release(facts) < releases.AUTO_DTYPE_BY_PLATFORM:
             yield self.diagnostic(
-                cfg, at, f"the model's weights are bfloat16 (torch_dtype in config.json) and dtype is auto, "
-                f"but the GPU has compute capability {shown_cc}: vLLM {facts.version} keeps bfloat16 and "
-                "will refuse to start its worker", fields=fields,
+                cfg, at, f"dtype auto keeps the model's bfloat16 on compute capability {shown_cc}: "
+                "bfloat16 needs 8.0", fields=fields,
+                explanation=f"the model's weights are bfloat16 (torch_dtype in config.json); vLLM "
+                f"{facts.version} keeps bfloat16 and will refuse to start its worker",
                 vllm_message=MESSAGE.format(gpu=gpu, cc=shown_cc), fix="pass --dtype half")
             return
         yield self.diagnostic(
-            cfg, at, f"the model's weights are bfloat16 (torch_dtype in config.json) and the GPU has compute "
-            f"capability {shown_cc}: vLLM {facts.version} runs it in float16 instead, which can overflow "
-            "where bfloat16 does not", severity="info", fields=fields,
+            cfg, at, f"bfloat16 weights on compute capability {shown_cc}: vLLM {facts.version} runs them "
+            "in float16", severity="info", fields=fields,
+            explanation="the model's weights are bfloat16 (torch_dtype in config.json); float16 can "
+            "overflow where bfloat16 does not",
             vllm_message=AUTO_FALLBACK.format(gpu=gpu, cc=shown_cc),
             fix="pass --dtype half to make the choice explicit")
 

@@ -6,7 +6,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, scheduler
 
 # engine/arg_utils.py::create_engine_config and config/vllm.py::_set_cudagraph_sizes (0.12.0).
@@ -43,6 +43,8 @@ class CaptureSettingsExclusive(Rule):
     name = "capture-settings-exclusive"
     severity = "error"
     versions = ">=0.12"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = SIZES_EXCLUSIVE.replace("{flag}", "cudagraph_capture_sizes")
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
@@ -136,8 +138,9 @@ class CaptureSettingsExclusive(Rule):
         what = "will refuse to start" if certain else f"possibly refuses to start ({budget.reason})"
         yield self.diagnostic(
             cfg, top_at,
-            f"max_cudagraph_capture_size ({top}) is not the largest capture size ({largest}{dropped}) "
-            f"of {sizes_name}; vLLM {ver} {what}",
+            f"max_cudagraph_capture_size {top} != largest capture size {largest}: vLLM {ver} "
+            f"{'refuses' if certain else 'possibly refuses'} to start",
+            explanation=f"the largest capture size of {sizes_name} is {largest}{dropped}; vLLM {what}",
             severity=None if certain else "warning",
             fields=("max_cudagraph_capture_size", sizes_name) + (budget.fields if dropped else ()),
             fix=f"remove max-cudagraph-capture-size (it follows the list), or set it to {largest}",
@@ -154,6 +157,7 @@ class CaptureSettingsExclusive(Rule):
                    "(it replaces the build's default)")
         return self.diagnostic(
             cfg, found,
-            f"{flag} collides with {origin}; vLLM {ver} will refuse to start",
+            f"{flag} collides with another capture list: vLLM {ver} refuses to start",
+            explanation=f"it collides with {origin}",
             fields=fields, fix=fix,
             vllm_message=SIZES_EXCLUSIVE.replace("{flag}", flag))

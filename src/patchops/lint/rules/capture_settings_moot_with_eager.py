@@ -90,9 +90,11 @@ class CaptureSettingsMootWithEager(Rule):
             label = wording.and_list(names)
             shown = wording.shown(setting)
             subject = f"{label} ({shown})" if len(names) == 1 and names[0] == setting.name else label
-            message = (f"{subject} {'has' if len(names) == 1 else 'have'} no effect: {eager.reason}, "
-                       f"so vLLM {facts.version} captures no CUDA graphs")
+            message = (f"{subject} {'has' if len(names) == 1 else 'have'} no effect: vLLM "
+                       f"{facts.version} runs eagerly")
+            explanation = f"{eager.reason}, so vLLM captures no CUDA graphs"
             fix = ("remove the capture settings, or restore the enforce-eager flag with the "
                    "corex-eager-allreduce patchset to use CUDA graphs" if hardcoded else
                    "remove the capture settings, or drop enforce-eager to use CUDA graphs")
-            yield self.diagnostic(cfg, setting, message, fields=tuple(names) + ("enforce_eager",), fix=fix)
+            yield self.diagnostic(cfg, setting, message, explanation=explanation,
+                                  fields=tuple(names) + ("enforce_eager",), fix=fix)

@@ -64,7 +64,7 @@ class ChatTemplateNotFound(Rule):
         if any(c.exists() for c in candidates):
             return
         yield self.diagnostic(
-            cfg, found, f"chat_template {value!r} reads as a file path, and no such file exists "
-            f"here; vLLM {facts.version} stops before loading the model", fields=(DEST,),
+            cfg, found, f"chat_template {value!r} reads as a file path, and no such file exists here",
+            explanation=f"vLLM {facts.version} stops before loading the model", fields=(DEST,),
             fix="give the path of the template on the machine that runs vLLM, or the template text",
             vllm_message=VLLM_MESSAGE.format(value=value))

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 # engine/arg_utils.py::_set_default_chunked_prefill_and_prefix_caching_args (0.12.0; 0.33.0 too).
@@ -36,6 +36,7 @@ class ChunkedPrefillOffIgnored(Rule):
     name = "chunked-prefill-off-ignored"
     severity = "warning"
     versions = ">=0.7.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = None
     VALID = [
         Example("vllm serve /models/Qwen2.5-7B-Instruct --max-model-len 8192\n",
@@ -66,9 +67,9 @@ class ChunkedPrefillOffIgnored(Rule):
         if releases.release(facts) >= releases.CHUNKED_PREFILL_HONOURED:
             yield self.diagnostic(
                 cfg, found,
-                f"enable_chunked_prefill (false) is respected by vLLM {ver}, which warns that "
-                "generative models do not officially support running without chunked prefill and "
-                "may crash or produce incorrect outputs",
+                f"enable_chunked_prefill false is respected by vLLM {ver}, which warns about it",
+                explanation="vLLM warns that generative models do not officially support running "
+                "without chunked prefill and may crash or produce incorrect outputs",
                 severity="info", fields=("enable_chunked_prefill",), vllm_message=WARNING_012,
                 fix="remove it unless the model needs whole-prompt prefill; then keep "
                     "max-num-batched-tokens at least max-model-len")
@@ -85,7 +86,7 @@ class ChunkedPrefillOffIgnored(Rule):
             later = "vLLM 0.12+ honours it"
         yield self.diagnostic(
             cfg, found,
-            f"enable_chunked_prefill (false) is ignored: vLLM {ver} runs the V1 engine, which turns "
-            "chunked prefill on for every generative model without a warning",
+            f"enable_chunked_prefill false is ignored by the V1 engine of vLLM {ver}",
+            explanation="the V1 engine turns chunked prefill on for every generative model without a warning",
             fields=("enable_chunked_prefill",) + eng.fields,
             fix=f"remove it; if prefill must not be chunked, {later}")

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing
 
 VLLM_MESSAGE = "Chunked prefill is not supported for pooling models"
@@ -33,6 +33,7 @@ class ChunkedPrefillWithPoolingModel(Rule):
     name = "chunked-prefill-with-pooling-model"
     severity = "error"
     versions = ">=0.7.3,<0.10.2"   # the guard decides: gone with V0's default-args code in 0.10.2
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: m\nargs:\n  task: embed\n"),
@@ -58,9 +59,9 @@ class ChunkedPrefillWithPoolingModel(Rule):
             eng = routing.engine(cfg, facts)
             if eng.value != routing.V0 or eng.error:
                 return
-            why = f" on the V0 engine ({eng.reason})"
+            why = f"on the V0 engine: {eng.reason}"
         task = inputs.value(cfg, "task") or inputs.value(cfg, "runner")
         yield self.diagnostic(
-            cfg, found, f"chunked prefill with a pooling model (task {task}){why}; vLLM {facts.version} "
-            "will refuse to start", fields=("enable_chunked_prefill", "task"),
+            cfg, found, f"chunked prefill with a pooling model (task {task}): vLLM {facts.version} "
+            "will refuse to start", explanation=why or None, fields=("enable_chunked_prefill", "task"),
             fix="drop enable-chunked-prefill for this pooling model")

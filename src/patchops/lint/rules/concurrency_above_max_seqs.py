@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing, scheduler, wording
 
 SPEC = "model: /models/Qwen2.5-7B-Instruct\nargs:\n  max-num-seqs: 2\nworkload:\n  concurrency: %s\n"
@@ -33,6 +33,8 @@ class ConcurrencyAboveMaxSeqs(Rule):
     name = "concurrency-above-max-seqs"
     severity = "warning"
     versions = ">=0"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model",
+                            "workload.concurrency"))
     vllm_message = None     # vLLM queues without a word
     stage = "later"         # a serving-time effect, not a start-up failure
     VALID = [
@@ -61,12 +63,13 @@ class ConcurrencyAboveMaxSeqs(Rule):
             return
         cap = seqs.value
         top = over[-1]
-        message = (f"workload concurrency {wording.and_list(over)} {'is' if len(over) == 1 else 'are'} above "
-                   f"max_num_seqs ({cap}; {seqs.reason}): vLLM {facts.version} runs {cap} requests at once "
-                   f"and queues the rest ({top - cap} of {top} at the top level), so their time to first "
-                   "token grows by a whole request's decode time and throughput stops rising")
-        if not seqs.certain:
-            message = message.replace(f"max_num_seqs ({cap};", f"max_num_seqs (possibly {cap};", 1)
+        possibly = "" if seqs.certain else "possibly "
+        message = (f"workload concurrency {wording.and_list(over)} > max_num_seqs {possibly}{cap}: "
+                   "requests queue")
+        explanation = (f"{seqs.reason}; vLLM {facts.version} runs {cap} requests at once and queues the rest "
+                       f"({top - cap} of {top} at the top level), so their time to first token grows by a "
+                       "whole request's decode time and throughput stops rising")
         yield self.diagnostic(cfg, inputs.ctx_setting(cfg, "workload.concurrency"), message,
+                              explanation=explanation,
                               fields=("workload.concurrency",) + tuple(seqs.fields),
                               fix=f"raise max-num-seqs to {top}, or benchmark only up to {cap}")

@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Sequence
 from patchops.lint.input.serve_config import ServeConfig, Setting, parse_literal
 from patchops.lint.edits import add_line_after, insert_after, replace_value, shell_quoted, yaml_quoted
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Edit, Example, Rule
+from patchops.lint.rule import Diagnostic, Edit, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
 
 
@@ -40,6 +40,8 @@ class ConcurrencyWithoutCudaGraphs(Rule):
     name = "concurrency-without-cuda-graphs"
     severity = "warning"
     versions = ">=0.6.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model", "workload.concurrency"))
     fixable = "unsafe"
     vllm_message = None
     VALID = [
@@ -139,18 +141,17 @@ class ConcurrencyWithoutCudaGraphs(Rule):
             source = (f"this vLLM build defaults compilation_config.cudagraph_capture_sizes to "
                       f"{list(facts.capture_sizes_default)}")
         verb = "runs" if len(over) == 1 and not seqs_over else "run"
-        message = (f"{subject} {verb} without CUDA graphs: vLLM {ver} ({eng.value}) captures graphs only "
-                   f"for batch sizes {shown} ({source}), and decode batches above {largest} run {mode}")
-        if not sizes.certain:
-            message = message.replace(f"vLLM {ver} ({eng.value}) captures", f"vLLM {ver} ({eng.value}) "
-                                      "possibly captures", 1)
+        message = f"{subject} {verb} without CUDA graphs: the capture sizes stop at {largest}"
+        possibly = "" if sizes.certain else "possibly "
+        explanation = (f"vLLM {ver} ({eng.value}) {possibly}captures graphs only for batch sizes {shown} "
+                       f"({source}), and decode batches above {largest} run {mode}")
         top = max([min(n, cap) if cap else n for n in over] + ([cap] if seqs_over else []))
         at = inputs.ctx_setting(cfg, "workload.concurrency") if over else seqs_at
         fields = (("workload.concurrency",) if over else ()) + (("max_num_seqs",) if seqs_over else ()) \
             + sizes.fields
         wanted = cuda_graphs.suggested_sizes(top)
-        yield self.diagnostic(cfg, at, message, fields=tuple(dict.fromkeys(fields)),
-                              fix=cuda_graphs.capture_fix(facts, top),
+        yield self.diagnostic(cfg, at, message, explanation=explanation, fields=tuple(dict.fromkeys(fields)),
+                              fix=cuda_graphs.capture_fix(facts, top, command=cfg.kind == "command"),
                               edits=capture_list_edits(cfg, facts, sizes.fields, wanted),
                               edit_title=f"capture batch sizes {wanted}")
 

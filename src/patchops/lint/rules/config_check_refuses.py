@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks
 
 
@@ -41,6 +41,7 @@ class ConfigCheckRefuses(Rule):
     name = "config-check-refuses"
     severity = "error"
     versions = ">=0.7"
+    needs = Needs(optional=("hardware.platform",))
     VALID = [
         Example("model: m\nargs:\n  enable-lora: true\n  max-lora-rank: 64\n", vllm="0.8.5"),
         Example("model: m\nargs:\n  max-lora-rank: 12\n", vllm="0.8.5"),          # no LoRA: never built
@@ -68,7 +69,7 @@ class ConfigCheckRefuses(Rule):
             names = tuple(s.name for s in refusal.settings)
             yield self.diagnostic(
                 cfg, at, f"vLLM {facts.version} refuses "
-                f"{' with '.join(dict.fromkeys(n.lstrip('-') for n in names))} ({refusal.config_class}): "
-                f"{refusal.message}",
+                f"{' with '.join(dict.fromkeys(n.lstrip('-') for n in names))} ({refusal.config_class})",
+                explanation=f"{refusal.config_class}'s check says: {refusal.message}",
                 fields=names, fix="change the setting to a value the check accepts",
                 vllm_message=f"{refusal.exception}: {refusal.message}")

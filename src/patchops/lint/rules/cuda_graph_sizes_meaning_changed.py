@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, scheduler
 
 # engine/arg_utils.py::create_engine_config, 0.12.0.
@@ -34,6 +34,8 @@ class CudaGraphSizesMeaningChanged(Rule):
     name = "cuda-graph-sizes-meaning-changed"
     severity = "warning"
     versions = ">=0.12"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = DEPRECATED
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
@@ -72,8 +74,8 @@ class CudaGraphSizesMeaningChanged(Rule):
                   f"every smaller decode batch is padded up to {n} tokens before the graph replays")
         yield self.diagnostic(
             cfg, found,
-            f"cuda_graph_sizes ({n}) means \"capture only batch size {n}\" on vLLM {facts.version}, "
-            f"not \"1, 2, 4, 8, ..., {n}\" as before 0.12: {effect}",
+            f"cuda_graph_sizes ({n}) means \"capture only batch size {n}\" on vLLM {facts.version}",
+            explanation=f"before 0.12 it meant \"1, 2, 4, 8, ..., {n}\"; now {effect}",
             fields=("cuda_graph_sizes",),
             fix=f"use max-cudagraph-capture-size: {n} for the old meaning, or "
                 f"cudagraph-capture-sizes: [...] for an exact list")

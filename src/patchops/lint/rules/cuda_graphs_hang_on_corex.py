@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, platforms
 
 # What a CoreX start-up logs before it stops making progress (field logs, issue 10).
@@ -44,6 +44,8 @@ class CudaGraphsHangOnCorex(Rule):
     severity = "error"
     stage = "later"
     versions = ">=0"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     vllm_message = HANG_LOG
     VALID = [
         # a stock CoreX build: both keywords hardcoded, so it never captures
@@ -80,8 +82,8 @@ class CudaGraphsHangOnCorex(Rule):
                     "patchset or a build without it), so graphs are on unless it is passed")
         yield self.diagnostic(
             cfg, inputs.setting(cfg, "tensor_parallel_size"),
-            f"tensor_parallel_size {tp} with CUDA graphs and custom all-reduce on CoreX ({corex.reason}): "
-            f"start-up hangs in graph capture at \"{HANG_LOG}\" and never serves, with no error "
-            f"({eager.reason}; {allreduce.reason}){restored}",
+            f"tensor_parallel_size {tp} with CUDA graphs and custom all-reduce on CoreX hangs at start-up",
+            explanation=f"CoreX: {corex.reason}. Start-up hangs in graph capture at \"{HANG_LOG}\" and "
+            f"never serves, with no error ({eager.reason}; {allreduce.reason}){restored}",
             fields=("tensor_parallel_size", "enforce_eager", "disable_custom_all_reduce") + corex.fields,
             fix="pass --enforce-eager explicitly (or --disable-custom-all-reduce to keep graphs on NCCL)")

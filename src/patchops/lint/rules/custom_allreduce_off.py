@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, platforms
 
 # CustomAllreduce.__init__ (distributed/device_communicators/custom_all_reduce.py, 0.6.3-0.33).
@@ -44,6 +44,7 @@ class CustomAllreduceOff(Rule):
     severity = "warning"
     stage = "later"
     versions = ">=0"
+    needs = Needs(optional=("hardware.name", "hardware.platform"))
     vllm_message = WORLD_SIZE_WARNING
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nhardware: {gpus: 4}\nargs:\n  tensor-parallel-size: 4\n"),
@@ -74,8 +75,9 @@ class CustomAllreduceOff(Rule):
         at = inputs.setting(cfg, "tensor_parallel_size")
         if why is not None:
             yield self.diagnostic(
-                cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp}: {why}; the all-reduce "
-                "goes through NCCL/RCCL, silently (ParallelConfig sets disable_custom_all_reduce)",
+                cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp} on this platform",
+                explanation=f"{why}; the all-reduce goes through NCCL/RCCL, silently (ParallelConfig "
+                "sets disable_custom_all_reduce)",
                 severity="info", fields=("tensor_parallel_size", "hardware.platform"), vllm_message=None,
                 fix="pass --disable-custom-all-reduce to make it explicit")
             return
@@ -83,9 +85,10 @@ class CustomAllreduceOff(Rule):
         if not sizes or tp in sizes:
             return
         yield self.diagnostic(
-            cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp}: vLLM {facts.version} supports "
-            f"world sizes {sizes} (CustomAllreduce._SUPPORTED_WORLD_SIZES), so the all-reduce goes "
-            "through NCCL, slower for decoding's small messages",
+            cfg, at, f"custom all-reduce is off for tensor_parallel_size {tp}: vLLM {facts.version} "
+            f"supports {sizes}",
+            explanation=f"vLLM supports world sizes {sizes} (CustomAllreduce._SUPPORTED_WORLD_SIZES), so "
+            "the all-reduce goes through NCCL, slower for decoding's small messages",
             fields=("tensor_parallel_size",),
             vllm_message=WORLD_SIZE_WARNING.format(tp=tp, sizes=sizes),
             fix=f"use a tensor_parallel_size in {sizes}, or pass --disable-custom-all-reduce to choose NCCL "

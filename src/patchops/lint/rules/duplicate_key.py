@@ -77,19 +77,21 @@ class DuplicateKey(Rule):
             where = self._where(earlier, later)
             what = "option" if earlier.source == "cli" else "key"
             if earlier.source != later.source and later.source == "cli":
-                message = (f'duplicate setting "{earlier.key}": this value ({shown(earlier)}) is '
-                           f'overridden by "{written(later)}" on the command line')
+                message = f'duplicate setting "{earlier.key}" {shown(earlier)}: the command line sets it'
+                explanation = f'this value is overridden by "{written(later)}" on the command line'
                 severity = "info"
             elif earlier.value == later.value:
-                message = (f'duplicate {what} "{earlier.key}": it is set again at {where} to the same '
-                           f"value ({shown(later)}), so this one has no effect")
+                message = f'duplicate {what} "{earlier.key}": set again at {where} to the same value ({shown(later)})'
+                explanation = "so this one has no effect"
                 severity = "info"
             else:
-                message = (f'duplicate {what} "{earlier.key}": this value ({shown(earlier)}) is silently '
-                           f'ignored: "{later.key}" at {where} overrides it with {shown(later)} '
-                           "(the last value wins)")
+                message = (f'duplicate {what} "{earlier.key}": this value ({shown(earlier)}) is overridden '
+                           f'at {where}')
+                explanation = (f'this value ({shown(earlier)}) is silently ignored: "{later.key}" at {where} '
+                               f"overrides it with {shown(later)} (the last value wins)")
                 severity = self.severity
-            yield self.diagnostic(cfg, earlier, message, fields=(later.name,), severity=severity,
+            yield self.diagnostic(cfg, earlier, message, explanation=explanation, fields=(later.name,),
+                                  severity=severity,
                                   fix=f"delete this one, or the later one at {where} if this value "
                                       "is the one you meant",
                                   edits=[self._removal(cfg, earlier, later)],

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 VLLM_MESSAGE = ("Number of experts in the model must be greater than 0 when expert parallelism "
@@ -37,7 +37,7 @@ class ExpertParallelWithoutExperts(Rule):
     severity = "error"
     versions = ">=0.8"  # enable_expert_parallel and its MoE check arrive in 0.8
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen3-moe\nargs:\n  enable-expert-parallel: true\n", model=QWEN3_MOE),
         Example("model: org/llama\nargs:\n  tensor-parallel-size: 2\n", model=LLAMA),
@@ -55,6 +55,6 @@ class ExpertParallelWithoutExperts(Rule):
                 or "expert_parallel_needs_experts" not in facts.guards or model.num_experts > 0:
             return
         yield self.diagnostic(
-            cfg, found, "expert parallelism is on for a model whose config.json names no experts; "
-            f"vLLM {facts.version} refuses to start",
+            cfg, found, "expert parallelism is on for a model without experts",
+            explanation=f"the model's config.json names no experts; vLLM {facts.version} refuses to start",
             fields=("enable_expert_parallel",), fix="drop --enable-expert-parallel for a dense model")

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 # config.json `architectures` of the corpus models these examples stand for.
@@ -64,6 +64,7 @@ class FeatureFallsBackToV0(Rule):
     name = "feature-falls-back-to-v0"
     severity = "warning"
     versions = ">=0.8.5,<0.12"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = "VLLM_USE_V1=1 is not supported with <feature>."
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nvllm: {version: 0.8.5}\n"
@@ -143,32 +144,34 @@ class FeatureFallsBackToV0(Rule):
         remove = trigger.remedy or f"remove {trigger.feature}"
         if not trigger.certain:
             what += ", which depends on the GPU (state hardware.compute_capability)"
+        short = trigger.feature if trigger.at is None else f"{trigger.at.key}: {trigger.at.value!s}"
         if env:
             return self.diagnostic(
                 cfg, trigger.at,
-                f"the V1 engine does not support {what} and VLLM_USE_V1=1 forces V1, "
-                f"so vLLM {ver} {may}refuse{'' if may else 's'} to start",
+                f"setting {short} with VLLM_USE_V1=1: vLLM {ver} {may}refuse{'' if may else 's'} to start",
+                explanation=f"the V1 engine does not support {what}, and VLLM_USE_V1=1 forces V1",
                 severity="error" if trigger.certain else "warning", fields=fields,
                 vllm_message=trigger.forced_v1_message,
                 fix=f"{remove}, or unset VLLM_USE_V1 to let vLLM fall back to V0")
         if no_v0:
             return self.diagnostic(
                 cfg, trigger.at,
-                f"the V1 engine does not support {what}, so vLLM {ver} {may}fall"
-                f"{'' if may else 's'} back to V0, which it no longer has: the API server stops with "
-                "an AssertionError right after building its configuration",
+                f"no V1 support for {short}: vLLM {ver} {may}fall{'' if may else 's'} back to V0, which it no longer has",
+                explanation=f"the V1 engine does not support {what}; the API server stops with an "
+                "AssertionError right after building its configuration",
                 severity="error" if trigger.certain else "warning", fields=fields,
                 vllm_message=routing.NO_V0_ERROR, fix=remove)
         if trigger.experimental:  # _warn_or_fallback: V1 only when asked for
             return self.diagnostic(
                 cfg, trigger.at,
-                f"the V1 engine runs {what} only as an experiment, so with VLLM_USE_V1 unset vLLM {ver} "
-                f"silently falls back to V0: {V0_COST}",
+                f"experimental on V1: {short}; vLLM {ver} falls back to V0",
+                explanation=f"the V1 engine runs {what} only as an experiment, so with VLLM_USE_V1 "
+                f"unset vLLM falls back to V0: {V0_COST}",
                 fields=fields, vllm_message=trigger.fallback_message,
                 fix="set VLLM_USE_V1=1 to run it on V1 (experimental), or VLLM_USE_V1=0 to choose V0 on purpose")
         return self.diagnostic(
             cfg, trigger.at,
-            f"the V1 engine does not support {what}, so vLLM {ver} {may}silently "
-            f"fall{'' if may else 's'} back to V0: {V0_COST}",
+            f"no V1 support for {short}: vLLM {ver} {may}silently fall{'' if may else 's'} back to V0",
+            explanation=f"the V1 engine does not support {what}, so {V0_COST}",
             fields=fields, vllm_message=trigger.fallback_message,
             fix=f"{remove} to keep the V1 engine (or set VLLM_USE_V1=0 to choose V0 on purpose)")

@@ -52,8 +52,10 @@ class FeatureRefusedByV1(Rule):
             shown = "" if trigger.at is None else f" ({trigger.at.key}: {trigger.at.value!s})"
             yield self.diagnostic(
                 cfg, trigger.at,
-                f"the V1 engine does not support {trigger.feature}{shown}, and vLLM {facts.version} has no "
-                "V0 to fall back to: it refuses to start",
+                f"no V1 support for {trigger.feature if trigger.at is None else f'{trigger.at.key}: {trigger.at.value!s}'}: "
+                f"vLLM {facts.version} refuses to start",
+                explanation=f"the V1 engine does not support {trigger.feature}{shown}, and vLLM "
+                f"{facts.version} has no V0 to fall back to",
                 fields=trigger.fields, vllm_message=trigger.refused_message,
                 fix="remove it" + (" (or use --distributed-executor-backend mp)"
                                    if trigger.feature == routing.PP_FEATURE else ""))

@@ -6,7 +6,7 @@ from typing import Iterator, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 
 # keyword -> (the EngineArgs call that passes it, what the hardcoded True means at run time)
 WATCHED = {
@@ -83,6 +83,7 @@ class FlagHardcodedByFork(Rule):
     name = "flag-hardcoded-by-fork"
     severity = "error"
     versions = ">=0"
+    needs = Needs(optional=("workload.concurrency",))
     vllm_message = None  # vLLM says nothing: the value is dropped inside EngineArgs
 
     VALID = [
@@ -117,24 +118,26 @@ class FlagHardcodedByFork(Rule):
                 continue
             setting, wanted = found
             fixed = literal_bool(source)
-            said = f"{name}={str(wanted).lower()} (from {setting.key})"
+            said = f"setting {setting.key}" + ("" if setting.source == "cli" else f": {str(wanted).lower()}")
             if fixed is None:
-                message = (f"setting {said} has no say: this copy passes {name}={source} to "
-                           f"{call}, whatever the flag says")
+                message = f"{said} has no say: this copy passes {name}={source}"
+                explanation = f"this copy passes {name}={source} to {call}, whatever the flag says"
                 severity = "warning"
             elif fixed != wanted:
                 consequence = effect if fixed else f"{name} stays false"
-                message = (f"setting {said} is ignored: this copy hardcodes {name}={source} in {call}, "
-                           f"so {consequence} regardless")
+                message = f"{said} is ignored: this copy hardcodes {name}={source}"
+                explanation = f"this copy hardcodes {name}={source} in {call}, so {consequence} regardless"
                 severity = "error"
             else:
-                message = (f"setting {said} has no effect: this copy hardcodes {name}={source} in {call}; "
-                           "it agrees with you only by accident")
+                message = f"{said} has no effect: this copy hardcodes it"
+                explanation = (f"this copy hardcodes {name}={source} in {call}; it agrees with you only "
+                               "by accident")
                 severity = "warning"
             fix = f"patchops apply {PATCHSET} (restores {name}=self.{name})"
             if severity == "warning":
                 fix += ", or remove the setting"
-            yield self.diagnostic(cfg, setting, message, fields=(name,), severity=severity, fix=fix)
+            yield self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,),
+                                  severity=severity, fix=fix)
 
     @staticmethod
     def _costs(cfg: ServeConfig, name: str) -> bool:
@@ -152,7 +155,7 @@ class FlagHardcodedByFork(Rule):
             at = cfg.context.get("workload.concurrency") or cfg.model
         else:
             at = cfg.args.get("tensor_parallel_size")
-        message = (f"this copy hardcodes {name}={source} in {call}, so {effect}; no flag "
-                   f"can change that")
-        return self.diagnostic(cfg, at, message, fields=(name,), severity="warning",
+        message = f"this copy hardcodes {name}={source}: no flag can change it"
+        return self.diagnostic(cfg, at, message, explanation=f"it is hardcoded in {call}, so {effect}",
+                               fields=(name,), severity="warning",
                                fix=f"patchops apply {PATCHSET} (restores {name}=self.{name})")

@@ -55,7 +55,7 @@ class FlagNeedsCompanion(Rule):
                 continue  # a companion the parser refuses fails there first (PO107), not here
             flag, companion = "--" + switch.replace("_", "-"), "--" + needed.replace("_", "-")
             yield self.diagnostic(
-                cfg, found, f"{flag.lstrip('-')} is on without {companion}; vLLM {facts.version} exits "
-                "before loading the model",
+                cfg, found, f"{flag.lstrip('-')} is on without {companion}",
+                explanation=f"vLLM {facts.version} exits before loading the model",
                 fields=(switch, needed), fix=f"add {companion}",
                 vllm_message=vllm_text)

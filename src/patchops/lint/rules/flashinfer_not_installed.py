@@ -107,18 +107,19 @@ class FlashinferNotInstalled(Rule):
         fix = ("install FlashInfer built for this torch/CUDA (pip install flashinfer-python), "
                f"or set {ENV}=FLASH_ATTN")
         if present.value is None:  # shipped facts that know nothing of the install
-            message = (f'the flashinfer package that {ENV}="{name}" needs may be missing: the shipped '
-                       f"facts for vLLM {facts.version} cannot tell; if it is, {outcome}")
+            message = f'the flashinfer package that {ENV}="{name}" needs may be missing'
+            explanation = (f"the shipped facts for vLLM {facts.version} cannot tell; if it is, {outcome}")
             fix = f"lint on the machine or with --vllm SITE_PACKAGES to check; else {fix}"
-            found = self.diagnostic(cfg, setting, message, fields=(ENV,), fix=fix,
+            found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(ENV,), fix=fix,
                                     severity=self.unsure_severity)
             yield with_vllm_message(found, vllm_message)
             return
         if present.certain:
-            message = (f'flashinfer is not installed beside this vLLM {facts.version}, but {ENV}='
-                       f'"{name}" needs it; {outcome}')
+            message = f'no flashinfer beside vLLM {facts.version} for {ENV}="{name}"'
+            explanation = outcome
         else:
-            message = f'the flashinfer package that {ENV}="{name}" needs is missing: {present.reason}; {outcome}'
+            message = f'no flashinfer in a plain install of vLLM {facts.version} for {ENV}="{name}"'
+            explanation = f"{present.reason}; {outcome}"
             fix += "; if flashinfer is installed by hand, lint with --vllm SITE_PACKAGES to check that copy"
-        found = self.diagnostic(cfg, setting, message, fields=(ENV,), fix=fix)
+        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(ENV,), fix=fix)
         yield with_vllm_message(found, vllm_message)

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory
 
 # _check_valid_dtype (config/__init__.py 0.10.1.1:2684, config/model.py 0.33.0:2413)
@@ -37,6 +37,7 @@ class Float16RefusedByModel(Rule):
     name = "float16-refused-by-model"
     severity = "error"
     versions = ">=0.9"   # where the copy has _FLOAT16_NOT_SUPPORTED_MODELS (0.9.2 has it, 0.8.5 not)
+    needs = Needs(optional=("model",))
     vllm_message = MESSAGE.format(model_type="gemma2", reason="Numerical instability. Please use "
                                   "bfloat16 or float32 instead.")
     VALID = [
@@ -63,7 +64,9 @@ class Float16RefusedByModel(Rule):
         if reason is None:
             return
         yield self.diagnostic(
-            cfg, found, f"dtype {found.value} for a {model.config_model_type!r} model (config.json model_type): "
-            f"vLLM {facts.version} refuses float16 for it ({reason.rstrip('.')}) and will not start",
+            cfg, found, f"dtype {found.value} for a {model.config_model_type!r} model: vLLM {facts.version} "
+            "refuses float16 for it",
+            explanation=f"the model type is config.json's model_type; vLLM says \"{reason.rstrip('.')}\" "
+            "and will not start",
             fields=("dtype",), fix="use --dtype bfloat16 (or float32)",
             vllm_message=MESSAGE.format(model_type=model.config_model_type, reason=reason))

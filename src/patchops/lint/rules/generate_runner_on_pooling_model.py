@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs
 from patchops.lint.vllm.releases import EMBEDDING_RUNNER_MESSAGE, release
 
@@ -48,7 +48,7 @@ class GenerateRunnerOnPoolingModel(Rule):
     severity = "error"
     versions = ">=0.8"
     vllm_message = GENERIC   # and TASK before --runner, EMBEDDING from 0.25
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("vllm serve BAAI/bge-m3 --runner pooling\n", kind="command", vllm="0.10.1.1", model=BGE_M3),
         Example("vllm serve Qwen/Qwen2.5-7B-Instruct --runner generate\n", kind="command",
@@ -74,11 +74,12 @@ class GenerateRunnerOnPoolingModel(Rule):
         else:   # before --runner: _resolve_task lists the tasks the class supports
             refusal = TASK
         arch = architectures.resolved(cfg, facts)
-        said = "task 'generate' (which picks the generate runner)" if by_task else "runner 'generate'"
+        said = "task 'generate'" if by_task else "runner 'generate'"
         yield self.diagnostic(
             cfg, inputs.setting(cfg, "task" if by_task else "runner"),
-            f"{said} for {arch}, a model class that can only pool (no generation head); vLLM "
-            f"{facts.version} refuses to start",
+            f"{said} for {arch}, which can only pool: vLLM {facts.version} refuses to start",
+            explanation=f"{arch} is a model class with no generation head"
+            + (" (task 'generate' picks the generate runner)" if by_task else ""),
             fields=("task" if by_task else "runner", "model"),
             vllm_message=refusal,
             fix="drop the runner (auto picks pooling for this model), or serve a generative checkpoint")

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing
 
 VLLM_MESSAGE = ("Free memory on device ({free}/{total} GiB) on startup is less than desired GPU memory "
@@ -40,6 +40,8 @@ class GpuMemoryHeldByOthers(Rule):
     severity = "error"
     stage = "later"
     versions = ">=0.9"   # the V1 worker's start-up check (v1/worker/gpu_worker.py, 0.9.2+)
+    needs = Needs(optional=("hardware.compute_capability", "hardware.free_memory_gib", "hardware.memory_gib",
+                            "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: m\nhardware: {memory_gib: 31.73, free_memory_gib: 31.0}\nargs:\n  max-model-len: 4096\n",
@@ -75,9 +77,10 @@ class GpuMemoryHeldByOthers(Rule):
         measured = inputs.ctx_setting(cfg, "hardware.free_memory_gib")
         at = stated or (measured if measured is not None and measured.line > 0 else cfg.model)
         yield self.diagnostic(
-            cfg, at, f"only {free:g} of the GPU's {total:g} GiB are free now ({_where(cfg)}), less than "
-            f"the {wanted:g} GiB that gpu_memory_utilization {util:g} ({origin}) asks for: another "
-            f"process holds the GPU, and vLLM {facts.version}'s worker refuses to start",
+            cfg, at, f"only {free:g} of {total:g} GiB free, below the {wanted:g} GiB that "
+            f"gpu_memory_utilization {util:g} asks for",
+            explanation=f"the free memory is {_where(cfg)}; gpu_memory_utilization {util:g} is {origin}. "
+            f"Another process holds the GPU, and vLLM {facts.version}'s worker refuses to start",
             fields=("gpu_memory_utilization", "hardware.free_memory_gib", "hardware.memory_gib"),
             fix=f"stop the process that holds the GPU (nvidia-smi lists it), or set gpu-memory-utilization "
                 f"below {int(free / total * 100) / 100:g}",

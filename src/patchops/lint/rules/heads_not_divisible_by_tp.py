@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 VLLM_MESSAGE = ("Total number of attention heads ({heads}) must be divisible by tensor parallel "
@@ -36,7 +36,7 @@ class HeadsNotDivisibleByTp(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: org/llama\nargs:\n  tensor-parallel-size: 4\n", model=LLAMA_8B),
         Example("vllm serve org/llama -tp 8\n", kind="command", vllm="0.33.0", model=LLAMA_8B),
@@ -68,8 +68,8 @@ class HeadsNotDivisibleByTp(Rule):
         fits = [n for n in range(1, tp + 1) if heads and heads % n == 0]
         yield self.diagnostic(
             cfg, found,
-            f"tensor_parallel_size ({tp}) does not divide the model's {heads} attention heads; "
-            f"vLLM {facts.version} will refuse to start",
+            f"tensor_parallel_size {tp} does not divide the model's {heads} attention heads",
+            explanation=f"vLLM {facts.version} will refuse to start",
             fields=("tensor_parallel_size",),
             fix=f"use a tensor-parallel size that divides {heads}" +
                 (f", such as {fits[-1]}" if fits else ""),

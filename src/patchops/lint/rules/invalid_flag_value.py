@@ -51,15 +51,18 @@ class InvalidFlagValue(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         prog = "vllm serve" if cfg.entrypoint == "serve" else "api_server.py"
         for name, (setting, why) in sorted(cfg.rejected.items()):
-            message = f"vLLM {facts.version} refuses this value and exits at once: {why}"
+            value = setting.raw if setting.raw is not None else setting.value
+            shown = f"{setting.key} {setting.value}" if setting.source == "cli" else f"{setting.key}: {value}"
+            message = f'vLLM {facts.version} refuses "{shown}" and exits at once'
+            explanation = f"its argument parser says: {why}"
             flag = facts.flag(name)
             if flag is not None and flag.chance_choices and any(
                     f"invalid choice: {c!r} " in why for c in flag.chance_choices):
-                message = (f"vLLM {facts.version} refuses this value in about half of all launches: {why}; its parser "
-                           "takes the choices from one of the field's Literal types in set order, which "
-                           "changes from launch to launch (PYTHONHASHSEED does not fix it), and only "
-                           "some of them hold this value")
-            yield self.diagnostic(cfg, setting, message, fields=(name,), fix=_fix(why),
+                message = f'vLLM {facts.version} refuses "{shown}" in about half of all launches'
+                explanation += ("; its parser takes the choices from one of the field's Literal types in "
+                                "set order, which changes from launch to launch (PYTHONHASHSEED does not "
+                                "fix it), and only some of them hold this value")
+            yield self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,), fix=_fix(why),
                                   vllm_message=f"{prog}: error: {why}")
 
 

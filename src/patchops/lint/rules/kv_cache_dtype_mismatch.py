@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory
 
 DEST = "kv_cache_dtype"
@@ -38,6 +38,7 @@ class KvCacheDtypeMismatch(Rule):
     name = "kv-cache-dtype-mismatch"
     severity = "error"
     versions = ">=0.33"
+    needs = Needs(optional=("hardware.compute_capability", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: m\nargs:\n  kv-cache-dtype: bfloat16\n", vllm="0.33.0", model=QWEN_7B),
@@ -62,7 +63,8 @@ class KvCacheDtypeMismatch(Rule):
         origin = "--dtype" if inputs.setting(cfg, "dtype") is not None and \
             str(inputs.value(cfg, "dtype")).lower() != "auto" else "the model's config.json"
         yield self.diagnostic(
-            cfg, found, f"kv_cache_dtype {found.value!r} differs from the dtype the model is served in "
-            f"({dtype}, from {origin}); vLLM {facts.version} refuses it while building its config",
+            cfg, found, f"kv_cache_dtype {found.value!r} differs from the model's served dtype {dtype}",
+            explanation=f"the served dtype comes from {origin}; vLLM {facts.version} refuses it while "
+            "building its config",
             fields=(DEST, "dtype"), fix=f"use --kv-cache-dtype auto or {dtype}",
             vllm_message=VLLM_MESSAGE.format(kv=found.value, dtype=dtype, allowed=allowed))

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, memory, routing
 from patchops.lint.vllm.model_len import derived_max_len
 from patchops.lint.vllm.releases import KV_FIT_MESSAGE_SPELLED, release
@@ -62,7 +62,9 @@ class KvCacheTooSmall(Rule):
     versions = ">=0"
     vllm_message = V1_MESSAGE
     stage = "later"      # the KV cache is sized after the model loads, at worker start-up
-    reads_model = True
+    needs = Needs(model=True, hardware=("memory_gib",),
+                  optional=("hardware.compute_capability", "hardware.platform", "workload.concurrency",
+                            "workload.max_tokens", "workload.prompt_tokens"))
     # 24 GiB x 0.9 = 21.60 GiB - 14.96 GiB of weights = 6.64 GiB in 16-token blocks of 128 KiB
     # per token = 3400 blocks = 54400 tokens; 6 requests of 8192 fit, 7 do not.
     VALID = [
@@ -121,8 +123,8 @@ class KvCacheTooSmall(Rule):
             origin = "max_model_len" if len_at is not None else "max_model_len (derived from config.json)"
             yield self.diagnostic(
                 cfg, at,
-                f"one request of {origin} {max_len} does not fit in the KV cache: {arithmetic}; "
-                f"vLLM {ver} will load the model and then refuse to start",
+                f"one request of {origin} {max_len} does not fit in the KV cache ({found.tokens} tokens)",
+                explanation=f"{arithmetic}; vLLM {ver} will load the model and then refuse to start",
                 fields=("max_model_len", "hardware.memory_gib"),
                 fix=(f"lower max-model-len to {found.tokens} or less, raise gpu-memory-utilization, "
                      "or use kv-cache-dtype fp8") if found.tokens else
@@ -151,9 +153,9 @@ class KvCacheTooSmall(Rule):
         fits = found.tokens // context
         yield with_vllm_message(self.diagnostic(
             cfg, at,
-            f"{what} {count} x {context} tokens of context ({source}) = {count * context} tokens do not fit "
-            f"in the KV cache: {arithmetic}; vLLM {facts.version} runs at most {fits} such requests at once and queues "
-            "or preempts the rest",
+            f"{what} {count} x {context} tokens = {count * context} > KV cache of {found.tokens} tokens",
+            explanation=f"each request holds {context} tokens of context ({source}); {arithmetic}; vLLM "
+            f"{facts.version} runs at most {fits} such requests at once and queues or preempts the rest",
             severity="warning", fields=(("workload.concurrency",) if levels else ("max_num_seqs",)) +
             ("hardware.memory_gib",),
             fix=f"serve at most {fits} concurrent requests of this length, or lower max-model-len, "

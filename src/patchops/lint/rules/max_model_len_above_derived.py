@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.model_len import derived_max_len, env_flag
 
@@ -46,7 +46,7 @@ class MaxModelLenAboveDerived(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen\nargs:\n  max-model-len: 32768\n", model=QWEN_7B),
         # YaRN x4 on 0.8.5: 4096 * 4.0
@@ -80,12 +80,12 @@ class MaxModelLenAboveDerived(Rule):
                                         model_max_length=derived.model_max_length)
         limit = int(derived.value)
         if allowed:
-            message = (f"max_model_len ({user}) is above the model's derived maximum ({derived.key}="
-                       f"{derived.shown}); vLLM {facts.version} accepts it only because {ENV} is set, "
-                       "and positions past the maximum give wrong outputs")
+            message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"
+            explanation = (f"vLLM {facts.version} accepts it only because {ENV} is set, and positions "
+                           "past the maximum give wrong outputs")
         else:
-            message = (f"max_model_len ({user}) is above the model's derived maximum ({derived.key}="
-                       f"{derived.shown}); vLLM {facts.version} will refuse to start")
-        yield self.diagnostic(cfg, found, message, fields=("max_model_len",),
+            message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"
+            explanation = f"vLLM {facts.version} will refuse to start"
+        yield self.diagnostic(cfg, found, message, explanation=explanation, fields=("max_model_len",),
                               severity="warning" if allowed else None,
                               fix=f"lower max-model-len to {limit}", vllm_message=vllm_text)

@@ -69,8 +69,8 @@ class MistralConfigNotFound(Rule):
         if folder is None or (folder / PARAMS_FILE).is_file():
             return
         yield self.diagnostic(
-            cfg, found, f"config_format {FORMAT!r} reads the model from {PARAMS_FILE}, and the "
-            f"model folder has none (a Hugging Face checkpoint); vLLM {facts.version} refuses "
+            cfg, found, f"config_format {FORMAT!r} needs {PARAMS_FILE}, and the model folder has none",
+            explanation=f"a Hugging Face checkpoint has no {PARAMS_FILE}; vLLM {facts.version} refuses "
             "to start", fields=(DEST,), fix=FIX,
             vllm_message=VLLM_MESSAGE.format(model=cfg.model.value))
 

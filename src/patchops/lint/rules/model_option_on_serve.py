@@ -53,6 +53,6 @@ class ModelOptionOnServe(Rule):
                 or found.key != "--model" or (refused == "token" and found.raw != "--model"):
             return
         yield self.diagnostic(
-            cfg, found, f"the model given as `{found.raw}` is refused by `vllm serve` of vLLM {facts.version}, "
-            f"which exits while it parses the command line: give it as the first argument",
+            cfg, found, f"the model as `{found.raw}` is refused by `vllm serve` of vLLM {facts.version}",
+            explanation="it exits while it parses the command line: give the model as the first argument",
             fields=("model",), fix=f"write `vllm serve {found.value} ...` instead of `--model {found.value}`")

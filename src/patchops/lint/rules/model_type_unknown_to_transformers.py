@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures
 
 # config.json of openai/gpt-oss-20b (model type gpt_oss, transformers 4.55+).
@@ -38,12 +38,12 @@ class ModelTypeUnknownToTransformers(Rule):
     an issue with the checkpoint, or because your version of Transformers is out of date."
     It happens to a checkpoint newer than the transformers the release was installed with:
     gpt-oss (transformers 4.55) on vLLM 0.8.5, installed with transformers 4.51. A config
-    whose `auto_map` names an AutoConfig loads that class with `--trust-remote-code` instead.
+    whose `auto_map` names an AutoConfig loads that class with `--trust-remote-code` instead
+    (without it: remote-code-needs-trust).
 
     ## Fix
     Upgrade transformers beside vLLM to a release that knows the model type (if this vLLM
-    accepts it), use a vLLM release whose transformers does, or pass `--trust-remote-code` for
-    a checkpoint that ships its own config class.
+    accepts it), or use a vLLM release whose transformers does.
     """
 
     code = "PO313"
@@ -51,7 +51,7 @@ class ModelTypeUnknownToTransformers(Rule):
     versions = ">=0"
     vllm_message = ("The checkpoint you are trying to load has model type `<model_type>` but Transformers "
                     "does not recognize this architecture.")
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: /models/gpt-oss-20b\n", vllm="0.10.1.1", model=GPT_OSS, facts=NEW),
         # vLLM 0.8.5 builds Cohere 2's config itself (its own Cohere2Config), whatever transformers knows.
@@ -62,7 +62,6 @@ class ModelTypeUnknownToTransformers(Rule):
     INVALID = [
         Example("model: /models/gpt-oss-20b\nargs:\n  max-model-len: 8192\n", vllm="0.8.5",
                 model=GPT_OSS, facts=OLD, at=(1, 1)),
-        Example("vllm serve /models/custom\n", kind="command", model=REMOTE, facts=OLD, at=(1, 12)),
         # Shipped facts: vLLM 0.8.5 installed on its release day took transformers 4.51.3.
         Example("model: /models/gpt-oss-20b\n", vllm="0.8.5", model=GPT_OSS, at=(1, 1)),
     ]
@@ -78,9 +77,9 @@ class ModelTypeUnknownToTransformers(Rule):
                  else f"the transformers {installed} beside vLLM {facts.version}")
         yield self.diagnostic(
             cfg, cfg.model,
-            f"{which} does not know the model type "
-            f"'{kind}' (config.json model_type) and vLLM has no config class of its own for it: vLLM "
-            "refuses to start while it builds the model config",
+            f"model type '{kind}' is unknown to transformers {installed} and to vLLM {facts.version}",
+            explanation=f"{which} does not know the model type (config.json model_type) and vLLM has "
+            "no config class of its own for it: vLLM refuses to start while it builds the model config",
             fields=("model",),
             vllm_message=(f"The checkpoint you are trying to load has model type `{kind}` but Transformers "
                           "does not recognize this architecture."),

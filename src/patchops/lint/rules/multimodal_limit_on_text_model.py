@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig, parse_literal
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 VLLM_MESSAGE = "`limit_mm_per_prompt` is only supported for multimodal models."
@@ -36,7 +36,7 @@ class MultimodalLimitOnTextModel(Rule):
     severity = "error"
     versions = ">=0.8,<0.10"   # the guard is in 0.6.3-0.9.2; JSON values from 0.8 (0.7.3: key=value)
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen-vl\nargs:\n  limit-mm-per-prompt: '{\"image\": 2}'\n", model=QWEN_VL,
                 vllm="0.8.5"),
@@ -57,6 +57,7 @@ class MultimodalLimitOnTextModel(Rule):
         if not value:
             return
         yield self.diagnostic(
-            cfg, found, f"limit-mm-per-prompt on a text-only model (config.json names no vision or audio "
-            f"parts); vLLM {facts.version} refuses to start", fields=("limit_mm_per_prompt",),
+            cfg, found, f"limit-mm-per-prompt on a text-only model: vLLM {facts.version} refuses to start",
+            explanation="the model's config.json names no vision or audio parts",
+            fields=("limit_mm_per_prompt",),
             fix="remove --limit-mm-per-prompt")

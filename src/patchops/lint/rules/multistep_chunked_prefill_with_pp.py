@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing, scheduler
 
 
@@ -33,6 +33,7 @@ class MultistepChunkedPrefillWithPp(Rule):
     name = "multistep-chunked-prefill-with-pp"
     severity = "error"
     versions = ">=0.6.3,<0.10.1"
+    needs = Needs(optional=("hardware.platform", "model"))
     vllm_message = "Multi-Step Chunked-Prefill is not supported for pipeline-parallel-size > 1"
     VALID = [
         Example("model: /models/Qwen2.5-72B-Instruct\n"
@@ -79,8 +80,8 @@ class MultistepChunkedPrefillWithPp(Rule):
         what = "will refuse to start" if certain else "possibly refuses to start"
         yield self.diagnostic(
             cfg, pp_setting,
-            f"pipeline_parallel_size ({pp}) with num_scheduler_steps ({steps}) and chunked prefill on "
-            f"({chunked.reason}): vLLM {facts.version} {what}",
+            f"pipeline_parallel_size {pp} with num_scheduler_steps {steps} and chunked prefill on",
+            explanation=f"vLLM {facts.version} {what}; chunked prefill is on: {chunked.reason}",
             severity=None if certain else "warning",
             fields=("pipeline_parallel_size", "num_scheduler_steps") + chunked.fields,
             fix="remove num-scheduler-steps, use tensor-parallel-size instead of pipeline "

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 # engine/arg_utils.py::_raise_or_fallback (0.8.5-0.10.0), feature "--num-scheduler-steps".
@@ -40,6 +40,7 @@ class MultistepFallsBackToV0(Rule):
     name = "multistep-falls-back-to-v0"
     severity = "warning"
     versions = ">=0.7.3,<0.10.1"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = FALLBACK
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
@@ -88,8 +89,8 @@ class MultistepFallsBackToV0(Rule):
             if env:
                 yield self.diagnostic(
                     cfg, found,
-                    f"num_scheduler_steps ({steps}) with VLLM_USE_V1=1: multi-step scheduling exists "
-                    f"only in the V0 engine, so vLLM {ver} will refuse to start",
+                    f"num_scheduler_steps ({steps}) with VLLM_USE_V1=1: vLLM {ver} refuses to start",
+                    explanation="multi-step scheduling exists only in the V0 engine",
                     severity="error", fields=fields, vllm_message=FORCED_V1_073,
                     fix="remove num-scheduler-steps to run V1, or drop VLLM_USE_V1=1 to keep "
                         "multi-step on V0")
@@ -105,17 +106,17 @@ class MultistepFallsBackToV0(Rule):
         if env:
             yield self.diagnostic(
                 cfg, found,
-                f"num_scheduler_steps ({steps}) with VLLM_USE_V1=1: the V1 engine has no multi-step "
-                f"scheduling, so vLLM {ver} will refuse to start",
+                f"num_scheduler_steps ({steps}) with VLLM_USE_V1=1: vLLM {ver} refuses to start",
+                explanation="the V1 engine has no multi-step scheduling",
                 severity="error", fields=fields, vllm_message=FORCED_V1,
                 fix="remove num-scheduler-steps (V1 does not need it), or set VLLM_USE_V1=0 to keep "
                     "multi-step on V0")
             return
         yield self.diagnostic(
             cfg, found,
-            f"num_scheduler_steps ({steps}) makes vLLM {ver} fall back from the V1 engine to the older "
-            "V0 engine, with only a log warning; V0 has other defaults (chunked prefill off up to "
-            "32K context, max_num_seqs 256, prefix caching off) and does not compile the model",
+            f"num_scheduler_steps ({steps}) makes vLLM {ver} fall back from V1 to the V0 engine",
+            explanation="vLLM says so in a log warning only; V0 has other defaults (chunked prefill "
+            "off up to 32K context, max_num_seqs 256, prefix caching off) and does not compile the model",
             fields=fields,
             fix="remove num-scheduler-steps to run on V1, which needs no multi-step scheduling "
                 "(or set VLLM_USE_V1=0 to choose V0 on purpose)")

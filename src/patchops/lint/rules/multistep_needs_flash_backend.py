@@ -6,7 +6,7 @@ from typing import Iterator, List
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import attention, inputs, prediction, releases, routing, scheduler, wording
 
 
@@ -39,6 +39,7 @@ class MultistepNeedsFlashBackend(Rule):
     severity = "error"
     stage = "later"      # MultiStepModelRunner checks the backend at worker start
     versions = ">=0.6.3,<0.10.1"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     stage = "later"  # MultiStepModelRunner checks it when the worker starts
     vllm_message = ("{ms_config_str} not supported for attention backend: {backend}. "
                     "Set VLLM_ATTENTION_BACKEND to a value from {supported}.")
@@ -131,16 +132,17 @@ class MultistepNeedsFlashBackend(Rule):
             chunk_note = f" with chunked prefill on ({chunked.reason})"
         elif not chunked.certain:
             chunk_note = " with chunked prefill off"
-        what = "will fail" if certain else "possibly fails"
-        message = (f"num_scheduler_steps ({steps}){chunk_note} needs one of the attention backends "
-                   f"{allowed}, but {backend.reason}; vLLM {ver} {what} at worker start-up, before the "
-                   "weights load")
+        what = "fails" if certain else "possibly fails"
+        on_backend = backend.value if isinstance(backend.value, str) else "this attention backend"
+        message = f"num_scheduler_steps ({steps}) on {on_backend}: vLLM {ver} {what} at worker start-up"
+        explanation = (f"num_scheduler_steps{chunk_note} needs one of the attention backends {allowed}, "
+                       f"but {backend.reason}; vLLM fails before the weights load")
         if not certain and not backend.certain:
-            message += f" (the backend is {wording.and_list(backend.candidates).replace(' and ', ' or ')} "\
-                       "depending on the GPU)"
+            explanation += (f" (the backend is {wording.and_list(backend.candidates).replace(' and ', ' or ')} "
+                            "depending on the GPU)")
         fields = ("num_scheduler_steps",) + backend.fields + (chunked.fields if on else ())
         yield self.diagnostic(
-            cfg, found, message, severity=None if certain else "warning",
+            cfg, found, message, explanation=explanation, severity=None if certain else "warning",
             fields=tuple(dict.fromkeys(fields)), fix=self._fix(cfg, facts, backend, on),
             vllm_message=f"{ms} not supported for attention backend: {label}. "
                          f"Set VLLM_ATTENTION_BACKEND to a value from {allowed}.")

@@ -72,9 +72,9 @@ class MultistepRemoved(Rule):
                     else "multi-step output streaming")
             yield self.diagnostic(
                 cfg, found,
-                f"{name} ({shown}) no longer exists in vLLM {facts.version}: {what} was removed "
-                f"with the V0 engine in 0.10.1, so vLLM will refuse to start with "
-                f"\"unrecognized arguments: {token}\"",
+                f"{name} ({shown}) no longer exists in vLLM {facts.version}: vLLM refuses to start",
+                explanation=f"{what} was removed with the V0 engine in 0.10.1, so vLLM will refuse "
+                f"to start with \"unrecognized arguments: {token}\"",
                 fields=(name,),
                 fix=f"remove {found.key}: the V1 engine schedules asynchronously and needs no "
                     "multi-step setting (or pin vLLM < 0.10.1 to keep multi-step)",

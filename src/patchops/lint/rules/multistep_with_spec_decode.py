@@ -64,8 +64,8 @@ class MultistepWithSpecDecode(Rule):
             return
         yield self.diagnostic(
             cfg, spec,
-            f"{name} with num_scheduler_steps ({steps}): vLLM {facts.version} cannot combine "
-            "speculative decoding with multi-step scheduling and will refuse to start",
+            f"{name} with num_scheduler_steps ({steps}): vLLM {facts.version} refuses to start",
+            explanation="vLLM cannot combine speculative decoding with multi-step scheduling",
             fields=(name, "num_scheduler_steps"),
             fix=f"remove num-scheduler-steps, or remove {spec.key} (and the other speculative "
                 "settings)")

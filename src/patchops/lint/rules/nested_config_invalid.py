@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks, nested_values
 
 _BOUND_OK = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
@@ -50,6 +50,7 @@ class NestedConfigInvalid(Rule):
     name = "nested-config-invalid"
     severity = "error"
     versions = ">=0.8.5"
+    needs = Needs(optional=("hardware.platform",))
     VALID = [
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
                 "\"prompt_lookup_max\": 4}'\n", kind="command"),
@@ -93,7 +94,7 @@ class NestedConfigInvalid(Rule):
             if not isinstance(value, dict):
                 yield self.diagnostic(
                     cfg, found, f"{dest} must be a JSON object of {spec['class']} fields, not "
-                    f"{json.dumps(value)}; vLLM {facts.version} refuses it",
+                    f"{json.dumps(value)}", explanation=f"vLLM {facts.version} refuses it",
                     fields=(dest,), fix=f"write it as a JSON object, e.g. '{{\"{_example_key(spec)}\": ...}}'",
                     vllm_message="Input should be an object")
                 continue
@@ -103,10 +104,12 @@ class NestedConfigInvalid(Rule):
                 if problem is None:
                     continue
                 text, severity, vllm_text = problem
+                head, detail = text if isinstance(text, tuple) else (text, None)
                 problems += severity != "warning"     # vLLM stops before its post-init
+                refuses = None if severity == "warning" else f"vLLM {facts.version} refuses it"
                 yield self.diagnostic(
-                    cfg, found, f"{dest} {text}" + ("" if severity == "warning"
-                                                    else f"; vLLM {facts.version} refuses it"),
+                    cfg, found, f"{dest} {head}",
+                    explanation="; ".join(part for part in (detail, refuses) if part) or None,
                     fields=(dest,), severity=severity, vllm_message=vllm_text,
                     fix=f"use the {spec['class']} fields of vLLM {facts.version}: "
                         + ", ".join(sorted(spec["fields"])[:12]) + (", ..." if len(spec["fields"]) > 12 else ""))
@@ -114,8 +117,9 @@ class NestedConfigInvalid(Rule):
             if refused is not None and not _named_by_config_checks(cfg, facts, spec["class"], refused[0]):
                 message, exception, read = refused
                 yield self.diagnostic(
-                    cfg, found, f"{dest} {', '.join(read)}: {spec['class']} refuses it when vLLM "
-                    f"{facts.version} parses the flag: \"{message}\"", fields=(dest,),
+                    cfg, found, f"{dest} {', '.join(read)}: vLLM {facts.version}'s {spec['class']} refuses it",
+                    explanation=f"{spec['class']} refuses it when vLLM parses the flag: \"{message}\"",
+                    fields=(dest,),
                     vllm_message=f"{exception}: {message}" if exception == "AssertionError" else message,
                     fix=f"change {', '.join(read)} so that {spec['class']}'s own check passes")
 
@@ -136,6 +140,8 @@ def _example_key(spec: dict) -> str:
 def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optional[tuple]:
     """Return (message, severity or None, vLLM's message) for one key, or None.
 
+    The message is a headline, or (headline, the values it may take) for a value of a choice.
+
     `within` is the enclosing field of a nested class ("pass_config."), as vLLM names it.
     """
     fields = spec["fields"]
@@ -153,7 +159,8 @@ def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optiona
         return None
     names = field.get("names")
     if names and isinstance(item, str) and item.upper() not in names:
-        return (f"{key} {item!r} is not one of {', '.join(names)} (any case)", None,
+        return ((f"{key} {item!r} is not one of its {len(names)} values", f"one of {', '.join(names)} "
+                 "(any case)"), None,
                 f"KeyError: {item.upper()!r}")
     nested = field.get("nested")
     if nested and isinstance(item, dict):
@@ -165,11 +172,13 @@ def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optiona
     values = field.get("enum_values")
     if values and type(item) is type(values[0]) and item not in values:
         listed = _either(values)
-        return f"{key} {item!r} is not one of {listed}", None, f"{within}{key}: Input should be {listed}"
+        return ((f"{key} {item!r} is not one of its {len(values)} values", f"one of {listed}"), None,
+                f"{within}{key}: Input should be {listed}")
     choices = field.get("choices")
     if choices is not None and item is not None and item not in choices:
         listed = ", ".join(repr(c) for c in choices)
-        return f"{key} {item!r} is not one of {listed}", None, f"Input should be {listed}"
+        return ((f"{key} {item!r} is not one of its {len(choices)} values", f"one of {listed}"), None,
+                f"Input should be {listed}")
     kind = _wrong_kind(field.get("kinds") or [], item)
     if kind is not None:
         return f"{key} {json.dumps(item)} is not {kind}", None, f"Input should be {kind}"

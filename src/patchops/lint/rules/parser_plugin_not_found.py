@@ -61,8 +61,8 @@ class ParserPluginNotFound(Rule):
                       f"logs the failure and starts without the {registry.replace('_', ' ')}s it registers")
             yield self.diagnostic(
                 cfg, plugin.setting,
-                f"{flag} {plugin.value!r} is not a file (tried as given and from the input's folder): "
-                f"vLLM {facts.version} {effect}",
+                f"{flag} {plugin.value!r} is not a file",
+                explanation=f"tried as given and from the input's folder; vLLM {facts.version} {effect}",
                 fields=(flag,), severity="error" if crashes else None,
                 fix="give the plugin file's absolute path",
                 vllm_message=plugins.load_failure(facts, plugin))

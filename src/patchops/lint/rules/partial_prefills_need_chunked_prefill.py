@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing, scheduler
 
 VLLM_MESSAGE = "Chunked prefill must be enabled to set max_num_partial_prefills > 1."
@@ -34,6 +34,7 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
     severity = "error"
     # SchedulerConfig._verify_args has the guard in 0.7.3-0.25; 0.11 has only V1, which always chunks.
     versions = ">=0.7.3,!=0.11.*,<0.30"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example("model: m\nargs:\n  max-num-partial-prefills: 2\n  enable-chunked-prefill: true\n"
@@ -67,7 +68,8 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
         outcome = "will refuse to start" if certain else "refuses to start if it stays off"
         yield self.diagnostic(
             cfg, found, f"max_num_partial_prefills ({partial}) needs chunked prefill, which is "
-            f"{'off' if certain else 'possibly off'} ({chunked.reason}); vLLM {facts.version} {outcome}",
+            f"{'off' if certain else 'possibly off'}",
+            explanation=f"vLLM {facts.version} {outcome}; chunked prefill: {chunked.reason}",
             severity=None if certain else "warning",
             fields=("max_num_partial_prefills", "enable_chunked_prefill") + chunked.fields,
             fix="set enable-chunked-prefill: true, or drop max-num-partial-prefills")

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs
 
 VLLM_MESSAGE = ("Pipeline parallelism is not supported for this model. Supported models implement the "
@@ -38,7 +38,7 @@ class PipelineParallelUnsupportedModel(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: /models/Qwen2-VL-7B-Instruct\nhardware: {gpus: 2}\nargs:\n  pipeline-parallel-size: 2\n"
                 "  distributed-executor-backend: mp\n", vllm="0.33.0", model=QWEN2_VL),
@@ -59,8 +59,10 @@ class PipelineParallelUnsupportedModel(Rule):
         at = inputs.setting(cfg, "pipeline_parallel_size")
         yield self.diagnostic(
             cfg, at,
-            f"pipeline_parallel_size {pp} needs a model class that implements SupportsPP, and vLLM "
-            f"{facts.version}'s {architectures.resolved(cfg, facts)} (config.json architectures) does not: "
-            "vLLM refuses to start while it builds its configuration",
+            f"pipeline_parallel_size {pp} with {architectures.resolved(cfg, facts)}, which has no "
+            "pipeline parallelism",
+            explanation=f"pipeline parallelism needs a model class that implements SupportsPP, and vLLM "
+            f"{facts.version}'s class for config.json's architecture does not: vLLM refuses to start "
+            "while it builds its configuration",
             fields=("pipeline_parallel_size", "model"), vllm_message=VLLM_MESSAGE,
             fix="use tensor parallelism instead (--tensor-parallel-size)")

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs, routing
 
 VLLM_MESSAGE = ("Prefix caching is not supported with sliding window. Run with "
@@ -40,7 +40,7 @@ class PrefixCachingWithSlidingWindow(Rule):
     severity = "error"
     versions = ">=0.7,<0.11"  # the guard exists from 0.7 to 0.10.x (V1 handles sliding windows from 0.11)
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True, optional=("hardware.compute_capability", "hardware.platform"))
     VALID = [
         Example("model: org/mistral\nargs:\n  enable-prefix-caching: true\n", model=MISTRAL),   # V1
         Example("model: org/mistral\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-caching: true\n"
@@ -70,10 +70,11 @@ class PrefixCachingWithSlidingWindow(Rule):
             engine = routing.engine(cfg, facts)
             if engine.value != routing.V0 or engine.error:
                 return
-            why = f" on the V0 engine ({engine.reason})"
+            why = f"on the V0 engine: {engine.reason}"
         else:
             why = ""
         yield self.diagnostic(
-            cfg, found, f"prefix caching with the model's sliding window ({model.sliding_window}){why}; "
-            f"vLLM {facts.version} refuses to start", fields=("enable_prefix_caching", "disable_sliding_window"),
+            cfg, found, f"prefix caching with the model's sliding window ({model.sliding_window}): "
+            f"vLLM {facts.version} refuses to start", explanation=why or None,
+            fields=("enable_prefix_caching", "disable_sliding_window"),
             fix="add --disable-sliding-window, or drop --enable-prefix-caching")

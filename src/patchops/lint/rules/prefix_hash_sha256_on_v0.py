@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing
 
 VLLM_MESSAGE = "sha256 is not supported for prefix caching in V0 engine. Please use 'builtin'."
@@ -31,6 +31,7 @@ class PrefixHashSha256OnV0(Rule):
     name = "prefix-hash-sha256-on-v0"
     severity = "error"
     versions = ">=0.8.5,<0.10.2"   # the guard decides: V0's default-args code, gone in 0.10.2
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = VLLM_MESSAGE
     VALID = [
         # V1 hashes with sha256.
@@ -57,6 +58,7 @@ class PrefixHashSha256OnV0(Rule):
         if eng.value != routing.V0 or eng.error:
             return
         yield self.diagnostic(
-            cfg, found, f"prefix_caching_hash_algo sha256 on the V0 engine ({eng.reason}); vLLM "
-            f"{facts.version} will refuse to start", fields=("prefix_caching_hash_algo", "enable_prefix_caching"),
+            cfg, found, f"prefix_caching_hash_algo sha256 on the V0 engine: vLLM {facts.version} refuses to start",
+            explanation=f"the V0 engine runs: {eng.reason}",
+            fields=("prefix_caching_hash_algo", "enable_prefix_caching"),
             fix="use prefix-caching-hash-algo builtin, or run the V1 engine")

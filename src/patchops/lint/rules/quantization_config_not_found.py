@@ -8,7 +8,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, local_files
 
 DEST = "quantization"
@@ -48,7 +48,7 @@ class QuantizationConfigNotFound(Rule):
     name = "quantization-config-not-found"
     severity = "error"
     versions = ">=0.7"
-    reads_model = True
+    needs = Needs(model=True)
     vllm_message = VLLM_MESSAGE
     VALID = [
         Example(f"model: {FOLDER}\nargs:\n  quantization: fp8\n", model=UNQUANTIZED),
@@ -75,8 +75,8 @@ class QuantizationConfigNotFound(Rule):
             return
         if "missing" in needs:
             yield self.diagnostic(
-                cfg, found, f"quantization {method!r} reads its settings only from a quantized "
-                "checkpoint's config.json, which has no quantization_config here; vLLM "
+                cfg, found, f"quantization {method!r} needs a quantization_config in config.json: none here",
+                explanation=f"it reads its settings only from a quantized checkpoint's config.json; vLLM "
                 f"{facts.version} refuses to start", fields=(DEST,), fix=FIX,
                 vllm_message=_missing_arguments(needs["class"], needs["missing"]))
             return
@@ -86,8 +86,8 @@ class QuantizationConfigNotFound(Rule):
         if present:
             return
         yield self.diagnostic(
-            cfg, found, f"quantization {method!r} reads its settings from {' or '.join(names)}, and "
-            f"the model folder has none (nor a quantization_config in config.json); vLLM "
+            cfg, found, f"quantization {method!r} finds no {' or '.join(names)} in the model folder",
+            explanation="nor a quantization_config in config.json; vLLM "
             f"{facts.version} refuses to start", fields=(DEST,), fix=FIX,
             vllm_message=VLLM_MESSAGE.format(method=method))
 

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, packages, quantization_claims
 
 # GPTQBitBLASConfig.__init__ and BitBLASConfig.__init__ (model_executor/layers/quantization/
@@ -56,7 +56,7 @@ class QuantizationKernelNotInstalled(Rule):
     severity = "error"
     unsure_severity = "info"
     versions = ">=0.8,<0.20"
-    reads_model = True
+    needs = Needs(model=True, optional=("hardware.compute_capability", "hardware.platform"))
     vllm_message = MESSAGE.format(package="bitblas", version="0.1.0")
     VALID = [
         Example(f"model: {GPTQ}\n" + A100),                                  # gptq_marlin claims it first
@@ -92,16 +92,19 @@ class QuantizationKernelNotInstalled(Rule):
         else:   # a serialized format: the override also takes the plain method's name
             fix = f"pip install {package}, or serve a checkpoint not saved in the {method} format"
         if present.value is None:
-            message = (f"{how}, which needs the {package} package; the shipped facts cannot tell whether "
-                       f"it is installed; if it is not, {outcome}")
-            yield self.diagnostic(cfg, asked or cfg.model or (1, 1), message, fields=("quantization", "model"),
+            message = f"the {method} kernel needs the {package} package, which may be missing"
+            explanation = (f"{how}; the shipped facts cannot tell whether {package} is installed; if it "
+                           f"is not, {outcome}")
+            yield self.diagnostic(cfg, asked or cfg.model or (1, 1), message, explanation=explanation,
+                                  fields=("quantization", "model"),
                                   fix=f"lint on the machine or with --vllm SITE_PACKAGES to check; else {fix}",
                                   severity=self.unsure_severity, vllm_message=vllm_message)
             return
-        message = f"{how}, which needs the {package} package: {present.reason}; {outcome}"
+        message = f"the {method} kernel needs the {package} package, which is missing"
+        explanation = f"{how}: {present.reason}; {outcome}"
         if not present.certain:
             fix += f"; if {package} is installed by hand, lint with --vllm SITE_PACKAGES to check that copy"
-        yield self.diagnostic(cfg, asked or cfg.model or (1, 1), message,
+        yield self.diagnostic(cfg, asked or cfg.model or (1, 1), message, explanation=explanation,
                               fields=("quantization", "model", "hardware.compute_capability"),
                               fix=fix, vllm_message=vllm_message)
 

@@ -6,7 +6,7 @@ from typing import Iterator, List, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 AWQ = {"model_type": "qwen2", "num_attention_heads": 28, "max_position_embeddings": 32768,
@@ -49,7 +49,7 @@ class QuantizationUnsupportedHere(Rule):
     name = "quantization-unsupported-here"
     severity = "error"
     versions = ">=0.7"
-    reads_model = True
+    needs = Needs(model=True, optional=("hardware.compute_capability",))
     VALID = [
         Example("model: org/qwen-awq\n" + A100 + "args:\n  dtype: half\n", model=AWQ),
         Example("model: org/qwen-awq\n" + A100 + "args:\n  quantization: awq_marlin\n", model=AWQ),
@@ -70,8 +70,9 @@ class QuantizationUnsupportedHere(Rule):
             return
         if checkpoint and stated and not _related(checkpoint, stated):
             yield self.diagnostic(
-                cfg, asked, f"quantization {stated!r} is not the checkpoint's method ({checkpoint!r}, "
-                f"config.json quantization_config); vLLM {facts.version} refuses the mismatch",
+                cfg, asked, f"quantization {stated!r} is not the checkpoint's method {checkpoint!r}",
+                explanation=f"the checkpoint's method is config.json's quantization_config; vLLM "
+                f"{facts.version} refuses the mismatch",
                 fields=("quantization",), fix="drop --quantization: the checkpoint names its method",
                 vllm_message=f"Quantization method specified in the model config ({checkpoint}) does not "
                 f"match the quantization method specified in the `quantization` argument ({stated}).")
@@ -86,8 +87,8 @@ class QuantizationUnsupportedHere(Rule):
             name = methods[needed.index(min(needed))]
             current = cc[0] * 10 + cc[1]
             yield self.diagnostic(
-                cfg, asked or (1, 1), f"quantization {name!r} needs compute capability {min(needed)} and "
-                f"the GPU has {current}; vLLM {facts.version} refuses to start",
+                cfg, asked or (1, 1), f"quantization {name!r} needs compute capability {min(needed)}, the "
+                f"GPU has {current}", explanation=f"vLLM {facts.version} refuses to start",
                 fields=("quantization", "hardware.compute_capability"),
                 fix="use a GPU the method supports, or another checkpoint",
                 vllm_message=f"The quantization method {name} is not supported for the current GPU. "
@@ -99,8 +100,8 @@ class QuantizationUnsupportedHere(Rule):
         if dtype and all(a is not None for a in allowed) and all(dtype not in a for a in allowed):
             listed = ", ".join(f"torch.{d}" for d in allowed[0])
             yield self.diagnostic(
-                cfg, found, f"dtype {dtype} is not one quantization {methods[0]!r} runs with "
-                f"({', '.join(allowed[0])}); vLLM {facts.version} refuses to start",
+                cfg, found, f"dtype {dtype} is not one quantization {methods[0]!r} runs with",
+                explanation=f"it runs with {', '.join(allowed[0])}; vLLM {facts.version} refuses to start",
                 fields=("dtype", "quantization"), fix=f"use --dtype {allowed[0][0]}",
                 vllm_message=f"torch.{dtype} is not supported for quantization method {methods[0]}. "
                 f"Supported dtypes: [{listed}]")

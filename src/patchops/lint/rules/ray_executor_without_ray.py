@@ -52,6 +52,6 @@ class RayExecutorWithoutRay(Rule):
             return   # installed, a dependency of the wheel, or unknown
         how = "is not installed beside this copy" if facts.has_ray is False else \
             f"is not a dependency of the vLLM {facts.version} wheel"
-        yield self.diagnostic(cfg, found, f"the ray executor needs Ray, which {how}; vLLM "
-                              f"{facts.version} refuses to start", fields=("distributed_executor_backend",),
+        yield self.diagnostic(cfg, found, f"the ray executor needs Ray: vLLM {facts.version} refuses to start",
+                              explanation=f"Ray {how}", fields=("distributed_executor_backend",),
                               fix="pip install ray, or use the mp executor")

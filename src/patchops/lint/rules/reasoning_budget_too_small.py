@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 # Below this many output tokens a reasoning model often ends inside its thinking: in a field log
@@ -35,6 +35,7 @@ class ReasoningBudgetTooSmall(Rule):
     name = "reasoning-budget-too-small"
     severity = "warning"
     versions = ">=0.7.3"    # --reasoning-parser first exists in 0.7.3
+    needs = Needs(optional=("workload.max_tokens",))
     vllm_message = None     # the answer is empty, nothing is logged
     stage = "later"
     VALID = [
@@ -61,8 +62,9 @@ class ReasoningBudgetTooSmall(Rule):
             return
         yield self.diagnostic(
             cfg, at,
-            f"workload max_tokens {budget} is below {MIN_REASONING_TOKENS} with reasoning parser "
-            f"{parser.value!r}: a request that stops before the model ends its thinking returns an empty "
+            f"workload max_tokens {budget} < {MIN_REASONING_TOKENS} with reasoning parser "
+            f"{parser.value!r}: answers may come back empty",
+            explanation="a request that stops before the model ends its thinking returns an empty "
             f"answer (the thinking goes to reasoning_content), and vLLM {facts.version} says nothing",
             fields=("workload.max_tokens", "reasoning_parser"),
             fix=f"give reasoning requests max_tokens of {MIN_REASONING_TOKENS} or more")

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, model_len
 from patchops.lint.vllm.request_len import request_outcome
 
@@ -45,6 +45,7 @@ class RequestLongerThanModelLen(Rule):
     name = "request-longer-than-model-len"
     severity = "error"
     versions = ">=0"
+    needs = Needs(optional=("model", "workload.max_tokens", "workload.prompt_tokens"))
     vllm_message = None     # by version: request_len.request_outcome()
     stage = "later"         # the server refuses the request, not the launch
     VALID = [
@@ -77,17 +78,18 @@ class RequestLongerThanModelLen(Rule):
         if outcome is None:
             return
         total = prompt + output
-        sum_text = (f"workload prompt_tokens {prompt} + max_tokens {output} = {total} tokens is above "
-                    f"{origin}")
+        message = (f"workload prompt_tokens {prompt} + max_tokens {output} = {total} > max_model_len "
+                   f"{length.value}")
         if outcome.refused:
-            message = f"{sum_text}: vLLM {facts.version} starts, then refuses every such request"
+            explanation = f"{origin}: vLLM {facts.version} starts, then refuses every such request"
             severity = None
         else:
-            message = (f"{sum_text}: vLLM {facts.version} serves such a request with max_tokens cut to "
-                       f"{outcome.max_tokens_served} and says nothing, so answers are shorter than asked")
+            explanation = (f"{origin}: vLLM {facts.version} serves such a request with max_tokens cut to "
+                           f"{outcome.max_tokens_served} and says nothing, so answers are shorter than asked")
             severity = "warning"
         yield self.diagnostic(
-            cfg, output_at if prompt < length.value else prompt_at, message, severity=severity,
+            cfg, output_at if prompt < length.value else prompt_at, message, explanation=explanation,
+            severity=severity,
             fields=("workload.prompt_tokens", "workload.max_tokens") + tuple(length.fields),
             fix=f"raise max-model-len to {total}, or send prompts of at most {max(length.value - output, 0)} "
                 f"tokens with this max_tokens",

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, model_len
 
 VLLM_MESSAGE = ("Disabling sliding window is not supported for models with rope_scaling. Please "
@@ -39,7 +39,7 @@ class SlidingWindowOffWithRopeScaling(Rule):
     severity = "error"
     versions = "<0.12"  # the raise is gone from 0.12 (read from the copy: max_len facts)
     vllm_message = VLLM_MESSAGE
-    reads_model = True
+    needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen-yarn\nargs:\n  max-model-len: 32768\n", model=YARN, vllm="0.10.1.1"),
         Example("model: org/llama\nargs:\n  disable-sliding-window: true\n", model=LLAMA31, vllm="0.10.1.1"),
@@ -61,6 +61,7 @@ class SlidingWindowOffWithRopeScaling(Rule):
         if rope is None:
             return
         yield self.diagnostic(
-            cfg, found, f"disable-sliding-window on a model with {rope!r} rope scaling in config.json; "
-            f"vLLM {facts.version} refuses to derive max_model_len and exits",
+            cfg, found, f"disable-sliding-window on a model with {rope!r} rope scaling",
+            explanation=f"config.json sets the rope scaling; vLLM {facts.version} refuses to derive "
+            "max_model_len and exits",
             fields=("disable_sliding_window",), fix="drop --disable-sliding-window")

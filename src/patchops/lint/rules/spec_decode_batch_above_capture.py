@@ -6,7 +6,7 @@ from typing import Iterator, List
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
 
 NGRAM = "  speculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": %d, \"prompt_lookup_max\": 4}'\n"
@@ -42,6 +42,8 @@ class SpecDecodeBatchAboveCapture(Rule):
     name = "spec-decode-batch-above-capture"
     severity = "warning"
     versions = ">=0.8.5"     # V1 runs speculative decoding from 0.8.5 (the speculative_config dict)
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model", "workload.concurrency"))
     vllm_message = None
     stage = "later"
     VALID = [
@@ -99,13 +101,15 @@ class SpecDecodeBatchAboveCapture(Rule):
             steps.append(f"full batches of max_num_seqs {cap} (set by you; {cap * per_request} tokens)")
         top = max([batch(n) for n in over] + ([cap] if seqs_over else [])) * per_request
         possibly = "" if sizes.certain else "possibly "
-        message = (f"with {method} speculative decoding each request runs 1 + num_speculative_tokens {tokens} "
-                   f"(set by you in {inputs.speculative_setting(cfg, facts).name}) = "
-                   f"{per_request} tokens per decode step, so the steps of {' and '.join(steps)} are above the "
-                   f"largest CUDA graph capture size {largest} ({sizes.reason}): vLLM {facts.version} (V1) "
-                   f"{possibly}runs them without CUDA graph replay")
+        message = (f"{method} decode steps of up to {top} tokens exceed the largest CUDA graph "
+                   f"capture size {largest}")
+        explanation = (f"with {method} speculative decoding each request runs 1 + num_speculative_tokens "
+                       f"{tokens} (set by you in {inputs.speculative_setting(cfg, facts).name}) = "
+                       f"{per_request} tokens per decode step, so the steps of {' and '.join(steps)} are "
+                       f"above {largest} ({sizes.reason}): vLLM {facts.version} (V1) {possibly}runs them "
+                       "without CUDA graph replay")
         at = inputs.ctx_setting(cfg, "workload.concurrency") if over else seqs_at
         fields = (("workload.concurrency",) if over else ()) + (("max_num_seqs",) if seqs_over else ()) \
             + (inputs.speculative_setting(cfg, facts).name,) + tuple(sizes.fields)
-        yield self.diagnostic(cfg, at, message, fields=tuple(dict.fromkeys(fields)),
-                              fix=cuda_graphs.capture_fix(facts, top) + f" (steps of up to {top} tokens)")
+        yield self.diagnostic(cfg, at, message, explanation=explanation, fields=tuple(dict.fromkeys(fields)),
+                              fix=cuda_graphs.capture_fix(facts, top, command=cfg.kind == "command") + f" (steps of up to {top} tokens)")

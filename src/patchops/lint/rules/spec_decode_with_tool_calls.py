@@ -6,7 +6,7 @@ from typing import Iterator, List
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 NGRAM = "  speculative-config: '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'\n"
@@ -38,6 +38,7 @@ class SpecDecodeWithToolCalls(Rule):
     name = "spec-decode-with-tool-calls"
     severity = "warning"
     versions = ">=0"
+    needs = Needs(optional=("workload.tools",))
     vllm_message = None     # the tool calls are wrong, nothing is logged
     stage = "later"
     VALID = [
@@ -76,9 +77,10 @@ class SpecDecodeWithToolCalls(Rule):
         spec = f"{method}, {tokens} speculative token{'s' if tokens != 1 else ''}" if tokens else method
         yield self.diagnostic(
             cfg, at,
-            f"speculative decoding ({spec}) with tool calls ({' and '.join(why)}) is a correctness risk, not "
-            f"a speed one: in field runs the acceptance rate looked healthy while every tool call came out "
-            f"wrong, and vLLM {facts.version} logs nothing",
+            f"speculative decoding ({spec}) with tool calls risks wrong tool calls",
+            explanation=f"tool calls: {' and '.join(why)}. This is a correctness risk, not a speed one: in "
+            "field runs the acceptance rate looked healthy while every tool call came out wrong, and vLLM "
+            f"{facts.version} logs nothing",
             fields=(at.name,) + tuple(fields),
             fix="check the parsed tool calls against a run with speculative decoding off, or serve tool "
                 "calls without speculative_config")

@@ -43,13 +43,13 @@ class SpecVersionMismatch(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         stated = cfg.context.get("vllm.version")
-        if stated is None:
-            return
+        if stated is None or facts.asked is not None and facts.asked[0] == str(stated.value):
+            return   # the spec's own version chose these facts: facts-of-another-release says how
         said, linted = releases.parse_version(str(stated.value)), releases.parse_version(facts.version)
         same = said == linted if said is not None and linted is not None else str(stated.value) == facts.version
         if not same:
             yield self.diagnostic(
                 cfg, stated,
-                f"the spec says vLLM {stated.value!s}, but it was linted against vLLM {facts.version} "
-                f"({facts.origin})",
+                f"the spec says vLLM {stated.value!s}, but it was linted against vLLM {facts.version}",
+                explanation=f"the facts linted against: {facts.origin}",
                 fields=("vllm.version",), fix=f"set vllm.version to {facts.version}, or install vLLM {stated.value!s}")

@@ -6,7 +6,7 @@ from typing import Any, Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing, scheduler
 
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
@@ -67,6 +67,8 @@ class SpeculativeConfigInvalid(Rule):
     name = "speculative-config-invalid"
     severity = "error"
     versions = ">=0.8.5"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
+                            "hardware.platform", "model"))
     VALID = [
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
                 "\"prompt_lookup_min\": 2}'\n", kind="command"),
@@ -117,13 +119,16 @@ class SpeculativeConfigInvalid(Rule):
             or (detected if detected and detected[1] == DRAFT_UNSUPPORTED else None)
         if problem is not None:
             text, vllm_text = problem
-            yield self.diagnostic(cfg, found, f"speculative_config {text}; vLLM {facts.version} refuses it",
+            head, detail = text if isinstance(text, tuple) else (text, None)
+            yield self.diagnostic(cfg, found, f"speculative_config {head}",
+                                  explanation="; ".join(p for p in (detail, f"vLLM {facts.version} refuses it") if p),
                                   fields=("speculative_config",), vllm_message=vllm_text, fix=FIX)
             return
         budget = _lora_budget_problem(cfg, facts, value)
         if budget is not None:
             text, fields_used, certain = budget
-            yield self.diagnostic(cfg, found, f"speculative_config {text}", severity=None if certain else "warning",
+            yield self.diagnostic(cfg, found, f"{text[0]} with --enable-lora",
+                                  explanation=text[1], severity=None if certain else "warning",
                                   fields=("speculative_config", "enable_lora") + fields_used,
                                   vllm_message=LORA_BUDGET,
                                   fix="raise max-num-batched-tokens or lower num_speculative_tokens")
@@ -174,14 +179,15 @@ def _detected_method(cfg: ServeConfig, detection: Optional[dict], value: dict) -
         return None
     kinds = [n for kind, names, _ in detection["branches"] if kind == "model_type" for n in names]
     named = f"names method {method!r} with" if method else "has no method and"
-    return (f"{named} draft {model!r}, whose model_type {draft.model_type!r} is none of {', '.join(kinds)}, "
-            f"so this vLLM runs it as a plain draft model, which it does not support yet", DRAFT_UNSUPPORTED)
+    return ((f"{named} draft {model!r}, which this vLLM runs as a plain draft model",
+             f"its model_type {draft.model_type!r} is none of {', '.join(kinds)}, so this vLLM runs it as a "
+             "plain draft model, which it does not support yet"), DRAFT_UNSUPPORTED)
 
 
 def _lora_budget_problem(cfg: ServeConfig, facts: Facts, value: dict) -> Optional[tuple]:
     """With LoRA, `create_engine_config` needs max_num_batched_tokens >= max_num_seqs x (1 + k) (0.12+).
 
-    Returns (text, fields, certain): not certain when a default depends on hardware not stated.
+    Returns ((headline, why), fields, certain): not certain when a default depends on hardware not stated.
     """
     tokens = _int(value.get("num_speculative_tokens"))
     if not facts.guards.get("lora_spec_token_budget") or tokens is None or tokens <= 0 \
@@ -200,10 +206,12 @@ def _lora_budget_problem(cfg: ServeConfig, facts: Facts, value: dict) -> Optiona
     parts = [f"{name} {number}" + ("" if inputs.setting(cfg, name) is not None else f" ({why.reason})")
              for name, number, why in said]
     certain = len(failing) == len(pairs)
-    text = (f"with --enable-lora needs max_num_batched_tokens >= max_num_seqs x (1 + num_speculative_tokens "
-            f"{tokens}) = {s * (tokens + 1)}, and {parts[0]} is below it (with {parts[1]})")
-    text += f"; vLLM {facts.version} refuses it" if certain else f": possibly, and then vLLM {facts.version} refuses it"
-    return text, tuple(dict.fromkeys(("max_num_batched_tokens", "max_num_seqs") + budget.fields + seqs.fields)), certain
+    head = f"max_num_batched_tokens {b} < max_num_seqs {s} x (1 + {tokens} speculative tokens)"
+    detail = (f"with --enable-lora vLLM needs max_num_batched_tokens >= max_num_seqs x (1 + "
+              f"num_speculative_tokens {tokens}) = {s * (tokens + 1)}, and {parts[0]} is below it "
+              f"(with {parts[1]})")
+    detail += f"; vLLM {facts.version} refuses it" if certain else f": possibly, and then vLLM {facts.version} refuses it"
+    return (head, detail), tuple(dict.fromkeys(("max_num_batched_tokens", "max_num_seqs") + budget.fields + seqs.fields)), certain
 
 
 def _drafts_itself(method: Optional[str], model_type: str) -> bool:

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
 from patchops.lint.vllm import inputs
 
 HOST = "hardware.host_memory_gib"
@@ -44,7 +44,7 @@ class SwapSpaceExceedsHostMemory(Rule):
     severity = "error"
     versions = "<0.20"      # --swap-space is gone in 0.20.0 (0.15.0 the last release read with it)
     vllm_message = REFUSE_MESSAGE
-    reads_hardware = (HOST,)
+    needs = Needs(hardware=("host_memory_gib",))
     VALID = [
         # 4 GiB x TP 8 = 32 GiB of 512: fine.
         Example("model: m\nhardware: {host_memory_gib: 512}\nargs:\n  tensor-parallel-size: 8\n"),
@@ -93,13 +93,13 @@ class SwapSpaceExceedsHostMemory(Rule):
         else:
             return
         stated = "swap_space" if at is not None else "swap_space (default)"
-        message = (f"{stated} {swap:g} GiB x tensor_parallel_size {tp} = {usage / GIB:.2f} GiB of swap is "
-                   f"more than {share:.0%} of the host's {host:g} GiB of RAM; "
-                   + outcome.format(ver=facts.version))
+        message = f"{stated} {swap:g} GiB x {tp} GPUs is over {share:.0%} of the host's {host:g} GiB of RAM"
+        explanation = (f"{swap:g} GiB x tensor_parallel_size {tp} = {usage / GIB:.2f} GiB of swap; "
+                       + outcome.format(ver=facts.version))
         shown = dict(usage=f"{usage / GIB:.2f}", total=f"{total / GIB:.2f}")
         found = self.diagnostic(
             cfg, at or inputs.setting(cfg, "tensor_parallel_size") or inputs.ctx_setting(cfg, HOST),
-            message, severity=severity, fields=("swap_space", "tensor_parallel_size", HOST),
+            message, explanation=explanation, severity=severity, fields=("swap_space", "tensor_parallel_size", HOST),
             fix=f"lower swap-space to {int(warn * host / tp) if warn else 0} GiB or less per GPU")
         yield with_vllm_message(found, text.format(**shown))
 

@@ -76,8 +76,8 @@ class TokenizerNotFound(Rule):
             yield from self._not_cached(cfg, facts, found, value)
             return
         yield self.diagnostic(
-            cfg, found, f"tokenizer {value!r} is no folder on this machine and cannot be a Hugging "
-            f"Face repo id, so vLLM {facts.version} cannot load it and refuses to start",
+            cfg, found, f"tokenizer {value!r} is no folder here and no Hugging Face repo id",
+            explanation=f"vLLM {facts.version} cannot load it and refuses to start",
             fields=(DEST,), fix="point tokenizer at the tokenizer's folder, or drop it",
             vllm_message=VLLM_MESSAGE.format(value=value))
 
@@ -87,8 +87,9 @@ class TokenizerNotFound(Rule):
         if snapshots is None or snapshots.is_dir() and any(snapshots.iterdir()):
             return
         yield self.diagnostic(
-            cfg, found, f"tokenizer {repo_id!r} is no folder on this machine and the Hugging Face cache "
-            f"({snapshots.parent}) holds no copy of it, so offline vLLM {facts.version} refuses to start",
+            cfg, found, f"tokenizer {repo_id!r} is not in the Hugging Face cache, and vLLM runs offline",
+            explanation=f"it is no folder on this machine and the Hugging Face cache ({snapshots.parent}) "
+            f"holds no copy of it, so offline vLLM {facts.version} refuses to start",
             fields=(DEST,), fix="download it into the cache, point tokenizer at its folder, or drop it",
             vllm_message=NOT_CACHED)
 

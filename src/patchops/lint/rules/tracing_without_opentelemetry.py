@@ -62,9 +62,10 @@ class TracingWithoutOpentelemetry(Rule):
             return
         shipped = facts.origin.startswith("shipped facts")
         yield self.diagnostic(
-            cfg, found, f"otlp_traces_endpoint needs OpenTelemetry, which is not among the dependencies "
-            f"of the vLLM {facts.version} wheel, so a plain `pip install vllm` lacks it and vLLM "
-            "refuses to start" + ("" if shipped else " (unless it was installed beside this copy by hand)"),
+            cfg, found, f"otlp_traces_endpoint needs OpenTelemetry, which vLLM {facts.version} does not install",
+            explanation=f"OpenTelemetry is not among the dependencies of the vLLM {facts.version} wheel, so "
+            "a plain `pip install vllm` lacks it and vLLM refuses to start"
+            + ("" if shipped else " (unless it was installed beside this copy by hand)"),
             severity=None if shipped else self.unsure_severity, fields=("otlp_traces_endpoint",),
             fix="pip install opentelemetry-sdk opentelemetry-api opentelemetry-exporter-otlp "
                 "opentelemetry-semantic-conventions-ai, or drop otlp-traces-endpoint")

@@ -124,8 +124,8 @@ class UnknownAttentionBackend(Rule):
         guess = attention.suggest_backend(name.upper(), known)
         listing = ", ".join(known)
         return self.diagnostic(
-            cfg, setting, f'unknown attention backend "{name}" in --attention-backend: vLLM '
-            f"{facts.version} does not know it, and refuses to start while it builds its config",
+            cfg, setting, f'unknown attention backend "{name}" in --attention-backend of vLLM {facts.version}',
+            explanation="vLLM does not know it, and refuses to start while it builds its config",
             fields=(FLAG,), fix=f"use --attention-backend {guess}" if guess else
             f"use one of {listing}, or auto", vllm_message=MSG_FLAG.format(name=name.upper(), backends=listing))
 
@@ -167,13 +167,14 @@ class UnknownAttentionBackend(Rule):
         else:
             outcome = "vLLM exits with a ValueError as soon as it reads the variable"
             vllm_message = MSG_012.format(value=name, actual_choices=list(known))
-        message = (f'unknown attention backend "{name}" in {ENV}: vLLM {facts.version} does not '
-                   f"know it{case_note}, so {outcome}")
+        message = f'unknown attention backend {ENV}="{name}" in vLLM {facts.version}'
+        explanation = f"vLLM does not know it{case_note}, so {outcome}"
         if guess:
             fix = f'did you mean {ENV}={guess}?'
         else:
             fix = f"use one of {listing}, or remove the variable"
-        found = self.diagnostic(cfg, setting, message, fields=fields, severity=severity, fix=fix)
+        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields,
+                                severity=severity, fix=fix)
         return with_vllm_message(found, vllm_message)
 
     def _not_v1(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
@@ -199,10 +200,11 @@ class UnknownAttentionBackend(Rule):
                        "`assert envs.VLLM_USE_V1`")
             vllm_message = MSG_FALLBACK.format(x=name)
             severity = "error"
-        message = (f'attention backend "{name}" ({ENV}) is not one the V1 engine of vLLM '
-                   f"{facts.version} accepts, so {outcome}")
+        message = f'attention backend {ENV}="{name}" is not one the V1 engine of vLLM {facts.version} accepts'
+        explanation = f"so {outcome}"
         fix = (f"use a V1 backend ({', '.join(v1_names)})" if not guess or guess == name
                else f"use {ENV}={guess}")
         fix += ", or remove the variable to let vLLM choose"
-        found = self.diagnostic(cfg, setting, message, fields=fields, severity=severity, fix=fix)
+        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields,
+                                severity=severity, fix=fix)
         return with_vllm_message(found, vllm_message)

@@ -57,7 +57,7 @@ class UnknownExecutorBackend(Rule):
         if not isinstance(value, str) or not known or value in known or "." in value:
             return
         yield self.diagnostic(
-            cfg, found, f"{DEST} {value!r} is no built-in executor ({', '.join(known)}) and no "
-            f"`module.Class` import path; vLLM {facts.version} refuses it while building "
-            "ParallelConfig", fields=(DEST,),
+            cfg, found, f"{DEST} {value!r} is no executor vLLM {facts.version} knows",
+            explanation=f"it is no built-in executor ({', '.join(known)}) and no `module.Class` import "
+            "path; vLLM refuses it while building ParallelConfig", fields=(DEST,),
             fix=f"use one of {', '.join(known)}, or the import path of an Executor subclass")

@@ -8,9 +8,22 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import rename_key
-from patchops.lint.facts.model import Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts.model import Facts, Flag, shipped_option_facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import releases, wording
+
+# Removed options and what took their place (vLLM's own deprecation messages: the speculative
+# options folded into --speculative-config in 0.8, cuda_graph_sizes into cudagraph_capture_sizes
+# in 0.12).
+SUCCESSORS = {
+    "speculative_model": "--speculative-config '{\"model\": ...}'",
+    "num_speculative_tokens": "--speculative-config '{\"num_speculative_tokens\": ...}'",
+    "speculative_draft_tensor_parallel_size": "--speculative-config '{\"draft_tensor_parallel_size\": ...}'",
+    "speculative_max_model_len": "--speculative-config '{\"max_model_len\": ...}'",
+    "ngram_prompt_lookup_max": "--speculative-config '{\"prompt_lookup_max\": ...}'",
+    "ngram_prompt_lookup_min": "--speculative-config '{\"prompt_lookup_min\": ...}'",
+    "cuda_graph_sizes": "--cudagraph-capture-sizes",
+}
 
 
 def known_names(facts: Facts) -> Dict[str, Flag]:
@@ -38,8 +51,8 @@ def alias_target(name: str, facts: Facts) -> Optional[Flag]:
 @lru_cache(maxsize=None)
 def _shipped() -> Tuple[Tuple[str, frozenset], ...]:
     """Return (version, accepted option names) for every version patchops ships facts for."""
-    return tuple((version, frozenset(known_names(facts_for_version(version))))
-                 for version in shipped_versions())  # oldest first
+    return tuple((facts.version, frozenset(known_names(facts)))
+                 for facts in shipped_option_facts())  # oldest first
 
 
 def flag_history(name: str, version: str) -> Tuple[Optional[str], Optional[str]]:
@@ -170,33 +183,32 @@ class UnknownFlag(Rule):
         name = setting.name.lstrip("-").replace("-", "_")
         version = facts.version
         rejected = f'vLLM {version} has no --{name.replace("_", "-")}'
-        outcome = 'so vLLM\'s argument parser will exit with "unrecognized arguments"'
+        outcome = 'vLLM\'s argument parser will exit with "unrecognized arguments"'
         vllm_message = wording.parser_error(cfg, f"unrecognized arguments: {argv_of(setting, version)}")
         alias = alias_target(name, facts)
         if alias is not None and name not in known:
             short = alias_short(alias, name)
-            long_name = alias.dest if setting.source != "cli" else "--" + alias.name
-            fix = f"use the long name {long_name}"
+            long_key = "--" + alias.name if setting.source == "cli" else spelled(alias.dest, setting, cfg)
+            fix = f"use the long name {long_key}"
             if setting.source == "cli":
-                message = (f'short alias -{short} written with two dashes ("{setting.key}"); '
-                           f"{rejected}, {outcome}")
+                message = f'short alias -{short} written with two dashes ("{setting.key}")'
+                explanation = f"{rejected}, so {outcome}"
                 fix += f" (or the alias with one dash, -{short})"
             else:
-                message = (f'short alias "{setting.key}" (-{short}) works only on the '
-                           f"command line: as a key it becomes --{short}, and {rejected}, {outcome}")
-            long_key = "--" + alias.name if setting.source == "cli" else spelled(alias.dest, setting, cfg)
-            return self.diagnostic(cfg, setting, message, fields=(alias.dest,), fix=fix,
+                message = f'short alias "{setting.key}" (-{short}) works only on the command line'
+                explanation = f"as a key it becomes --{short}, and {rejected}, so {outcome}"
+            return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(alias.dest,), fix=fix,
                                    vllm_message=vllm_message,
                                    edits=[self._rename(cfg, setting, alias, long_key)],
                                    edit_title=f"write {long_key}")
 
         base = name.split(".", 1)[0]
         if "." in name and base in known:
-            message = (f'dotted key "{setting.key}" is not understood by vLLM {version} '
-                       f"(dotted keys arrived in 0.9); {outcome}")
+            message = f'dotted key "{setting.key}" is not understood by vLLM {version}'
+            explanation = f"dotted keys arrived in 0.9; {outcome}"
             inner = name.split(".", 1)[1]
             fix = f"write {spelled(base, setting, cfg)} as one JSON string, e.g. '{{\"{inner}\": ...}}'"
-            return self.diagnostic(cfg, setting, message, fields=(base,), fix=fix,
+            return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(base,), fix=fix,
                                    vllm_message=vllm_message)
 
         last, first = flag_history(name, version)
@@ -210,14 +222,14 @@ class UnknownFlag(Rule):
             history = f"exists in vLLM {last} and {first} but not in this copy"
         else:
             history = None
-        if history:
-            message = f'flag "{setting.key}" {history}: {rejected}, {outcome}'
-        else:
-            message = f'unknown flag "{setting.key}": {rejected}, {outcome}'
+        message = f'flag "{setting.key}" {history}' if history else f'unknown flag "{setting.key}"'
+        explanation = f"{rejected}, so {outcome}"
         fixes = []
         if suggestion:
             fixes.append(f'did you mean "{spelled(suggestion, setting, cfg)}"?')
-        if last and not first:
+        if last and not first and name in SUCCESSORS:
+            fixes = [f"use {SUCCESSORS[name]} instead (it replaced --{name.replace('_', '-')} after vLLM {last})"]
+        elif last and not first:
             fixes.append(f"remove it (or run vLLM {last}, the last shipped version that has it)")
         elif first:
             fixes.append(f"remove it, or upgrade to vLLM {first} or later")
@@ -229,7 +241,7 @@ class UnknownFlag(Rule):
         # A typo with one clear match, of a key no shipped release knows: rename it.
         clear = suggestion is not None and len(close) == 1 and not (last or first)
         new_key = spelled(suggestion, setting, cfg) if clear else ""
-        return self.diagnostic(cfg, setting, message, fields=fields, fix="; ".join(fixes),
+        return self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields, fix="; ".join(fixes),
                                vllm_message=vllm_message,
                                edits=[self._rename(cfg, setting, known[suggestion], new_key)] if clear else (),
                                edit_title=f"write {new_key}")

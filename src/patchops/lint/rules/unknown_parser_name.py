@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
@@ -75,17 +76,20 @@ class UnknownParserName(Rule):
             has_plugin = plugin is not None and not plugin.missing
             if has_plugin:
                 kind = "module" if plugin.path is None else "file"
-                tail = f"; plugin {kind} {plugin.shown} is loaded first and may register it"
+                tail = f"plugin {kind} {plugin.shown} is loaded first and may register it"
             elif plugin is not None:
-                tail = (f"; the plugin {plugin.value} does not exist, so nothing registers it: "
+                tail = (f"the plugin {plugin.value} does not exist, so nothing registers it: "
                         f"vLLM {facts.version} exits before loading the model")
             else:
-                tail = f"; vLLM {facts.version} exits before loading the model"
+                tail = f"vLLM {facts.version} exits before loading the model"
+            close = difflib.get_close_matches(str(found.value), list(names), n=1, cutoff=0.6)
             yield self.diagnostic(
-                cfg, found, f"{wording} {found.value!r} is not registered in this vLLM "
-                f"(it has {len(names)}: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}){tail}",
+                cfg, found, f"{wording} {found.value!r} is not registered in vLLM {facts.version}",
+                explanation=f"it has {len(names)}: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}; "
+                f"{tail}",
                 fields=(dest,), severity="warning" if has_plugin else None,
-                fix=f"use one of the registered names: {', '.join(names)}",
+                fix=(f"did you mean {close[0]!r}? " if close else "")
+                + f"use one of the registered names: {', '.join(names)}",
                 vllm_message=f"invalid {wording}: {found.value} (chose from {{ {listed} }})")
 
     @staticmethod

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 DEST = "quantization"
@@ -46,6 +46,7 @@ class UnknownQuantizationMethod(Rule):
     name = "unknown-quantization-method"
     severity = "error"
     versions = ">=0.9"
+    needs = Needs(optional=("model",))
     vllm_message = MSG_UNKNOWN
     VALID = [
         Example("model: m\nargs:\n  quantization: fp8\n", vllm="0.33.0"),
@@ -70,14 +71,14 @@ class UnknownQuantizationMethod(Rule):
         if method not in names:
             shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
             yield self.diagnostic(
-                cfg, found, f"quantization method {found.value!r} is not one this vLLM has ({shown}); "
-                f"vLLM {facts.version} refuses it while building ModelConfig", fields=(DEST,),
+                cfg, found, f"quantization method {found.value!r} is not one vLLM {facts.version} has",
+                explanation=f"it has {shown}; vLLM refuses it while building ModelConfig", fields=(DEST,),
                 fix=f"use one of {', '.join(names)}",
                 vllm_message=MSG_UNKNOWN.format(name=method, names=list(names)))
         elif method in facts.registries.get("quantization_deprecated", ()) and ALLOW in facts.flags \
                 and not inputs.bool_value(cfg, ALLOW):
             yield self.diagnostic(
-                cfg, found, f"quantization method {method!r} is deprecated in this vLLM; vLLM "
-                f"{facts.version} refuses it without --allow-deprecated-quantization",
+                cfg, found, f"quantization method {method!r} is deprecated in vLLM {facts.version}",
+                explanation="vLLM refuses it without --allow-deprecated-quantization",
                 fields=(DEST, ALLOW), fix="add --allow-deprecated-quantization, or use another method",
                 vllm_message=MSG_DEPRECATED)

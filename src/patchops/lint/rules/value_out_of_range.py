@@ -99,29 +99,30 @@ class ValueOutOfRange(Rule):
                 or _relation_problem(cfg, facts, found.value, check)
             if problem is None:
                 continue
-            text, vllm_text = problem
+            text, vllm_text, accepted = problem
             during = f" with --{switch.replace('_', '-')}" if switch else ""
             yield self.diagnostic(
-                cfg, found, f"{dest} {text}{during}; vLLM {facts.version} refuses it while building "
-                f"{check.get('class', 'its config')}", fields=(dest,) + ((switch,) if switch else ()),
-                fix="use a value vLLM accepts", vllm_message=vllm_text)
+                cfg, found, f"{dest} {text}{during}",
+                explanation=f"vLLM {facts.version} refuses it while building {check.get('class', 'its config')}",
+                fields=(dest,) + ((switch,) if switch else ()),
+                fix=f"use {accepted}", vllm_message=vllm_text)
 
 
 def _problem(value: Any, check: dict) -> Optional[tuple]:
-    """Return (what is wrong, vLLM's message) or None when `value` passes `check`."""
+    """Return (what is wrong, vLLM's message, the values it takes) or None when `value` passes."""
     if check.get("how") == "enum field":
         # pydantic takes an enum member by its value, from the CLI's string too ("3" -> O3)
         choices = check["choices"]
         if isinstance(value, bool) or not isinstance(value, (int, str)) or str(value) in map(str, choices):
             return None
         listed = ", ".join(map(repr, choices[:-1])) + f" or {choices[-1]!r}"
-        return f"{value!r} is not one of {listed}", f"Input should be {listed}"
+        return f"{value!r} is not one of {listed}", f"Input should be {listed}", f"one of {listed}"
     if "choices" in check:
         if not isinstance(value, str) or value in check["choices"]:
             return None
-        listed = ", ".join(check["choices"])
-        return (f"{value!r} is not one of the values this vLLM accepts ({listed})",
-                f"{check.get('message') or ''}{value!r}. Valid values are: {check['choices']}")
+        return (f"{value!r} is not one of the {len(check['choices'])} values this vLLM accepts",
+                f"{check.get('message') or ''}{value!r}. Valid values are: {check['choices']}",
+                f"one of {', '.join(check['choices'])}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     for bound, limit in check.items():
@@ -130,8 +131,13 @@ def _problem(value: Any, check: dict) -> Optional[tuple]:
                 vllm_text = (check.get("message") or "").replace("{value}", str(value)) or None
             else:
                 vllm_text = f"Input should be {PYDANTIC_TEXT[bound]} {limit}"
-            return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text
+            return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text, _range(check)
     return None
+
+
+def _range(bounds: dict) -> str:
+    """Return every bound of a range in words: `a value greater than 0 and less than or equal to 1`."""
+    return "a value " + " and ".join(f"{PYDANTIC_TEXT[b]} {limit}" for b, limit in bounds.items() if b in _OK)
 
 
 def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
@@ -149,7 +155,7 @@ def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
         if bound in _OK and not _OK[bound](value, limit):
             vllm_text = (after.get("message") or "").replace("{type}", type(value).__name__) \
                 .replace("{value}", repr(value)) or None
-            return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text
+            return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text, _range(after)
     return None
 
 
@@ -180,4 +186,5 @@ def _relation_problem(cfg: ServeConfig, facts: Facts, value: Any, check: dict) -
         return None
     vllm_text = (check.get("le_field_message") or "").replace("{value}", str(value)) \
         .replace("{other}", str(limit)) or None
-    return f"({value}) must not be greater than {other} ({limit})", vllm_text
+    return (f"({value}) must not be greater than {other} ({limit})", vllm_text,
+            f"a value of at most {other} ({limit})")

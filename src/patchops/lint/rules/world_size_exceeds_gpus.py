@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
 
 NO_RAY = ("Unable to load Ray which is required for multi-node inference, please install Ray "
@@ -43,6 +43,7 @@ class WorldSizeExceedsGpus(Rule):
     name = "world-size-exceeds-gpus"
     severity = "error"
     versions = ">=0"
+    needs = Needs(hardware=("gpus",))
     VALID = [
         Example("model: m\nargs:\n  tensor-parallel-size: 4\nhardware: {gpus: 4}\n", vllm="0.33.0"),
         Example("model: m\nargs:\n  tensor-parallel-size: 8\n"),   # GPUs unknown: nothing to compare
@@ -84,12 +85,12 @@ class WorldSizeExceedsGpus(Rule):
         elif action == "ray":
             if not ray_available(facts):
                 yield self.diagnostic(
-                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs, "
-                    f"so vLLM {ver} wants the Ray executor, and Ray is not installed; it refuses to start",
+                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs",
+                    explanation=f"vLLM {ver} wants the Ray executor, and Ray is not installed; it refuses to start",
                     fields=fields, fix=fix, vllm_message=NO_RAY)
             else:
                 yield self.diagnostic(
-                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs, "
-                    f"so vLLM {ver} switches to the Ray executor, which waits for a Ray cluster with "
-                    f"{world} GPUs and fails when the workers start", severity="warning",
+                    cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs",
+                    explanation=f"vLLM {ver} switches to the Ray executor, which waits for a Ray cluster "
+                    f"with {world} GPUs and fails when the workers start", severity="warning",
                     fields=fields, fix=fix)

@@ -92,9 +92,9 @@ class Yaml11Boolean(Rule):
     def _switch(self, cfg: ServeConfig, setting: Setting, word: str) -> Diagnostic:
         """A switch written yes/no/on/off: vLLM reads the boolean that was meant."""
         spelled = str(inputs.YAML11_WORDS[word]).lower()
-        message = (f'unquoted {word} in "{setting.key}: {word}" is the YAML 1.1 boolean {spelled}: '
-                   f'vLLM reads it as meant, but YAML 1.2 readers and people take it for the word "{word}"')
-        found = self.diagnostic(cfg, setting, message, fields=(setting.name,), severity="info",
+        message = f'unquoted {word} in "{setting.key}: {word}" is the YAML 1.1 boolean {spelled}'
+        explanation = f'vLLM reads it as meant, but YAML 1.2 readers and people take it for the word "{word}"'
+        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(setting.name,), severity="info",
                                 fix=f"write {setting.key}: {spelled}",
                                 edits=[replace_value(cfg, setting, spelled)])
         return with_vllm_message(found, None)       # vLLM says nothing: it works
@@ -120,7 +120,7 @@ class Yaml11Boolean(Rule):
                 keeps = f" ({default})"
             what, severity = f"vllm serve drops it, so {flag.dest} keeps its default{keeps}", "warning"
         message = (f'unquoted {word} in "{setting.key}: {word}" is the YAML boolean '
-                   f'{str(value).lower()}, not the word "{word}": {what}')
+                   f'{str(value).lower()}, not the word "{word}"')
         choices = {str(c).lower(): str(c) for c in (flag.choices or ()) if c is not None}
         if flag.type in ("int", "float", "human_int") and not value:
             fix = f"write {setting.key}: 0 if you meant off"
@@ -132,5 +132,6 @@ class Yaml11Boolean(Rule):
             fix = f"write one of its choices: {', '.join(choices.values())}"
         else:
             fix = f'quote it ({setting.key}: "{word}") if you meant the word'
-        found = self.diagnostic(cfg, setting, message, fields=(flag.dest,), severity=severity, fix=fix)
+        found = self.diagnostic(cfg, setting, message, explanation=what, fields=(flag.dest,),
+                                severity=severity, fix=fix)
         return with_vllm_message(found, vllm_message)

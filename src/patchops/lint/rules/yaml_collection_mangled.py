@@ -105,8 +105,8 @@ class YamlCollectionMangled(Rule):
             what, severity = "the option silently gets that text, brackets and all", "warning"
         else:
             what, severity = "the option silently gets that text", "warning"
-        message = (f'the {kind} given to "{setting.key}" reaches vLLM {facts.version} as the Python '
-                   f'text "{text}" ({kind}s are {how} only from {since}): {what}')
+        message = f'the {kind} given to "{setting.key}" reaches vLLM {facts.version} as Python text'
+        explanation = f'vLLM gets the text "{text}" ({kind}s are {how} only from {since}): {what}'
         encoded = as_json(setting.value)
         if kind == "list" and not (flag is not None and flag.type == "json"):
             items = " ".join(str(v) for v in setting.value)
@@ -117,6 +117,7 @@ class YamlCollectionMangled(Rule):
                 first = next(iter(setting.value.items()), None)
                 if first is not None and not isinstance(first[1], (dict, list)):
                     fix += f", or as dotted keys ({setting.key}.{first[0]}: {as_json(first[1])})"
-        found = self.diagnostic(cfg, setting, message, fields=(flag.dest if flag else setting.name,),
+        found = self.diagnostic(cfg, setting, message, explanation=explanation,
+                                fields=(flag.dest if flag else setting.name,),
                                 severity=severity, fix=fix)
         return with_vllm_message(found, wording.parser_error(cfg, error) if error else None)

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import insert_after, rename_key, replace_value
 from patchops.lint.facts.model import Facts, Flag
-from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 _UNSET = object()
@@ -71,6 +71,7 @@ class YamlFalseDropped(Rule):
     name = "yaml-false-dropped"
     severity = "warning"
     versions = ">=0.7.3"
+    needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     fixable = "safe"
     vllm_message = None  # vLLM says nothing: the value never reaches argparse
 
@@ -113,11 +114,11 @@ class YamlFalseDropped(Rule):
         what = f'the value {raw} of "{setting.key}"'
         if raw != "false":
             what += " (false to YAML)"
-        dropped = (f"{what} is dropped: vllm serve {facts.version} turns a false value from a "
-                   "config file into no argument at all")
+        message = f"{what} is dropped by vllm serve {facts.version}"
+        dropped = "vllm serve turns a false value from a config file into no argument at all"
         if flag is None:
-            message = f"{dropped}, and vLLM {facts.version} has no --{name.replace('_', '-')} flag either"
-            return self.diagnostic(cfg, setting, message, fields=(name,),
+            explanation = f"{dropped}, and vLLM {facts.version} has no --{name.replace('_', '-')} flag either"
+            return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,),
                                    fix="remove the key (check its name: unknown keys with other "
                                        "values stop vLLM)")
         if not inputs.is_boolean(flag):
@@ -129,22 +130,34 @@ class YamlFalseDropped(Rule):
             keeps = "so vLLM picks the value itself, which is on for generative models on the V1 engine"
         else:
             keeps = "so vLLM uses its own default"
-        message = f"{dropped}, {keeps}"
+        explanation = f"{dropped}, {keeps}"
         switch = off_switch(flag)
         if name == "enable_chunked_prefill" and v1_forces_chunked_prefill(cfg, facts):
             fix = (f"remove the key: the V1 engine of vLLM {facts.version} turns chunked prefill on "
                    "for generative models even with --no-enable-chunked-prefill (it is honoured on "
                    "V0, VLLM_USE_V1=0 before 0.11, and from vLLM 0.12)")
         elif switch:
-            fix = f"pass {switch} on the vllm serve command line instead, and remove the key"
-            return self.diagnostic(cfg, setting, message, fields=(name,), fix=fix,
-                                   edits=self._switch_edits(cfg, setting, flag, switch),
+            edits = self._switch_edits(cfg, setting, flag, switch)
+            fix = self._switch_fix(cfg, setting, flag, switch, edits)
+            return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,), fix=fix,
+                                   edits=edits,
                                    edit_title=f"pass {switch}")
         elif not inputs.is_boolean(flag):
             fix = f"write the value you want for {name} (a number or a quoted string)"
         else:
             fix = f"remove the key: vLLM {facts.version} has no way to switch {name} off"
-        return self.diagnostic(cfg, setting, message, fields=(name,), fix=fix)
+        return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,), fix=fix)
+
+    @staticmethod
+    def _switch_fix(cfg: ServeConfig, setting: Setting, flag: Flag, switch: str, edits) -> str:
+        """Return the fix in the words of the edit `lint --fix` makes, or the switch to pass."""
+        if not edits or None in edits:
+            return f"pass {switch} on the vllm serve command line instead, and remove the key"
+        if len(edits) == 2:        # the key renamed to `no-x` and given `true`
+            return f"write {edits[0].content}: true (vLLM reads it as {switch})"
+        if len(edits) == 1 and flag.action == "store_boolean" and cfg.kind != "command":
+            return f'write {setting.key}: "false" (quoted, vLLM reads the word)'
+        return f"pass {switch} after --config {cfg.config_file.value} on the command line"
 
     @staticmethod
     def _switch_edits(cfg: ServeConfig, setting: Setting, flag: Flag, switch: str):

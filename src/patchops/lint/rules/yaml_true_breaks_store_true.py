@@ -63,12 +63,13 @@ class YamlTrueBreaksStoreTrue(Rule):
             word = str(setting.value)
             written = setting.raw or word.lower()
             message = (f'the value {written} of "{setting.key}" becomes "--{flag.name} {word}" in vLLM '
-                       f"{facts.version}, but --{flag.name} takes no value: vLLM exits with "
-                       f'"unrecognized arguments: {word}"')
+                       f"{facts.version}")
+            explanation = (f'--{flag.name} takes no value: vLLM exits with "unrecognized arguments: '
+                           f'{word}"')
             if setting.value:
                 fix = (f"remove the key and pass --{flag.name} on the command line "
                        f"(vllm serve MODEL --config FILE --{flag.name})")
             else:
                 fix = f"remove the key: --{flag.name} is off unless given"
-            yield self.diagnostic(cfg, setting, message, fields=(flag.dest,), fix=fix,
+            yield self.diagnostic(cfg, setting, message, explanation=explanation, fields=(flag.dest,), fix=fix,
                                   vllm_message=wording.parser_error(cfg, f"unrecognized arguments: {word}"))

@@ -69,13 +69,29 @@ def unknown_model_type(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     `--hf-overrides`, `--hf-config-path` or a Mistral-format config take another path.
     """
     model = cfg.model_facts
-    known = facts.transformers.get("model_types")
+    if model is None or model.remote_config:
+        return None  # the repo's own class with --trust-remote-code, else remote_code_refused()
+    return _unknown_kind(cfg, facts)
+
+
+def remote_code_refused(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+    """Return the `model_type` of an `auto_map` config AutoConfig refuses without `--trust-remote-code`.
+
+    transformers' resolve_trust_remote_code refuses remote code only when it has no class of
+    its own for the type (has_local_code); vLLM's own config classes never reach AutoConfig.
+    """
+    model = cfg.model_facts
+    if model is None or not model.remote_config or bool_value(cfg, "trust_remote_code"):
+        return None
+    return _unknown_kind(cfg, facts)
+
+
+def _unknown_kind(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+    model, known = cfg.model_facts, facts.transformers.get("model_types")
     if model is None or not model.config_model_type or not known:
         return None
     if value(cfg, "config_format") == "mistral" or any(
             value(cfg, name) is not None for name in ("hf_overrides", "hf_config_path")):
-        return None
-    if model.remote_config and bool_value(cfg, "trust_remote_code"):
         return None
     own = facts.architectures.get("config_classes") or ()
     kind = model.config_model_type

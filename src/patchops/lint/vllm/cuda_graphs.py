@@ -271,8 +271,9 @@ def capture_list_setting(facts: Facts) -> Optional[str]:
     return "compilation_config" if v < CAPTURE_PATTERN_012 else "cudagraph_capture_sizes"
 
 
-def capture_fix(facts: Facts, top: int) -> str:
-    """Return how to make this version capture batch sizes up to `top`."""
+def capture_fix(facts: Facts, top: int, command: bool = False) -> str:
+    """Return how to make this version capture batch sizes up to `top`, spelled as `lint --fix`
+    writes it: YAML keys, or with `command` the flags of a launch command."""
     v = release(facts)
     sizes = suggested_sizes(top)
     listed = "[" + ", ".join(str(s) for s in sizes) + "]"
@@ -280,6 +281,12 @@ def capture_fix(facts: Facts, top: int) -> str:
         return ("vLLM 0.6.3 has no flag for the capture list (it follows max_num_seqs); restore the "
                 "build's capture sizes with a patch, or upgrade")
     if v < CAPTURE_PATTERN_012:
+        if command:
+            return (f"pass --compilation-config '{{\"cudagraph_capture_sizes\": {listed}}}' so batches "
+                    f"up to {sizes[-1]} are captured")
         return (f"set compilation-config: '{{\"cudagraph_capture_sizes\": {listed}}}' (a JSON string "
                 "in YAML) so batches up to " + str(sizes[-1]) + " are captured")
+    if command:
+        return (f"pass --cudagraph-capture-sizes {' '.join(map(str, sizes))} (or "
+                f"--max-cudagraph-capture-size {sizes[-1]})")
     return f"set cudagraph-capture-sizes: {listed} (or max-cudagraph-capture-size: {sizes[-1]})"

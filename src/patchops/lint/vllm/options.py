@@ -7,16 +7,12 @@ release is ambiguous or unknown in another. `reading.option_table.OptionTable` r
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import List, Optional, Tuple
 
-from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
-from patchops.lint.reading.option_table import OptionTable, option_table
+from patchops.lint.facts.model import Facts, shipped_option_facts
+from patchops.lint.reading.option_table import option_table
 
 
-@lru_cache(maxsize=None)
-def _shipped_table(version: str) -> OptionTable:
-    return option_table(facts_for_version(version))
 
 
 def expansion(facts: Facts, option: str) -> Optional[Tuple[str, str]]:
@@ -33,8 +29,9 @@ def expansion(facts: Facts, option: str) -> Optional[Tuple[str, str]]:
 def meaning_elsewhere(option: str, dest: str) -> List[str]:
     """Describe, grouped, the shipped releases where `option` does not mean `dest`."""
     groups: List[Tuple[str, List[str]]] = []
-    for version in shipped_versions():
-        _, match, _, error = _shipped_table(version).resolve(option)
+    for facts in shipped_option_facts():
+        version = facts.version
+        _, match, _, error = option_table(facts).resolve(option)
         if error is not None:
             label = "ambiguous"
         elif match is None:
@@ -47,4 +44,5 @@ def meaning_elsewhere(option: str, dest: str) -> List[str]:
             groups[-1][1].append(version)
         else:
             groups.append((label, [version]))
-    return [f"{label} in vLLM {', '.join(versions)}" for label, versions in groups]
+    return [f"{label} in vLLM {versions[0]} to {versions[-1]}" if len(versions) > 2   # a run of releases
+            else f"{label} in vLLM {', '.join(versions)}" for label, versions in groups]

@@ -126,9 +126,10 @@ V1_CONFIG_WITHOUT_V0 = Boundary("0.11", "with V0 chosen (VLLM_USE_V1=0 or a fall
                                 "create_engine_config, then `assert envs.VLLM_USE_V1`")
 V1_ONLY = Boundary("0.12", "no V1 oracle and no VLLM_USE_V1: only the V1 engine",
                    "vllm/engine/arg_utils.py (0.12.0) has no _is_v1_supported_oracle")
-SPECULATIVE_CONFIG = Boundary("0.8.5", "speculative decoding is one speculative_config dict "
+SPECULATIVE_CONFIG = Boundary("0.8.3", "speculative decoding is one speculative_config dict "
                               "(speculative_model and friends are gone)",
-                              "vllm/engine/arg_utils.py:314 (0.8.5); :176 speculative_model (0.7.3)")
+                              "vllm/engine/arg_utils.py:314 (0.8.5); no --speculative-model from 0.8.3 on "
+                              "(shipped facts; 0.8.2 has both); :176 speculative_model (0.7.3)")
 
 # The oracle's checks, by the release that changed them (engine/arg_utils.py
 # _is_v1_supported_oracle; 0.8.5:1292, 0.9.2, 0.10.0, 0.10.1.1, 0.10.2, 0.11.0).
@@ -161,8 +162,9 @@ ORACLE_MULTISTEP_GONE = Boundary("0.10.1", "--num-scheduler-steps and guided dec
 ORACLE_PLATFORM_DEFAULT_V1 = Boundary("0.9", "a platform other than CUDA no longer falls back to V0 as "
                                       "experimental (the platform's default_v1 decides)",
                                       "vllm/engine/arg_utils.py:1494 (0.8.5) not is_cuda(); :1493 default_v1 (0.9.2)")
-ORACLE_CPU_SLIDING_WINDOW = Boundary("0.9", "a sliding-window model on the CPU backend falls back to V0",
-                                     "vllm/engine/arg_utils.py:1499 (0.9.2)")
+ORACLE_CPU_SLIDING_WINDOW = Boundary("0.9.2", "a sliding-window model on the CPU backend falls back to V0",
+                                     "vllm/engine/arg_utils.py:1499 (0.9.2); 0.9.1's oracle takes x86 CPUs "
+                                     "with no sliding-window check (arg_utils.py:1443)")
 ORACLE_CC_CHECK_GONE = Boundary("0.10.2", "compute capability < 8.0 and --otlp-traces-endpoint no longer fall back",
                                 "vllm/engine/arg_utils.py:1403,1443 (0.10.1.1); absent in 0.10.2")
 
@@ -263,8 +265,9 @@ CAPTURE_PATTERN_012 = Boundary("0.12", "capture sizes step by 16 above 256; the 
 V1_LEVEL_HONOURED = Boundary("0.10.1", "V1 keeps a compilation level the user sets (before: PIECEWISE "
                              "whenever not eager)", "vllm/config/__init__.py:3530 (0.10.1.1); "
                              "vllm/config.py:4590 sets it unconditionally (0.10.0)")
-DP_FORCES_EAGER = Boundary("0.8", "data parallelism on CUDA forces enforce_eager (DP with CUDA graphs "
-                           "unsupported)", "vllm/platforms/cuda.py:160 (0.8.5); not in 0.7.3")
+DP_FORCES_EAGER = Boundary("0.8.3", "data parallelism on CUDA forces enforce_eager (DP with CUDA graphs "
+                           "unsupported)", "vllm/platforms/cuda.py:163 (0.8.3), :160 (0.8.5); 0.8.0-0.8.2 have "
+                           "that code but no --data-parallel-size (vllm/engine/arg_utils.py); not in 0.7.3")
 DP_EAGER_ONLY_DEEPEP = Boundary("0.9", "data parallelism forces eager only with DeepEP high-throughput "
                                 "kernels", "vllm/platforms/cuda.py:168 (0.9.2)")
 CAPTURE_SPEC_TOKENS = Boundary("0.15", "the default top capture size grows with num_speculative_tokens",
@@ -344,3 +347,12 @@ PLUGIN_LOAD_FAILURE_LOGGED = Boundary(
 PLUGIN_AS_MODULE = Boundary(
     "0.30", "a parser plugin may also be an importable module name, tried before the file path",
     "vllm/utils/import_utils.py:85 import_plugin (0.30.0); abstract_tool_parser.py import_from_path (0.25.0)")
+
+# --------------------------------------------------------------------------- transformers
+
+# Not a vLLM release: the transformers beside it, whose wording vLLM's get_config matches.
+TRANSFORMERS_REMOTE_CODE_WORDING = Boundary(
+    "4.52", "AutoConfig's refusal of an auto_map config without trust_remote_code no longer says "
+    "\"requires you to execute the configuration file\": vLLM passes transformers' ValueError on",
+    "transformers/dynamic_module_utils.py resolve_trust_remote_code (4.51.3 vs 4.52.4); "
+    "vllm/transformers_utils/config.py:147 (0.11.0) matches the old words")
