@@ -153,7 +153,7 @@ def read_elsewhere(results: List) -> List:
     by = {os.path.normpath(name): result.path for result in results for name in result.sources}
     loader = [by.get(os.path.normpath(r.path)) if r.error is None else None for r in results]
     return [r if user in (None, r.path) else records.replace(
-        r, diagnostics=[], skipped=[], hardware_skipped={},
+        r, diagnostics=[], not_run=[],
         no_launch=f"the `--config` of {user}, linted as that launch reads it")
         for r, user in zip(results, loader)]
 
