@@ -12,9 +12,10 @@ from patchops.lint.rules import ALL_RULES
 
 SRC = Path(patchops.__file__).resolve().parent
 RULES = SRC / "lint" / "rules"
-# What a rule may import from patchops: the rule API (its fix edits too), the data it checks, and lint/vllm/.
+# What a rule may import from patchops: the rule API (its fix edits too), the data it checks (the
+# facts and which release they are of), and lint/vllm/.
 RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.edits", "patchops.lint.input.serve_config", "patchops.lint.facts.model",
-                "patchops.lint.vllm")
+                "patchops.lint.facts.resolution", "patchops.lint.vllm")
 
 
 def allowed_in_a_rule(module: str) -> bool:

@@ -70,7 +70,7 @@ def test_lone_surrogate_as_the_version_prints_escaped(tmp_path):
     spec.write_text('vllm: {version: "\\uD800"}\n')  # the case, exactly
     done = cli("lint", spec)
     assert done.returncode == 0, done.stderr  # read as the newest release, with a warning
-    assert f"{spec}:1:8: warning: the spec says vLLM \\ud800" in done.stdout
+    assert f"{spec}:1:1: warning: vLLM '\\ud800' is not a version" in done.stdout  # PO010, on top
     assert "internal error" not in done.stderr
 
 

@@ -147,6 +147,7 @@ def _text_stream(text: Optional[str]):
 def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ignore, hardware,
                  settings, model_config, fetch, stdin) -> List[LintResult]:
     from patchops.core.errors import LintInputError
+    from patchops.lint.runner import read_elsewhere
     from patchops.lint.rules.input_not_linted import InputNotLinted
 
     choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
@@ -170,7 +171,7 @@ def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ign
             text = given.get("text") or given.get("command") or _text_of(given.get("path"))
             results.append(LintResult(shown, "", "", [InputNotLinted.from_error(shown, error)],
                                       error=error.message, source_lines=tuple(text.splitlines())))
-    return results
+    return read_elsewhere(results)
 
 
 def lint_file(path, text: Optional[str], options: dict,
@@ -271,7 +272,7 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
         original, bom = read_source(path)
         done = fix_input(str(path), original, lambda text, texts: [
             d for found in lint_file(path, text, options, texts=texts) for d in found.diagnostics],
-            lambda other: read_source(other)[0], unsafe=unsafe, skip=[str(p) for p in files])
+            lambda other: read_source(other)[0], unsafe=unsafe)
         fixed = done.own
         result = _one_result(lint_file(path, fixed.text, options, texts=done.texts)) \
             if fixed.text != original or done.texts else first

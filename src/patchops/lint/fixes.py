@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
-from typing import Callable, Collection, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 from patchops.core.errors import LintInputError
 from patchops.lint.rule import Diagnostic, Edit
@@ -97,17 +97,14 @@ class FixedInput:
 
 
 def fix_input(path: str, text: str, lint: Callable[[str, Dict[str, str]], List[Diagnostic]],
-              read: Callable[[str], str], *, unsafe: bool = False,
-              skip: Collection[str] = ()) -> FixedInput:
+              read: Callable[[str], str], *, unsafe: bool = False) -> FixedInput:
     """Fix an input's own text, then each file its remaining fixes edit (a command's `--config FILE`).
 
     `path` is the input as its findings name it; `lint(text, texts)` returns the findings of
     the input's `text` with `texts` (path -> text) in place of those files on disk; `read(path)`
-    a file's text. Each pass takes only the fixes that edit the text being fixed. A file in
-    `skip` is an input of its own run (it gets its own pass).
+    a file's text. Each pass takes only the fixes that edit the text being fixed.
     """
     texts: Dict[str, str] = {}
-    skip = {os.path.normpath(file) for file in skip}
 
     def in_file(file: str, found: List[Diagnostic]) -> List[Diagnostic]:
         return [d for d in found if d.autofix is None or all(edited(d, e) == file for e in d.autofix.edits)]
@@ -116,8 +113,6 @@ def fix_input(path: str, text: str, lint: Callable[[str, Dict[str, str]], List[D
     others = []
     named = [edited(d, e) for d in lint(own.text, texts) if d.autofix for e in d.autofix.edits]
     for other in dict.fromkeys(file for file in named if file != path):
-        if os.path.normpath(other) in skip:
-            continue
         before = read(other)
         done = fix_text(before, lambda new: in_file(other, lint(own.text, {**texts, other: new})),
                         unsafe=unsafe)

@@ -78,6 +78,10 @@ def prepare(cfg: ServeConfig, facts: Facts, given: model_source.GivenConfigs = m
             fetch: bool = False) -> ServeConfig:
     """Return `cfg` as `facts.version` reads it, with its model source and model facts."""
     seen = read_as_vllm(cfg, facts)
+    if cfg.model_source is None and cfg.model_facts is not None:   # a caller read it already
+        model = cfg.model.value if cfg.model is not None and isinstance(cfg.model.value, str) else None
+        cfg.model_source = model_source.ModelSource(model, cfg.model_facts, "given",
+                                                    path=cfg.model_facts.path)
     if cfg.model_source is None:
         cfg.model_source = model_source.choose(seen, given, fetch)
     seen.model_source, seen.model_facts = cfg.model_source, cfg.model_source.facts
@@ -134,6 +138,24 @@ def _explained(d: Diagnostic, specific: dict) -> bool:
         if not names or not subject or names & subject:
             return True
     return False
+
+
+def read_elsewhere(results: List) -> List:
+    """Return lint results with a file that another input loads as `--config FILE` judged there only.
+
+    The launch that loads it is how vLLM reads it: its findings are that input's, in the file
+    (linted alone it would be judged twice, and maybe against another release).
+    """
+    import os
+
+    from patchops.core import records
+
+    by = {os.path.normpath(name): result.path for result in results for name in result.sources}
+    loader = [by.get(os.path.normpath(r.path)) if r.error is None else None for r in results]
+    return [r if user in (None, r.path) else records.replace(
+        r, diagnostics=[], not_run=[],
+        no_launch=f"the `--config` of {user}, linted as that launch reads it")
+        for r, user in zip(results, loader)]
 
 
 def lint_example(example: Example) -> List[Diagnostic]:

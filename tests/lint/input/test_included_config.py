@@ -80,3 +80,14 @@ def test_a_fix_on_the_command_line_for_a_yaml_key_names_the_script(tmp_path):
     assert change["artifactLocation"]["uri"].endswith("run.sh")
     [edit] = json.loads(lint_json(results))["diagnostics"][0]["fix"]["edits"]
     assert edit["file"] == str(script)
+
+
+def test_a_folder_judges_the_yaml_once_as_the_script_loads_it(tmp_path):
+    folder(tmp_path)
+    results = api.lint_inputs([tmp_path], vllm_version="0.8.5", settings=Settings())
+    assert sorted((Path(d.file).name, d.line) for r in results for d in r.diagnostics) == [
+        ("serve.yaml", 3), ("serve.yaml", 4), ("serve.yaml", 5)]
+    [alone] = [r for r in results if r.path.endswith("serve.yaml")]
+    assert alone.no_launch == f"the `--config` of {tmp_path / 'run.sh'}, linted as that launch reads it"
+    api.fix_inputs([tmp_path], vllm_version="0.8.5", settings=Settings())
+    assert (tmp_path / "conf" / "serve.yaml").read_text().count("enable-chunked-prefill: true") == 1

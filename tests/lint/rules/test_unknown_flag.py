@@ -108,7 +108,7 @@ def test_shipped_history_of_removed_and_added_flags(history):
     [found] = lint("model: m\nargs:\n  max_seq_len_to_capture: 8192\n", "0.11.0")
     assert found.message.startswith('flag "max_seq_len_to_capture" was removed after vLLM 0.10.2')
     [found] = lint("model: m\nargs:\n  cudagraph_capture_sizes: 8\n", "0.8.5")
-    assert found.message.startswith('flag "cudagraph_capture_sizes" was added in vLLM 0.12.0')
+    assert found.message.startswith('flag "cudagraph_capture_sizes" was added in vLLM 0.11.1')
     [found] = lint("vllm serve m --enable-reasoning --reasoning-parser deepseek_r1\n", "0.10.0",
                    kind="command")
     assert "was removed after vLLM 0.9.2" in found.message
@@ -141,5 +141,5 @@ def test_argparse_wording():
 
 def test_a_removed_option_names_its_successor(history):
     [found] = lint("vllm serve m --speculative-model x\n", "0.33.0", kind="command")
-    assert found.message == 'flag "--speculative-model" was removed after vLLM 0.7.3'
+    assert found.message == 'flag "--speculative-model" was removed after vLLM 0.8.2'
     assert found.fix.startswith("use --speculative-config '{\"model\": ...}' instead")
