@@ -305,6 +305,19 @@ def test_rolling_back_what_is_not_applied_is_a_clear_no_op(corex_tree):
     assert not any((site / ".patchops").exists() for site in sites)
 
 
+def test_rolling_back_a_misspelt_name_says_which_was_meant(corex_tree):
+    sites, copies = corex(corex_tree, MID)
+    with pytest.raises(PatchopsError, match=f'did you mean "{NAME}"'):
+        patching.rollback(copies, [NAME.replace("allreduce", "alreduce")])
+    patching.commit_apply(patching.plan_apply(copies, [get_patchset(NAME)]))
+    with pytest.raises(PatchopsError) as refused:      # the applied names are the ones offered
+        patching.rollback(copies, [NAME[:-1]])
+    assert f'did you mean "{NAME}"' in str(refused.value)
+    with pytest.raises(PatchopsError) as refused:
+        patching.rollback(copies, ["zzz-unrelated"])
+    assert "did you mean" not in str(refused.value)
+
+
 def test_not_applicable_version(corex_tree, tmp_path):
     sites, copies = corex(corex_tree, MID)
     custom = write_patchset(tmp_path, "only-new", ">=0.10")

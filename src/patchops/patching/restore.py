@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from patchops.core.errors import DriftError, PatchopsError, PatchsetError
 from patchops.patching import file_rewrites as rewriting
 from patchops.patching.recorded_patchsets import named_or_recorded
+from patchops.patchset.model import did_you_mean, patchset_files
 from patchops.patchset.states import APPLIES, NOT_APPLICABLE, SATISFIED
 from patchops.patching.targets import Target, unique_targets
 from patchops.core.records import record
@@ -181,7 +182,9 @@ def _nothing_to_roll_back(ctxs: Sequence[Target], wanted: Optional[Sequence[str]
     if wanted is None:
         return f"nothing to roll back: patchops has not patched {sites}"
     names = ", ".join(repr(n) for n in wanted)
-    text = f"nothing to roll back: {names} is not applied in {sites}"
+    # A typo is likelier than a no-op: name the closest applied (or known) patchset.
+    known = {n for ctx in ctxs for n in ctx.store.read_state().patchsets} or set(patchset_files())
+    text = f"nothing to roll back: {names} is not applied in {sites}{did_you_mean(wanted[0], known)}"
     upstream = sorted({n for ctx in ctxs for n in ctx.store.read_state().satisfied if n in wanted})
     if upstream:
         text += (f" ({', '.join(repr(n) for n in upstream)} was already satisfied upstream; "
