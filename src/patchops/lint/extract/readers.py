@@ -107,6 +107,7 @@ GROUPS: Tuple[Group, ...] = (
     Group("custom_allreduce", "custom all-reduce", _reader("oracle", "custom_allreduce_facts"), ({},)),
     Group("v1_platforms", "platforms' V1 support", _reader("oracle", "platform_v1_facts"), ({},)),
     Group("architectures", "model architectures", _reader("model_registry", "architecture_facts"), ({},)),
+    Group("kernel_tiles", "quantized kernels' shape checks", _reader("kernel_tiles", "kernel_tile_facts"), ({},)),
 )
 BY_NAME = {group.name: group for group in GROUPS}
 

@@ -119,6 +119,9 @@ class Facts:
     # {"cpu": {"device_type": "cpu", "supports_v1": False}, ...}; {} where it is not asked.
     v1_platforms: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
+    # Quantized kernels' per-shard shape checks (kernel_tiles.py): "marlin" (min_thread_n/k,
+    # messages), "awq"/"gptq" (plain kernels' messages), "fp8_block"; {} when unread.
+    kernel_tiles: Dict[str, Any] = field(default_factory=dict)
     # The transformers beside the copy (transformers_beside.py): {"version", "model_types"}; a
     # release's shipped facts name the one an install on its release day took ("resolved_on":
     # that day); {} when none was read.
@@ -199,6 +202,7 @@ class Facts:
             "architectures": self.architectures,
             "v1_platforms": self.v1_platforms,
             "vendor": self.vendor,
+            **({"kernel_tiles": self.kernel_tiles} if self.kernel_tiles else {}),
             "transformers": self.transformers,
             **({"read": self.read} if self.read else {}),   # shipped facts stay without it
         }
@@ -241,6 +245,7 @@ class Facts:
             architectures=dict(data.get("architectures") or {}),
             v1_platforms=dict(data.get("v1_platforms") or {}),
             vendor=data.get("vendor"),
+            kernel_tiles=dict(data.get("kernel_tiles") or {}),
             transformers=dict(data.get("transformers") or {}),
             read=data.get("read") or "",
         )
