@@ -28,6 +28,7 @@ from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
 from patchops.lint.rules.generate_runner_on_pooling_model import GenerateRunnerOnPoolingModel
 from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
+from patchops.lint.rules.quantized_shard_breaks_kernel_tile import QuantizedShardBreaksKernelTile
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
@@ -138,6 +139,7 @@ ALL_RULES = (
     UnknownExecutorBackend,
     RemoteCodeNeedsTrust,
     GpuMemoryHeldByOthers,
+    QuantizedShardBreaksKernelTile,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,
