@@ -50,6 +50,8 @@ def test_fp8_block_checks_absent_in_0_6_and_read_inline_or_from_the_helper(tiles
     assert "merged_last_exempt" not in inline and helper["merged_last_exempt"] is True
     assert "merged_mismatch_allowed" not in helper
     assert tiles_of("0.33.0")["fp8_block"]["merged_mismatch_allowed"] is True
+    assert "moe_refined" not in tiles_of("0.25.0")["fp8_block"]
+    assert tiles_of("0.30.0")["fp8_block"]["moe_refined"] is True
 
 
 def test_gptq_plain_kernel_read_until_auto_gptq_chooses_kernels(tiles_of):

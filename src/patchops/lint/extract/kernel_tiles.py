@@ -110,7 +110,7 @@ def _fp8_block(src: Source) -> Dict[str, Any]:
     if layers is not None and _function(layers.tree, "_maybe_allow_fp8_block_shape_mismatch") is not None:
         out["merged_mismatch_allowed"] = True  # 0.15+: a merged layer with a misaligned part skips the check
     if any(isinstance(n, ast.Attribute) and n.attr == "weight_scale_refine" for n in ast.walk(fp8.tree)):
-        out["moe_refined"] = True               # 0.30+: some MoE layers take a finer block grid instead
+        out["moe_refined"] = True               # 0.30+: the MoE block grid may be fitted to the shard
     return out
 
 

@@ -39,7 +39,7 @@ class QuantizedShardBreaksKernelTile(Rule):
     kernel, against the group size; GPTQ run with `--quantization gptq` against its group size.
     Not judged: GPTQ on Marlin, whose linear layers go to the first kernel (Machete, Marlin,
     Exllama, ...) that takes the shape on this GPU; AWQ experts; FP8 experts in releases that
-    refine the MoE block grid (0.30).
+    refine the MoE block grid to the shard (0.30+).
 
     ## Why is this bad?
     The worker refuses while it creates the weights, after the engine config is built: "The

@@ -106,6 +106,8 @@ def breach(config: Dict[str, Any], quant: Dict[str, Any], tp: int, tiles: Dict[s
 
 def _checks(method: str, quant: Dict[str, Any], shard: Shard, tp: int, tiles: Dict[str, Any],
             stated: Optional[str], capability: Optional[int]) -> Iterator[Breach]:
+    if stated not in (None, method, method + "_marlin", "marlin"):
+        return   # another method than the checkpoint's: refused at config time (PO813)
     if method == "fp8" and isinstance(quant.get("weight_block_size"), list) and "fp8_block" in tiles:
         yield from _fp8_block(shard, tp, quant["weight_block_size"], tiles["fp8_block"])
     elif method == "awq" and "awq" in tiles and shard.parallel != "experts":
@@ -113,7 +115,7 @@ def _checks(method: str, quant: Dict[str, Any], shard: Shard, tp: int, tiles: Di
         if not isinstance(bits, int) or not isinstance(group, int):
             return
         marlin = tiles.get("marlin") or {}
-        takes_marlin = stated in (None, "awq_marlin", "marlin") and bits == 4 and group in MARLIN_GROUPS \
+        takes_marlin = stated != "awq" and bits == 4 and group in MARLIN_GROUPS \
             and quant.get("zero_point", True) and (capability is None or capability >= MARLIN_MIN_CAPABILITY)
         if takes_marlin and marlin and not tiles["awq"].get("marlin_falls_back"):
             yield from _marlin(shard, group, marlin)
@@ -129,7 +131,7 @@ def _fp8_block(shard: Shard, tp: int, block: List[int], facts: Dict[str, Any]) -
     block_n, block_k = block[0], block[1]
     if shard.parallel == "experts":
         if facts.get("moe_refined") or "moe_n_message" not in facts:
-            return   # 0.30+: a finer block grid may take the shard instead
+            return   # 0.30+: resolve_fp8_moe_weight_block_shape may fit the grid to the shard
         if shard.part_in % block_n:
             yield _breach(shard, "outputs", shard.part_in, block_n, "FP8 block_n", facts["moe_n_message"])
         elif tp > 1 and shard.part_in % block_k:
