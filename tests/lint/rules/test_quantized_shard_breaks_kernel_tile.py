@@ -16,8 +16,9 @@ def _found(example: Example):
 
 def test_names_layer_shard_tile_and_tp_with_vllms_message():
     d, = _found(Example(TP.format(m="org/qwen-awq", tp=8), vllm="0.33.0", model=QWEN_72B_AWQ))
-    assert d.message == ("tensor_parallel_size 8 splits down_proj's 29568 inputs into 3696 per GPU, "
-                         "not a multiple of the AWQ group size 128")
+    assert d.message == ("tensor_parallel_size 8 leaves down_proj 3696 inputs per GPU, "
+                         "not a multiple of AWQ group size 128")
+    assert d.explanation.startswith("row parallel: down_proj's 29568 inputs split 8 ways")
     assert d.vllm_message.startswith("The input size is not aligned with the quantized weight shape")
     assert (d.line, d.column, d.severity) == (3, 3, "error")
 
@@ -30,7 +31,7 @@ def test_marlin_without_fallback_quotes_min_thread_k():
 
 def test_fp8_experts_fix_suggests_sizes_that_fit_and_expert_parallel():
     d, = _found(Example(TP.format(m="org/qwen3-fp8", tp=8), vllm="0.12.0", model=QWEN3_MOE_FP8))
-    assert d.message.startswith("tensor_parallel_size 8 splits experts' outputs into 192 per GPU")
+    assert d.message.startswith("tensor_parallel_size 8 leaves experts 192 outputs per GPU")
     assert d.fix == "use tensor_parallel_size 2 or 4, or --enable-expert-parallel"
 
 

@@ -64,7 +64,7 @@ def test_awq_without_fallback_meets_marlin_min_thread_k():
     tiles = dict(TILES, awq={k: v for k, v in TILES["awq"].items() if k != "marlin_falls_back"})
     config, quant = dict(DENSE, intermediate_size=29184), dict(AWQ, group_size=64)   # 3648 = 57 * 64
     found = breach(config, quant, 8, tiles).value
-    assert found.kernel == "AWQ Marlin min_thread_k" and found.message == K_MSG.format(3648, 128)
+    assert found.kernel == "Marlin k tile" and found.message == K_MSG.format(3648, 128)
     assert breach(config, quant, 8, tiles, capability=75).value is None   # below Marlin: plain AWQ
     assert breach(config, quant, 8, tiles, stated="awq").value is None
     assert breach(config, quant, 4, tiles).value is None                  # 7296 = 57 * 128

@@ -92,8 +92,7 @@ class QuantizedShardBreaksKernelTile(Rule):
         if breach is None:
             return
         shard = breach.shard
-        owner = "'" if shard.layer.endswith("s") else "'s"
-        split = f"{shard.full_in} inputs" if breach.side == "inputs" else "outputs"
+        whole = shard.full_in if breach.side == "inputs" else breach.size * tp
         fits = [n for n in quantized_shapes.working_sizes(model.text_config, quant, facts.kernel_tiles,
                                                           max(tp * 2, 8), **kwargs) if n != 1]
         fits = [n for n in fits if n < tp][-2:] or fits[:2]   # the nearest below, else above
@@ -102,7 +101,8 @@ class QuantizedShardBreaksKernelTile(Rule):
         if shard.parallel == "experts" and not kwargs["expert_parallel"]:
             fix += ", or --enable-expert-parallel"
         yield self.diagnostic(
-            cfg, found, f"tensor_parallel_size {tp} splits {shard.layer}{owner} {split} into {breach.size} per GPU, "
-            f"not a multiple of the {breach.kernel} {breach.tile}",
-            explanation=f"vLLM {facts.version}'s worker refuses while it creates the weights",
+            cfg, found, f"tensor_parallel_size {tp} leaves {shard.layer} {breach.size} {breach.side} per GPU, "
+            f"not a multiple of {breach.kernel} {breach.tile}",
+            explanation=f"{shard.parallel} parallel: {shard.layer}'s {whole} {breach.side} split {tp} ways; vLLM "
+            f"{facts.version}'s worker refuses while it creates the weights",
             fields=("tensor_parallel_size",), fix=fix, vllm_message=breach.message)

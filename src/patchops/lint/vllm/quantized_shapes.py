@@ -40,7 +40,7 @@ class Breach:
     side: str              # "inputs" or "outputs"
     size: int
     tile: int
-    kernel: str            # "FP8 block_k", "Marlin min_thread_k", "AWQ group size", ...
+    kernel: str            # "FP8 block_k", "Marlin k tile" (min_thread_k), "AWQ group size", ...
     message: str
 
 
@@ -154,13 +154,13 @@ def _fp8_block(shard: Shard, tp: int, block: List[int], facts: Dict[str, Any]) -
 def _marlin(shard: Shard, group: int, facts: Dict[str, Any]) -> Iterator[Breach]:
     out = sum(shard.parts)
     if out % facts["min_thread_n"]:
-        yield _breach(shard, "outputs", out, facts["min_thread_n"], "AWQ Marlin min_thread_n",
+        yield _breach(shard, "outputs", out, facts["min_thread_n"], "Marlin n tile",
                       facts["n_message"])
     elif shard.part_in % facts["min_thread_k"]:
-        yield _breach(shard, "inputs", shard.part_in, facts["min_thread_k"], "AWQ Marlin min_thread_k",
+        yield _breach(shard, "inputs", shard.part_in, facts["min_thread_k"], "Marlin k tile",
                       facts["k_message"])
     elif group < shard.full_in and shard.part_in % group and "group_message" in facts:
-        yield _breach(shard, "inputs", shard.part_in, group, "AWQ Marlin group size", facts["group_message"])
+        yield _breach(shard, "inputs", shard.part_in, group, "Marlin group size", facts["group_message"])
 
 
 def _plain(shard: Shard, bits: int, group: int, facts: Dict[str, Any], name: str) -> Iterator[Breach]:
