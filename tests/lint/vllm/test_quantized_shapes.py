@@ -101,6 +101,9 @@ def test_working_sizes_and_quantize_config_beside(tmp_path):
     (tmp_path / "quantize_config.json").write_text(json.dumps({"bits": 4, "group_size": 128}))
     assert quant_config({}, str(tmp_path / "config.json"))["group_size"] == 128
     assert quant_config({"quantization_config": AWQ}, str(tmp_path / "config.json")) is AWQ
+    # a multimodal config.json: quantization_config beside text_config, not in it
+    (tmp_path / "config.json").write_text(json.dumps({"text_config": {}, "quantization_config": AWQ}))
+    assert quant_config({}, str(tmp_path / "config.json")) == AWQ
 
 
 def test_another_method_stated_is_left_to_the_config_check():

@@ -45,16 +45,21 @@ class Breach:
 
 
 def quant_config(text_config: Dict[str, Any], config_path: str) -> Dict[str, Any]:
-    """Return config.json's quantization_config, else quantize_config.json beside it, else {}."""
+    """Return the quantization_config of the text config or of config.json itself (a multimodal
+    model's sits beside its text_config), else quantize_config.json beside it, else {}."""
     inline = text_config.get("quantization_config")
     if isinstance(inline, dict):
         return inline
-    beside = Path(config_path).parent / "quantize_config.json"
-    try:
-        found = json.loads(beside.read_text(encoding="utf-8")) if Path(config_path).is_file() else {}
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
+    path = Path(config_path)
+    for name, key in (("config.json", "quantization_config"), ("quantize_config.json", None)):
+        try:
+            found = json.loads((path.parent / name).read_text(encoding="utf-8")) if path.is_file() else {}
+        except (OSError, ValueError):
+            continue
+        found = found.get(key) if key and isinstance(found, dict) else found
+        if isinstance(found, dict) and found:
+            return found
+    return {}
 
 
 def shards(config: Dict[str, Any], tp: int, expert_parallel: bool = False) -> List[Shard]:
