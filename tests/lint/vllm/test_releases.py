@@ -11,8 +11,7 @@ from patchops.lint.facts.model import shipped_versions
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.vllm import releases
 
-BOUNDARIES = sorted({str(value) for value in vars(releases).values() if isinstance(value, releases.Boundary)},
-                    key=releases.release)
+BOUNDARIES = {str(value) for value in vars(releases).values() if isinstance(value, releases.Boundary)}
 
 
 def neighbours(version: str):
@@ -26,10 +25,12 @@ def neighbours(version: str):
                 yield ".".join(map(str, moved))
 
 
-CANDIDATES = sorted({v for b in BOUNDARIES for v in neighbours(b)} | set(shipped_versions())
-                    | {"0.8.5-corex.4.2", "0.8.5rc1", "0.10.1.1", "dev", "0.7.3.post1"})
 RANGES = sorted({rule.versions for rule in ALL_RULES} | {"", ">=0", "==0.8", "!=0.8.5", ">0.7", "<=0.10",
                                                         "==0.11.*", "!=0.11.*", "==0.8.5.*", "!=0.*"})
+# every range's own bounds too, so a rule's ">=0.6" meets a release below it
+RANGE_BOUNDS = {spec.version.removesuffix(".*") for r in RANGES for spec in SpecifierSet(r)}
+CANDIDATES = sorted({v for b in BOUNDARIES | RANGE_BOUNDS for v in neighbours(b)} | set(shipped_versions())
+                    | {"0.8.5-corex.4.2", "0.8.5rc1", "0.10.1.1", "dev", "0.7.3.post1"})
 
 
 @pytest.mark.parametrize("spec", RANGES)
