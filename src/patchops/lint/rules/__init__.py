@@ -73,6 +73,7 @@ from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unknown_parser_name import UnknownParserName
 from patchops.lint.rules.unknown_quantization_method import UnknownQuantizationMethod
 from patchops.lint.rules.unused_suppression import UnusedSuppression
+from patchops.lint.rules.vision_heads_not_divisible_by_tp import VisionHeadsNotDivisibleByTp
 from patchops.lint.rules.world_size_exceeds_gpus import WorldSizeExceedsGpus
 from patchops.lint.rules.value_out_of_range import ValueOutOfRange
 from patchops.lint.rules.yaml_11_boolean import Yaml11Boolean
@@ -139,6 +140,7 @@ ALL_RULES = (
     UnknownExecutorBackend,
     RemoteCodeNeedsTrust,
     GpuMemoryHeldByOthers,
+    VisionHeadsNotDivisibleByTp,
     QuantizedShardBreaksKernelTile,
     ValueOutOfRange,
     NestedConfigInvalid,
