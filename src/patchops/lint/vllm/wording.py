@@ -6,6 +6,8 @@ from typing import Any, Optional, Sequence
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 
+TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
+
 
 def shown(found: Setting) -> str:
     """Return a setting's value for a message: the YAML text as written, else the read value."""
