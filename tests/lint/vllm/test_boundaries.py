@@ -298,16 +298,17 @@ def boundaries():
             if isinstance(value, releases.Boundary) and not name.startswith(OTHER_PROJECTS)}
 
 
-@pytest.mark.parametrize("version,message", [("4.51.3", "VLLM_MESSAGE"), ("4.52.0", "TRANSFORMERS_MESSAGE")])
+@pytest.mark.parametrize("version,message", [("4.51.3", "REMOTE_CODE_NEEDS_TRUST"), ("4.52.0", "TRANSFORMERS_REMOTE_CODE")])
 def test_transformers_remote_code_wording_on_both_sides(version, message):
     from patchops.lint.rules import remote_code_needs_trust as rule
+    from patchops.lint.vllm import messages
 
     assert releases.TRANSFORMERS_REMOTE_CODE_WORDING.source.startswith("transformers/")
     transformers = {"version": version, "model_types": ["llama", "qwen2"]}
     [found] = [d for d in lint_example(Example("vllm serve org/custom\n", kind="command", vllm="0.11.0",
                                                model=rule.REMOTE, facts={"transformers": transformers}))
                if d.code == "PO711"]
-    assert found.vllm_message == getattr(rule, message).format(model="org/custom")
+    assert found.vllm_message == getattr(messages, message).format(model="org/custom")
 
 
 def test_every_boundary_has_a_probe():
