@@ -67,7 +67,7 @@ def test_invalid_example_is_caught(rule, example):
 # --- every example on every shipped release ----------------------------------------------------
 
 # The releases the matrix runs on: the 15 shipped before every final release was (issue 22).
-# The other releases lint as themselves (tests/lint/test_resolution.py); on them some rules'
+# The other releases lint as themselves (tests/lint/facts/test_resolution.py); on them some rules'
 # examples do not fire yet (0.6.0-0.6.2, 0.8.0-0.8.4, 0.9.0-0.9.1, 0.11.1-0.11.2, 0.13-0.19,
 # 0.27-0.29: ranges or examples still to fit), so they are not in the matrix until triaged.
 MATRIX = ["0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.0", "0.10.1.1", "0.10.2", "0.11.0", "0.12.0",
