@@ -73,3 +73,25 @@ def test_full_decode_graphs_by_mode():
     assert mamba_cache.full_decode_graphs("piecewise") is False
     assert mamba_cache.full_decode_graphs("NONE") is False
     assert mamba_cache.full_decode_graphs(3) is None
+
+
+
+def _raised_messages(version):
+    """Every f-string a `raise` in compilation.py builds, its values as {}."""
+    import ast
+
+    from tests.support import wheelcache
+
+    path = wheelcache.site_packages(version, with_flash_attn=False) / "vllm/config/compilation.py"
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args \
+                and isinstance(node.exc.args[0], ast.JoinedStr):
+            out.append("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.exc.args[0].values))
+    return out
+
+
+def test_message_is_0_20s_and_0_19_only_caps():
+    quoted = mamba_cache.MESSAGE.replace("{seqs}", "{}").replace("{blocks}", "{}")
+    assert quoted in _raised_messages("0.20.0")
+    assert not [m for m in _raised_messages("0.19.1") if "Mamba cache" in m]
