@@ -10,6 +10,8 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import attention
 
+from handmade import H100_CTX, hand_config, hand_facts
+
 
 def config(args=(), hardware="platform: cuda, compute_capability: '8.0'", env=""):
     body = "".join(f"  {a}\n" for a in args) or "  seed: 0\n"
@@ -72,3 +74,58 @@ def test_a_misspelt_backend_is_matched_to_the_one_meant():
     assert attention.suggest_backend("nothing-alike", known) is None
     # ATTENTION spelt out and a V1 suffix the release dropped: too far for a fuzzy match
     assert attention.suggest_backend("triton-attention-vllm-v1", ("TRITON_ATTN", "FLASH_ATTN")) == "TRITON_ATTN"
+
+
+# The V0 backend of hand-built configs, and vLLM's multi-step lists.
+
+
+@pytest.mark.parametrize("version,args,env,ctx,extra,expected,certain", [
+    ("0.6.3.post1", {}, {}, {"hardware.compute_capability": 8.0}, {}, "FLASH_ATTN", True),
+    ("0.6.3.post1", {}, {}, {}, {}, "FLASH_ATTN", False),
+    ("0.6.3.post1", {}, {}, {"hardware.compute_capability": 7.5}, {}, "XFORMERS", True),
+    ("0.6.3.post1", {}, {}, {"hardware.compute_capability": 8.0}, {"has_flash_attn": False}, "XFORMERS", True),
+    ("0.8.5", {"dtype": "float32"}, {}, {}, {}, "XFORMERS", True),
+    ("0.7.3", {"kv_cache_dtype": "fp8"}, {}, H100_CTX, {}, "XFORMERS", True),
+    ("0.8.5", {"kv_cache_dtype": "fp8"}, {}, H100_CTX, {}, "FLASH_ATTN", True),
+    ("0.8.5", {"kv_cache_dtype": "fp8"}, {}, {"hardware.compute_capability": 8.0}, {}, "XFORMERS", True),
+    ("0.8.5", {"kv_cache_dtype": "fp8"}, {}, {}, {}, "XFORMERS", False),
+    ("0.9.2", {"block_size": 8}, {}, {}, {}, "XFORMERS", True),
+    ("0.9.2", {"block_size": 32}, {}, {"hardware.compute_capability": 8.0}, {}, "FLASH_ATTN", True),
+    ("0.9.2", {"block_size": 16}, {}, {"hardware.compute_capability": 8.0}, {}, "FLASH_ATTN", True),
+    ("0.6.3.post1", {"block_size": 16}, {}, {"hardware.compute_capability": 8.0}, {}, "FLASH_ATTN", True),
+    ("0.9.2", {"block_size": 24}, {}, {"hardware.compute_capability": 8.0}, {}, "XFORMERS", True),
+    ("0.7.3", {}, {"VLLM_ATTENTION_BACKEND": "XFORMERS"}, {}, {}, "XFORMERS", True),
+    ("0.7.3", {}, {"VLLM_ATTENTION_BACKEND": "FLASHINFER"}, {"hardware.compute_capability": 7.5}, {}, "FLASHINFER", True),
+    ("0.7.3", {}, {"VLLM_ATTENTION_BACKEND": "FLASH_ATTN"}, {"hardware.compute_capability": 7.5}, {}, "XFORMERS", True),
+    ("0.6.3.post1", {}, {}, {"hardware.platform": "rocm"}, {}, "ROCM_FLASH", True),
+])
+def test_v0_attention_backend(version, args, env, ctx, extra, expected, certain):
+    got = attention.v0_attention_backend(hand_config(args=args, env=env, ctx=ctx), hand_facts(version, **extra))
+    assert (got.value, got.certain) == (expected, certain)
+
+
+def test_backend_labels_and_multistep_lists():
+    old = hand_facts("0.6.3.post1")
+    assert attention.backend_label("XFORMERS", old) == "xformers"
+    assert attention.backend_label("XFORMERS", hand_facts("0.7.3")) == "XFORMERS"
+    assert attention.multistep_backends(old, False) == ("flash-attn", "rocm-flash-attn", "flashinfer")
+    assert attention.multistep_backends(old, True) == ("flash-attn",)
+    assert attention.multistep_backends(hand_facts("0.9.2"), True) == ("FLASH_ATTN", "FLASHINFER")
+    shipped = hand_facts("0.9.2", multistep_backends=("FLASH_ATTN",))
+    assert attention.multistep_backends(shipped, False) == ("FLASH_ATTN",)
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("version,chunked,expected", [
+    ("0.6.3.post1", False, attention.MULTISTEP_BACKENDS_063), ("0.6.3.post1", True, attention.MULTISTEP_CHUNKED_BACKENDS_063),
+    ("0.7.3", False, attention.MULTISTEP_BACKENDS), ("0.10.0", True, attention.MULTISTEP_CHUNKED_BACKENDS),
+])
+def test_builtin_multistep_lists_match_the_source(vllm_site, version, chunked, expected):
+    text = (vllm_site(version) / "vllm/worker/multi_step_model_runner.py").read_text(encoding="utf-8")
+    name = "MULTI_STEP_CHUNKED_PREFILL_ATTENTION_BACKENDS" if chunked else "MULTI_STEP_ATTENTION_BACKENDS"
+    import ast
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == name:
+            assert tuple(ast.literal_eval(node.value)) == expected
+            return
+    raise AssertionError(f"{name} not found in vLLM {version}")
