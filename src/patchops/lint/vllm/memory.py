@@ -134,9 +134,13 @@ def quant_method(model: ModelFacts, quantization: Optional[str]) -> Tuple[Option
 
 def estimate(model: ModelFacts, *, memory_gib: float, utilization: float, tp: int, pp: int,
              block_size: int, dtype: Optional[str], kv_cache_dtype: Optional[str],
-             quantization: Optional[str]) -> Tuple[Optional[MemoryEstimate], Optional[str]]:
-    """Return (estimate, None), or (None, why no estimate can be made)."""
-    params = count_params(model)
+             quantization: Optional[str], params: Optional[ParamCount] = None,
+             ) -> Tuple[Optional[MemoryEstimate], Optional[str]]:
+    """Return (estimate, None), or (None, why no estimate can be made).
+
+    `params` replaces the Llama-style count for models whose layers differ (hybrid models).
+    """
+    params = params or count_params(model)
     if params is None:
         return None, "config.json lacks the dimensions to count parameters"
     weight_bytes = dtype_bytes(model, dtype)
