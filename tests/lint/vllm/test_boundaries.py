@@ -21,6 +21,7 @@ from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing
 from patchops.lint.rule import Example
 from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
 from patchops.lint.rules.kv_cache_too_small import LLAMA_31_8B
+from patchops.lint.rules.mamba_blocks_below_max_seqs import QWEN35_27B, SPEC_80G
 from patchops.lint.runner import lint_example
 from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 
@@ -271,6 +272,9 @@ PROBES = {
         "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
         "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
     # pooling models
+    "MAMBA_BLOCKS_BOUND_SEQS": (lambda f: [d.severity for d in lint_example(Example(
+        SPEC_80G + "  max-num-seqs: 1024\n", vllm=_shipped_for(f), model=QWEN35_27B,
+        facts={"version": f.version})) if d.code == "PO718"], [], ["error"]),
     "EMBEDDING_RUNNER_MESSAGE": (lambda f: [d.vllm_message.split(" do")[0] for d in lint_example(Example(
         "vllm serve m --runner generate\n", kind="command", vllm=_shipped_for(f), model=BGE_M3,
         facts={"version": f.version})) if d.code == "PO314"], ["This model"], ["Embedding models"]),
@@ -298,16 +302,17 @@ def boundaries():
             if isinstance(value, releases.Boundary) and not name.startswith(OTHER_PROJECTS)}
 
 
-@pytest.mark.parametrize("version,message", [("4.51.3", "VLLM_MESSAGE"), ("4.52.0", "TRANSFORMERS_MESSAGE")])
+@pytest.mark.parametrize("version,message", [("4.51.3", "REMOTE_CODE_NEEDS_TRUST"), ("4.52.0", "TRANSFORMERS_REMOTE_CODE")])
 def test_transformers_remote_code_wording_on_both_sides(version, message):
     from patchops.lint.rules import remote_code_needs_trust as rule
+    from patchops.lint.vllm import messages
 
     assert releases.TRANSFORMERS_REMOTE_CODE_WORDING.source.startswith("transformers/")
     transformers = {"version": version, "model_types": ["llama", "qwen2"]}
     [found] = [d for d in lint_example(Example("vllm serve org/custom\n", kind="command", vllm="0.11.0",
                                                model=rule.REMOTE, facts={"transformers": transformers}))
                if d.code == "PO711"]
-    assert found.vllm_message == getattr(rule, message).format(model="org/custom")
+    assert found.vllm_message == getattr(messages, message).format(model="org/custom")
 
 
 def test_every_boundary_has_a_probe():
