@@ -28,7 +28,8 @@ class SpeculativeConfigInvalid(Rule):
     always, suffix from 0.11.1, extract_hidden_states from 0.17, ngram_gpu from 0.18 (which
     also takes the n-gram window); `custom_class` (0.22+) needs its class path as `model`.
     Before 0.11 the target drafts itself by its model_type (deepseek_v3; mimo from 0.9;
-    ernie4_5_moe and qwen3_next from 0.10.2), from 0.11 by method (`mtp` and its aliases). Where the copy has the guards, speculation on the V0 engine
+    ernie4_5_moe and qwen3_next from 0.10.2), from 0.11 by method (`mtp` and its aliases).
+    Where the copy has the guards, speculation on the V0 engine
     (0.10-0.11) and a draft model (0.10.x) are refused too. Bounds that pydantic already states as `Field(ge=1)` are left to
     `nested-config-invalid`.
 
