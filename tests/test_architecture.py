@@ -224,3 +224,23 @@ def test_test_file_names_are_unique():
     """Test folders have no __init__.py, so pytest imports each test file by its bare name."""
     names = [rel.rpartition("/")[2] for rel in all_test_files()]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+# The conformance suite's own command line: it records and compares tests/conformance/'s verdicts.
+SCRIPTS_OF_A_SUITE = {"scripts/conformance.py"}
+
+
+def test_scripts_and_bench_do_not_import_tests():
+    """Their dev helpers live in devtools/; tests are free to change without breaking them."""
+    importing = []
+    for path in sorted([*(ROOT / "scripts").glob("*.py"), *(ROOT / "bench").glob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        names = {alias.name for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Import)
+                 for alias in node.names}
+        names |= {node.module for node in ast.walk(ast.parse(text))
+                  if isinstance(node, ast.ImportFrom) and node.module}
+        on_path = '"tests"' in text   # ROOT / "tests" put on sys.path
+        if rel not in SCRIPTS_OF_A_SUITE and (on_path or any(n.split(".")[0] == "tests" for n in names)):
+            importing.append(rel)
+    assert not importing, f"import tests (move what they need to devtools/): {importing}"
