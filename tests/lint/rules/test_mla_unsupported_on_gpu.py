@@ -33,3 +33,16 @@ def test_a_named_backend_off_its_gpus():
     assert d.message == 'attention backend "CUTLASS_MLA" does not run MLA on compute capability 8.0'
     assert d.fix == ("remove the backend choice (vLLM then picks TRITON_MLA), or use a GPU of compute "
                      "capability 10.x")
+
+
+def test_quotes_each_refusal_as_vllm_words_it():
+    d, = _found(Example(SPEC.format(cc=8.6) + FP8, vllm="0.11.0", model=MOONLIGHT))
+    assert d.vllm_message == "FP8 Triton MLA not yet supported"
+    d, = _found(Example(SPEC.format(cc=8.0) + FP8, vllm="0.12.0", model=MOONLIGHT))
+    assert d.vllm_message == ("No valid attention backend found for cuda with head_size: 576, dtype: torch.bfloat16, "
+                              "kv_cache_dtype: fp8, block_size: ..., use_mla: True, has_sink: False, "
+                              "use_sparse: False. Reasons: {...}.")
+    d, = _found(Example(SPEC.format(cc=8.9) + "env:\n  VLLM_ATTENTION_BACKEND: FLASHMLA\n", vllm="0.12.0",
+                        model=MOONLIGHT))
+    assert d.vllm_message == ("Selected backend AttentionBackendEnum.FLASHMLA is not valid for this configuration. "
+                              "Reason: ['compute capability not supported']")

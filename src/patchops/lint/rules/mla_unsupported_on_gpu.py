@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import attention, inputs
+from patchops.lint.vllm import attention, inputs, messages
 
 # moonshotai/Moonlight-16B-A3B-Instruct: DeepSeek-V3 attention (MLA, kv_lora_rank 512 + rope 64 = 576).
 MOONLIGHT = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 2048,
@@ -49,7 +49,7 @@ class MlaUnsupportedOnGpu(Rule):
     severity = "error"
     versions = ">=0.7"
     stage = "later"
-    vllm_message = attention.MSG_NO_VALID_BACKEND
+    vllm_message = messages.NO_VALID_ATTENTION_BACKEND
     needs = Needs(model=True, hardware=("compute_capability",), optional=("hardware.platform",))
     VALID = [
         Example(SPEC.format(cc=8.0), vllm="0.12.0", model=MOONLIGHT),
@@ -93,4 +93,13 @@ class MlaUnsupportedOnGpu(Rule):
             explanation=f"the model runs multi-head latent attention (head size {attention.MLA_HEAD_SIZE}); "
             f"vLLM {facts.version}'s MLA backends for it need {refusal.takes}, and the worker refuses while "
             "it builds the model",
-            fields=refusal.fields, fix=fix, vllm_message=refusal.vllm_message)
+            fields=refusal.fields, fix=fix, vllm_message=_vllm_text(refusal))
+
+
+def _vllm_text(refusal: attention.BackendRefusal) -> str:
+    """Return what vLLM raises for `refusal`, with the values the inputs show."""
+    if refusal.refusal == attention.TRITON_FP8:
+        return messages.FP8_TRITON_MLA
+    if refusal.refusal == attention.SELECTED:
+        return messages.SELECTED_BACKEND_INVALID.format(name=refusal.problem, reasons=refusal.reasons)
+    return messages.NO_VALID_ATTENTION_BACKEND.format(config=refusal.config, reasons=refusal.reasons)

@@ -21,6 +21,8 @@ from patchops.lint.vllm.releases import (ATTENTION_SINKS, BACKEND_ENUM_NAMES, BA
                                          FA_FP8_KV, MLA_FLASHMLA_ON_HOPPER, MLA_TRITON_FP8, MLA_TRITON_FP8_REFUSED,
                                          PLATFORM_SELECTS_BACKEND, SPARSE_MLA_ON_SM120, release)
 
+ATTENTION_BACKEND_FLAG = "attention_backend"
+
 ATTENTION_BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
 
 # MultiStepModelRunner's allowed lists (worker/multi_step_model_runner.py), by get_name().
@@ -144,11 +146,11 @@ MLA_BACKEND_MAJORS: Dict[str, Tuple[int, ...]] = {
 SPARSE_MLA_MAJORS = (9, 10)           # flashmla_sparse.py:89 (0.12.0); 12 joins at SPARSE_MLA_ON_SM120
 DENSE_FP8_MLA_MAJORS = (9, 10)        # the majors a non-Triton MLA backend takes (0.12.0-0.17.0)
 
-MSG_FP8_TRITON_MLA = "FP8 Triton MLA not yet supported"       # triton_mla.py _forward_decode (0.7.3-0.17.0)
-MSG_NO_VALID_BACKEND = "No valid attention backend found for cuda with {config}. Reasons: {reasons}."
-MSG_SELECTED_INVALID = "Selected backend AttentionBackendEnum.{name} is not valid for this configuration. " \
-                       "Reason: {reasons}"                    # platforms/cuda.py:360,399 (0.12.0)
-MSG_SINKS_FA3 = "Sinks are only supported in FlashAttention 3"    # v1/attention/backends/flash_attn.py:425
+# How the selection refuses (the rule words each with lint/vllm/messages.py).
+TRITON_FP8 = "triton-fp8"             # messages.FP8_TRITON_MLA
+NO_VALID = "no-valid"                 # messages.NO_VALID_ATTENTION_BACKEND, config and reasons
+SELECTED = "selected"                 # messages.SELECTED_BACKEND_INVALID, problem (the name) and reasons
+FA3_SINKS = "fa3-sinks"               # messages.SINKS_NEED_FA3
 SINK_MODEL_TYPES = ("gpt_oss",)       # GptOssAttention passes `sinks` to every Attention layer (0.10.1.1)
 FA_NAMES = ("FLASH_ATTN",)            # 0.10.x: FLASH_ATTN_VLLM_V1 is not matched and falls to the default
 # Backends whose supports_sink() is False on every CUDA GPU (0.12.0): FlexAttention, Tree attention.
@@ -159,11 +161,13 @@ SINKLESS_BACKENDS = ("FLEX_ATTENTION", "TREE_ATTN")
 class BackendRefusal:
     """What vLLM's backend selection refuses for this model on this GPU, and which setting asked."""
 
-    problem: str                        # "sparse MLA", "an fp8 KV cache with MLA", "FLASHMLA", ...
+    problem: str                        # "sparse MLA", "an fp8 KV cache with MLA", or the backend named
     takes: str                          # the GPUs that would take it ("compute capability 9.x or 10.x")
-    vllm_message: str
+    refusal: str                        # TRITON_FP8, NO_VALID, SELECTED or FA3_SINKS
     fields: Tuple[str, ...] = ()
-    setting: Optional[Setting] = None   # the setting to point at (None: the model)
+    setting: Optional[Setting] = None   # the setting to point at (None: the GPU)
+    config: str = ""                    # NO_VALID's config_str, as far as the inputs show it
+    reasons: str = ""                   # the invalid reasons vLLM lists
 
 
 def chosen_backend(cfg: ServeConfig, facts: Facts) -> Tuple[Optional[str], Optional[Setting], Tuple[str, ...]]:
@@ -222,9 +226,9 @@ def mla_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Optio
     sparse = config.get("index_topk") is not None
     name, named, name_fields = chosen_backend(cfg, facts)
     if v >= BACKENDS_VALIDATED and name in MLA_BACKEND_MAJORS and major not in MLA_BACKEND_MAJORS[name]:
-        return BackendRefusal(name, _majors(MLA_BACKEND_MAJORS[name]),
-                              MSG_SELECTED_INVALID.format(name=name, reasons="['compute capability not supported']"),
-                              name_fields + ("hardware.compute_capability",), named)
+        return BackendRefusal(name, _majors(MLA_BACKEND_MAJORS[name]), SELECTED,
+                              name_fields + ("hardware.compute_capability",), named,
+                              reasons="['compute capability not supported']")
     if name is not None:
         return None       # another backend named: its own checks and the copy decide
     described = _config_str(config, MLA_HEAD_SIZE, kv, True, False, sparse)
@@ -232,21 +236,21 @@ def mla_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Optio
         majors = SPARSE_MLA_MAJORS + ((12,) if v >= SPARSE_MLA_ON_SM120 else ())
         if v < BACKENDS_VALIDATED or major in majors:
             return None
-        return BackendRefusal("sparse MLA", _majors(majors), MSG_NO_VALID_BACKEND.format(
-            config=described, reasons="{...}"), ("hardware.compute_capability",))
+        return BackendRefusal("sparse MLA", _majors(majors), NO_VALID, ("hardware.compute_capability",),
+                              config=described, reasons="{...}")
     if not kv.startswith("fp8") or v >= MLA_TRITON_FP8:
         return None
     fields = ("kv_cache_dtype", "hardware.compute_capability")
     at = cfg.args.get("kv_cache_dtype")
     if v < MLA_FLASHMLA_ON_HOPPER:        # 0.7: Triton MLA on every GPU
         return BackendRefusal("an fp8 KV cache with MLA", "no GPU: Triton MLA is the only MLA backend",
-                              MSG_FP8_TRITON_MLA, fields, at)
+                              TRITON_FP8, fields, at)
     if major in DENSE_FP8_MLA_MAJORS:     # FlashMLA (Hopper), CUTLASS/FlashInfer MLA (Blackwell)
         return None
     if v < BACKENDS_VALIDATED:            # FlashMLA on Hopper; Blackwell's CUTLASS MLA not judged
-        return BackendRefusal("an fp8 KV cache with MLA", _majors((9,)), MSG_FP8_TRITON_MLA, fields, at)
-    return BackendRefusal("an fp8 KV cache with MLA", _majors(DENSE_FP8_MLA_MAJORS), MSG_NO_VALID_BACKEND.format(
-        config=described, reasons="{...}"), fields, at)
+        return BackendRefusal("an fp8 KV cache with MLA", _majors((9,)), TRITON_FP8, fields, at)
+    return BackendRefusal("an fp8 KV cache with MLA", _majors(DENSE_FP8_MLA_MAJORS), NO_VALID, fields, at,
+                          config=described, reasons="{...}")
 
 
 def sink_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Optional[BackendRefusal]:
@@ -271,7 +275,7 @@ def sink_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Opti
         if major in majors:
             return None
         if v < BACKENDS_VALIDATED:
-            return BackendRefusal(name, _majors(majors) + " (FlashAttention 3)", MSG_SINKS_FA3, fields, named)
+            return BackendRefusal(name, _majors(majors) + " (FlashAttention 3)", FA3_SINKS, fields, named)
         if major < 8:     # FlashAttentionBackend.supports_compute_capability: >= 8.0
             reasons.append("compute capability not supported")
     elif name == "FLASHINFER" and v >= BACKENDS_VALIDATED:
@@ -283,4 +287,4 @@ def sink_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Opti
     else:
         return None
     takes = _majors(majors) if majors else "no GPU"
-    return BackendRefusal(name, takes, MSG_SELECTED_INVALID.format(name=name, reasons=str(reasons)), fields, named)
+    return BackendRefusal(name, takes, SELECTED, fields, named, reasons=str(reasons))

@@ -194,6 +194,10 @@ A100_KEEPS_SMALL = Boundary("0.9", "an A100 keeps the small V1 batch defaults de
                             "vllm/engine/arg_utils.py:1629 (0.9.2)")
 SEQS_CAPPED_BY_BUDGET = Boundary("0.10.1", "an unset max_num_seqs is capped at max_num_batched_tokens",
                                  "vllm/engine/arg_utils.py _set_default_args (0.10.1.1)")
+MAMBA_BLOCKS_BOUND_SEQS = Boundary("0.20", "a hybrid model refuses FULL decode CUDA graphs when max_num_seqs exceeds "
+                                   "its Mamba cache blocks (0.19 capped the capture sizes with a warning)",
+                                   "vllm/config/compilation.py:1436 (0.20.0) resolve_cudagraph_mode_and_sizes; "
+                                   ":1285 adjust_cudagraph_sizes_for_mamba_cache (0.19.1)")
 EMBEDDING_RUNNER_MESSAGE = Boundary("0.25", "`--runner generate` on a pooling-only model is refused as "
                                     "\"Embedding models do not support `--runner generate`\"",
                                     "vllm/config/model.py ModelConfig.__post_init__ (0.25.0; 0.20.0 has "

@@ -21,6 +21,7 @@ from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing
 from patchops.lint.rule import Example
 from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
 from patchops.lint.rules.kv_cache_too_small import LLAMA_31_8B
+from patchops.lint.rules.mamba_blocks_below_max_seqs import QWEN35_27B, SPEC_80G
 from patchops.lint.runner import lint_example
 from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 
@@ -119,11 +120,11 @@ V1_ON = 'VLLM_USE_V1: "1"'
 V1_OFF = 'VLLM_USE_V1: "0"'
 
 # boundary -> (probe, value below, value at)
-def refusal(predict, text, model, part=lambda r: r.vllm_message.split(" ")[0]):
-    """Probe an MLA / sinks refusal: `part` of it (the message's first word), None when none."""
+def refusal(predict, text, model):
+    """Probe an MLA / sinks refusal: how vLLM refuses, None when it does not."""
     def probe(f):
         found = predict(load_text(text), f, model)
-        return None if found is None else part(found)
+        return None if found is None else found.refusal
     return probe
 
 
@@ -172,21 +173,21 @@ PROBES = {
     "TPU_BATCH_BY_CHIP": (predict(scheduler.max_num_batched_tokens,
                                   spec(env=V1_ON, hardware="platform: tpu\nname: TPU v5e\nmemory_gib: 16")), 2048, 512),
     "MLA_TRITON_FP8_REFUSED": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '9.0'"),
-                                       MLA_MODEL), None, "FP8"),
+                                       MLA_MODEL), None, attention.TRITON_FP8),
     "MLA_FLASHMLA_ON_HOPPER": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '9.0'"),
-                                       MLA_MODEL), "FP8", None),
+                                       MLA_MODEL), attention.TRITON_FP8, None),
     "BACKENDS_VALIDATED": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '8.0'"),
-                                   MLA_MODEL), "FP8", "No"),
+                                   MLA_MODEL), attention.TRITON_FP8, attention.NO_VALID),
     "MLA_TRITON_FP8": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '8.0'"),
-                               MLA_MODEL), "No", None),
+                               MLA_MODEL), attention.NO_VALID, None),
     "SPARSE_MLA_ON_SM120": (refusal(attention.mla_refusal, spec(hardware="compute_capability: '12.0'"),
-                                    dict(MLA_MODEL, model_type="deepseek_v32", index_topk=2048)), "No", None),
+                                    dict(MLA_MODEL, model_type="deepseek_v32", index_topk=2048)), attention.NO_VALID, None),
     "ATTENTION_SINKS": (refusal(attention.sink_refusal, spec(env="VLLM_ATTENTION_BACKEND: FLASH_ATTN",
                                                              hardware="compute_capability: '8.0'"), SINK_MODEL),
-                        None, "Sinks"),
+                        None, attention.FA3_SINKS),
     "FA4_SINKS": (refusal(attention.sink_refusal, spec("attention-backend: FLASH_ATTN",
                                                        hardware="compute_capability: '10.0'"), SINK_MODEL),
-                  "Selected", None),
+                  attention.SELECTED, None),
     "AUTO_DTYPE_BY_PLATFORM": (lambda f: [d.severity for d in lint_example(Example(
         "model: m\nhardware: {compute_capability: 7.5}\n", vllm=_shipped_for(f), facts={"version": f.version},
         model={"torch_dtype": "bfloat16"})) if d.code == "PO602"], ["error"], ["info"]),
@@ -300,6 +301,9 @@ PROBES = {
         "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
         "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
     # pooling models
+    "MAMBA_BLOCKS_BOUND_SEQS": (lambda f: [d.severity for d in lint_example(Example(
+        SPEC_80G + "  max-num-seqs: 1024\n", vllm=_shipped_for(f), model=QWEN35_27B,
+        facts={"version": f.version})) if d.code == "PO718"], [], ["error"]),
     "EMBEDDING_RUNNER_MESSAGE": (lambda f: [d.vllm_message.split(" do")[0] for d in lint_example(Example(
         "vllm serve m --runner generate\n", kind="command", vllm=_shipped_for(f), model=BGE_M3,
         facts={"version": f.version})) if d.code == "PO314"], ["This model"], ["Embedding models"]),
@@ -327,16 +331,17 @@ def boundaries():
             if isinstance(value, releases.Boundary) and not name.startswith(OTHER_PROJECTS)}
 
 
-@pytest.mark.parametrize("version,message", [("4.51.3", "VLLM_MESSAGE"), ("4.52.0", "TRANSFORMERS_MESSAGE")])
+@pytest.mark.parametrize("version,message", [("4.51.3", "REMOTE_CODE_NEEDS_TRUST"), ("4.52.0", "TRANSFORMERS_REMOTE_CODE")])
 def test_transformers_remote_code_wording_on_both_sides(version, message):
     from patchops.lint.rules import remote_code_needs_trust as rule
+    from patchops.lint.vllm import messages
 
     assert releases.TRANSFORMERS_REMOTE_CODE_WORDING.source.startswith("transformers/")
     transformers = {"version": version, "model_types": ["llama", "qwen2"]}
     [found] = [d for d in lint_example(Example("vllm serve org/custom\n", kind="command", vllm="0.11.0",
                                                model=rule.REMOTE, facts={"transformers": transformers}))
                if d.code == "PO711"]
-    assert found.vllm_message == getattr(rule, message).format(model="org/custom")
+    assert found.vllm_message == getattr(messages, message).format(model="org/custom")
 
 
 def test_every_boundary_has_a_probe():
