@@ -16,7 +16,7 @@ from patchops.lint.input.loaders import load_command, load_text
 from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
+from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler, speculative
 
 from patchops.lint.rule import Example
 from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
@@ -144,6 +144,20 @@ PROBES = {
     "V1_ONLY": (lambda f: engine(spec(env=V1_OFF))(f).value, routing.V0, routing.V1),
     "SPECULATIVE_CONFIG": (lambda f: inputs.speculative_method(seen(spec('speculative-model: "[ngram]"'), f), f),
                            "ngram", None),
+    # SpeculativeConfig.__post_init__: who drafts itself, which methods need no draft model
+    "SPEC_MIMO_TARGET": (lambda f: speculative.drafts_itself(f, None, "mimo"), False, True),
+    "SPEC_MORE_TARGETS": (lambda f: speculative.drafts_itself(f, None, "qwen3_next"), False, True),
+    "SPEC_MTP_BY_METHOD": (lambda f: (speculative.drafts_itself(f, "deepseek_mtp", "qwen2"),
+                                      speculative.drafts_itself(f, None, "deepseek_v3")), (False, True), (True, False)),
+    "SPEC_NO_MODEL_WORDING": (lambda f: speculative.no_draft_model(f, "eagle"),
+                              speculative.NO_DRAFT_MODEL, speculative.NO_DRAFT_MODEL_011),
+    "SPEC_SUFFIX": (lambda f: "suffix" in speculative.self_drafting(f), False, True),
+    "SPEC_EXTRACT_HIDDEN_STATES": (lambda f: "extract_hidden_states" in speculative.self_drafting(f), False, True),
+    "SPEC_NGRAM_GPU": (lambda f: ("ngram_gpu" in speculative.self_drafting(f),
+                                  "ngram_gpu" in speculative.window_methods(f)), (False, False), (True, True)),
+    "SPEC_CUSTOM_CLASS": (lambda f: speculative.no_draft_model(f, "custom_class"),
+                          speculative.NO_DRAFT_MODEL_011, speculative.CUSTOM_CLASS_NEEDS_MODEL),
+    "SPEC_DSPARK": (lambda f: speculative.drafts_itself(f, "dspark", "qwen2"), False, True),
     # the V1 oracle's checks
     "ORACLE_TENSORIZER_OK": (triggers(spec("load-format: tensorizer")), ["--load_format tensorizer"], []),
     "ORACLE_POLICY_OK": (triggers(spec("scheduling-policy: priority")), ["--scheduling-policy"], []),

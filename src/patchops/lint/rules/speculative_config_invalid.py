@@ -22,9 +22,14 @@ class SpeculativeConfigInvalid(Rule):
     Checks the guards `SpeculativeConfig.__post_init__` and `_verify_args` apply to every
     `--speculative-config` (0.8.5+, where the old `--speculative-model` flags became one JSON
     flag): `num_speculative_tokens` present (unless a draft model may bring `n_predict`) and
-    greater than zero, a draft `model` for methods that need one (not n-gram, suffix, MTP), and
+    greater than zero, a draft `model` for methods that need one, and
     `prompt_lookup_min <= prompt_lookup_max` after vLLM fills a missing one from the other
-    (both missing: 5 and 5). Where the copy has the guards, speculation on the V0 engine
+    (both missing: 5 and 5). Which methods need no draft model follows the release: n-gram
+    always, suffix from 0.11.1, extract_hidden_states from 0.17, ngram_gpu from 0.18 (which
+    also takes the n-gram window); `custom_class` (0.22+) needs its class path as `model`.
+    Before 0.11 the target drafts itself by its model_type (deepseek_v3; mimo from 0.9;
+    ernie4_5_moe and qwen3_next from 0.10.2), from 0.11 by method (`mtp` and its aliases).
+    Where the copy has the guards, speculation on the V0 engine
     (0.10-0.11) and a draft model (0.10.x) are refused too. Bounds that pydantic already states as `Field(ge=1)` are left to
     `nested-config-invalid`.
 
@@ -102,8 +107,8 @@ class SpeculativeConfigInvalid(Rule):
         value = found.value
         fields = spec["fields"]
         model_type = cfg.model_facts.model_type if cfg.model_facts is not None else ""
-        detected = speculative.detected_method(cfg, spec.get("draft_detection"), value)
-        problem = speculative.problem(value, fields, model_type) \
+        detected = speculative.detected_method(cfg, facts, spec.get("draft_detection"), value)
+        problem = speculative.problem(facts, value, fields, model_type) \
             or speculative.unsupported(cfg, facts, value, guess=detected is None) \
             or (detected if detected and detected[1] == speculative.DRAFT_UNSUPPORTED else None)
         if problem is not None:

@@ -8,23 +8,59 @@ predictor returns (the finding's words, vLLM's message), or None when vLLM accep
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.vllm import inputs, routing, scheduler
+from patchops.lint.vllm import inputs, releases, routing, scheduler
 
-NGRAM = ("ngram", "[ngram]", "ngram_gpu")
-# Methods that need no draft model (SpeculativeConfig.__post_init__ sets `model` for them).
-SELF_DRAFTING = NGRAM + ("suffix", "extract_hidden_states", "custom_class")
+# The n-gram method's names as a method or a model (__post_init__ unifies both to "ngram").
+NGRAM = ("ngram", "[ngram]")
+# Targets that draft themselves when no draft model is given (0.8.5-0.10.x, by model_type).
+SELF_DRAFTING_TARGETS = (("deepseek_v3", None), ("mimo", releases.SPEC_MIMO_TARGET),
+                         ("ernie4_5_moe", releases.SPEC_MORE_TARGETS), ("qwen3_next", releases.SPEC_MORE_TARGETS))
 SPEC_NEEDS_V1 = "Speculative decoding is not supported on vLLM V0."
 DRAFT_UNSUPPORTED = "Speculative decoding with draft model is not supported yet."
 # Draft model names SpeculativeConfig recognises as another method (eagle-, medusa heads).
 DETECTED = ("eagle", "medusa", "mlp_speculator", "mlp-speculator")
 NO_DRAFT_MODEL = "num_speculative_tokens was provided without speculative model."
+NO_DRAFT_MODEL_011 = "num_speculative_tokens was provided but without speculative model."
+CUSTOM_CLASS_NEEDS_MODEL = ("method='custom_class' requires 'model' to contain the custom proposer module path "
+                            "(e.g., 'my_module.MyProposer').")
 MISSING_TOKENS = ("num_speculative_tokens must be provided with speculative model unless the "
                   "draft model config contains an n_predict parameter.")
 LORA_BUDGET = "Consider increasing max_num_batched_tokens or decreasing num_speculative_tokens"
+
+
+def window_methods(version: Any) -> Tuple[str, ...]:
+    """Return the methods whose n-gram window `version` fills and checks (prompt_lookup_min/max)."""
+    return NGRAM + (("ngram_gpu",) if releases.release(version) >= releases.SPEC_NGRAM_GPU else ())
+
+
+def self_drafting(version: Any) -> Tuple[str, ...]:
+    """Return the methods that need no draft model in `version` (__post_init__ sets `model` for them)."""
+    release = releases.release(version)
+    later = (("suffix", releases.SPEC_SUFFIX), ("extract_hidden_states", releases.SPEC_EXTRACT_HIDDEN_STATES),
+             ("ngram_gpu", releases.SPEC_NGRAM_GPU))
+    return NGRAM + tuple(method for method, since in later if release >= since)
+
+
+def drafts_itself(version: Any, method: Optional[str], model_type: str) -> bool:
+    """Whether `version` drafts from the target's own layers: by method from 0.11, by target before."""
+    release = releases.release(version)
+    if release >= releases.SPEC_MTP_BY_METHOD:
+        return bool(method) and (method == "mtp" or method.endswith("_mtp")
+                                 or (method == "dspark" and release >= releases.SPEC_DSPARK))
+    return any(model_type == target and (since is None or release >= since)
+               for target, since in SELF_DRAFTING_TARGETS)
+
+
+def no_draft_model(version: Any, method: Optional[str]) -> str:
+    """Return `version`'s refusal of num_speculative_tokens without a draft model."""
+    release = releases.release(version)
+    if method == "custom_class" and release >= releases.SPEC_CUSTOM_CLASS:
+        return CUSTOM_CLASS_NEEDS_MODEL
+    return NO_DRAFT_MODEL_011 if release >= releases.SPEC_NO_MODEL_WORDING else NO_DRAFT_MODEL
 
 
 def unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Optional[tuple]:
@@ -44,14 +80,14 @@ def unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Opt
     return None
 
 
-def detected_method(cfg: ServeConfig, detection: Optional[dict], value: dict) -> Optional[tuple]:
+def detected_method(cfg: ServeConfig, facts: Facts, detection: Optional[dict], value: dict) -> Optional[tuple]:
     """Run the copy's method detection (lint/extract/draft_detection.py) on the draft's config.json.
 
     Returns (what the chain found, DRAFT_UNSUPPORTED when it refuses, else None); None when the
     copy has no chain, the method skips it, or the draft's config.json is not on this machine.
     """
     method, model = value.get("method"), value.get("model")
-    if not detection or not isinstance(model, str) or method in SELF_DRAFTING or model in NGRAM:
+    if not detection or not isinstance(model, str) or method in self_drafting(facts) or model in NGRAM:
         return None
     draft = None
     for kind, names, found in detection["branches"]:
@@ -107,11 +143,6 @@ def lora_budget_problem(cfg: ServeConfig, facts: Facts, value: dict) -> Optional
     return (head, detail), tuple(dict.fromkeys(("max_num_batched_tokens", "max_num_seqs") + budget.fields + seqs.fields)), certain
 
 
-def drafts_itself(method: Optional[str], model_type: str) -> bool:
-    """MTP methods, and a DeepSeek-V3 target, use the target model's own layers as the draft."""
-    return bool(method) and (method == "mtp" or method.endswith("_mtp")) or "deepseek" in model_type
-
-
 def bounded(fields: dict, name: str) -> bool:
     """Whether pydantic states a bound for `name` (then nested-config-invalid reports it)."""
     return bool(fields.get(name, {}).keys() & {"gt", "ge"})
@@ -121,17 +152,18 @@ def as_int(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def problem(value: dict, fields: dict, model_type: str) -> Optional[tuple]:
+def problem(version: Any, value: dict, fields: dict, model_type: str) -> Optional[tuple]:
+    """Return (words, vLLM's message) for the first of `version`'s __post_init__ checks `value` fails."""
     tokens = as_int(value.get("num_speculative_tokens"))
     method, model = value.get("method"), value.get("model")
-    ngram = method in NGRAM or (method is None and model in NGRAM)
+    ngram = method in window_methods(version) or (method is None and model in NGRAM)
     if value.get("num_speculative_tokens") is None and (ngram or model is None):
         what = "the n-gram method" if ngram else "no draft model"
         return f"uses {what} without num_speculative_tokens", MISSING_TOKENS
-    if tokens is not None and model is None and not ngram and method not in SELF_DRAFTING \
-            and not drafts_itself(method, model_type):
+    if tokens is not None and model is None and not ngram and method not in self_drafting(version) \
+            and not drafts_itself(version, method, model_type):
         return (f"gives num_speculative_tokens with method {method!r} but no draft model",
-                NO_DRAFT_MODEL)
+                no_draft_model(version, method))
     if tokens is not None and tokens <= 0 and not bounded(fields, "num_speculative_tokens"):
         return (f"num_speculative_tokens ({tokens}) must be greater than zero",
                 f"Expected num_speculative_tokens to be greater than zero ({tokens}).")
