@@ -29,6 +29,8 @@ from patchops.lint.rules.generate_runner_on_pooling_model import GenerateRunnerO
 from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.quantized_shard_breaks_kernel_tile import QuantizedShardBreaksKernelTile
+from patchops.lint.rules.mla_unsupported_on_gpu import MlaUnsupportedOnGpu
+from patchops.lint.rules.attention_sinks_unsupported import AttentionSinksUnsupported
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
@@ -141,6 +143,8 @@ ALL_RULES = (
     RemoteCodeNeedsTrust,
     GpuMemoryHeldByOthers,
     QuantizedShardBreaksKernelTile,
+    MlaUnsupportedOnGpu,
+    AttentionSinksUnsupported,
     MambaBlocksBelowMaxSeqs,
     ValueOutOfRange,
     NestedConfigInvalid,
