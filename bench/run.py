@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.support lives beside src/, not in the package
-from tests.support import wheelcache  # noqa: E402
+sys.path.insert(0, str(ROOT))  # devtools/ lives beside src/, not in the package
+from devtools import wheelcache  # noqa: E402
 
 UI_GOAL = 1.3  # each everyday command within this ratio of the typer+rich import floor
 COLD_GOALS = {"release": 5.0, "fork": 15.0}  # a first lint, empty cache: unmodified release, CoreX fork

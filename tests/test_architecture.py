@@ -178,3 +178,69 @@ def test_every_lint_vllm_module_has_a_test_file_by_its_name_that_imports_it():
 
 def test_architecture_md_stays_short():
     assert len(MAP.read_text(encoding="utf-8").splitlines()) < 120
+
+
+# Tests mirror the package: src/patchops/<pkg>/<module>.py is tested in tests/<pkg>/test_<module>.py.
+# These test the project as a whole (its map, README, wheel, fast loop, startup imports and the
+# facts script), so they sit at the top of tests/.
+WHOLE_PROJECT_TESTS = {"test_architecture.py", "test_readme.py", "test_packaging.py",
+                       "test_offline_loop.py", "test_startup_imports.py", "test_generate_facts.py"}
+# Suites that span every layer: real vLLM judging the rules' examples, and the store and
+# patching under crashes, races and hostile file systems.
+CROSS_LAYER_SUITES = {"conformance", "reliability"}
+
+
+def misplaced_tests(tests: list) -> list:
+    """Return the test files (paths relative to tests/) in no folder mirroring a source package."""
+    out = []
+    for rel in tests:
+        folder, _, name = rel.rpartition("/")
+        if not folder:
+            if name not in WHOLE_PROJECT_TESTS:
+                out.append(rel)
+        elif folder.split("/")[0] not in CROSS_LAYER_SUITES and not (PACKAGE / folder / "__init__.py").exists():
+            out.append(rel)
+    return out
+
+
+def all_test_files():
+    tests = ROOT / "tests"
+    return sorted(p.relative_to(tests).as_posix() for p in tests.rglob("test_*.py"))
+
+
+def test_every_test_file_sits_in_a_folder_mirroring_a_source_package():
+    stray = misplaced_tests(all_test_files())
+    assert not stray, (f"tests outside a folder mirroring src/patchops/ (tests/<package>/test_<module>.py): "
+                       f"{stray}; move them, or name a whole-project test in WHOLE_PROJECT_TESTS")
+
+
+def test_the_mirror_check_sees_a_stray_test():
+    assert misplaced_tests(["test_store.py", "engine/test_x.py", "lint/vllm/test_routing.py",
+                            "test_readme.py", "conformance/test_conformance.py"]) == \
+        ["test_store.py", "engine/test_x.py"]
+
+
+def test_test_file_names_are_unique():
+    """Test folders have no __init__.py, so pytest imports each test file by its bare name."""
+    names = [rel.rpartition("/")[2] for rel in all_test_files()]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+# The conformance suite's own command line: it records and compares tests/conformance/'s verdicts.
+SCRIPTS_OF_A_SUITE = {"scripts/conformance.py"}
+
+
+def test_scripts_and_bench_do_not_import_tests():
+    """Their dev helpers live in devtools/; tests are free to change without breaking them."""
+    importing = []
+    for path in sorted([*(ROOT / "scripts").glob("*.py"), *(ROOT / "bench").glob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        names = {alias.name for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Import)
+                 for alias in node.names}
+        names |= {node.module for node in ast.walk(ast.parse(text))
+                  if isinstance(node, ast.ImportFrom) and node.module}
+        on_path = '"tests"' in text   # ROOT / "tests" put on sys.path
+        if rel not in SCRIPTS_OF_A_SUITE and (on_path or any(n.split(".")[0] == "tests" for n in names)):
+            importing.append(rel)
+    assert not importing, f"import tests (move what they need to devtools/): {importing}"

@@ -92,7 +92,7 @@ def test_under_the_switch_every_way_to_a_wheel_raises():
 
 def test_collection_marks_the_real_tree_tests_of_this_suite():
     done = subprocess.run([sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider",
-                           "-m", "vllm", "tests/ops/test_replace_function.py"],
+                           "-m", "vllm", "tests/patchset/ops/test_replace_function.py"],
                           cwd=ROOT, capture_output=True, text=True)
     selected = [line for line in done.stdout.splitlines() if "::" in line]
     # The three tests that unpack real model runners, and none of the tests on inline sources.

@@ -97,16 +97,16 @@ def test_notes_fold_into_one_line_quiet_hides_them_verbose_lists_them(tmp_path):
     inputs = [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]
     lines = run(*inputs).stdout.splitlines()
     notes = [line for line in lines if "did not run" in line]
-    assert len(notes) == 1 and notes[0].startswith("18 checks did not run for 2 inputs: no model config.json")
+    assert len(notes) == 1 and notes[0].startswith("19 checks did not run for 2 inputs: no model config.json")
     assert "-v lists them" in " ".join(lines)
     assert not any("did not run" in line for line in run("-q", *inputs).stdout.splitlines())
     shown = run("-v", *inputs).stdout
     # A note starts at its input's path; at 80 columns a long path pushes the rest of the
     # note onto the next lines, so count the notes in the text with its wrapping undone.
     starts = [line.split(":")[0] for line in shown.splitlines() if line.startswith(str(tmp_path))]
-    # per input: the model's config, hardware.gpus, .memory_gib, .host_memory_gib
-    assert starts == [inputs[0]] * 4 + [inputs[1]] * 4
-    assert " ".join(shown.split()).count(" did not run, ") == 8
+    # per input: the model's config, hardware.gpus, .memory_gib, .host_memory_gib, .compute_capability
+    assert starts == [inputs[0]] * 5 + [inputs[1]] * 5
+    assert " ".join(shown.split()).count(" did not run, ") == 10
 
 
 def test_folded_notes_count_the_checks_of_every_reason():

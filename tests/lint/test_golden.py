@@ -88,7 +88,7 @@ SARIF_CASES = sorted(GOLDEN.glob("*.sarif.json"))
 
 @pytest.mark.parametrize("golden", SARIF_CASES, ids=lambda p: p.name)
 def test_golden_sarif_results(golden, tmp_path):
-    """SARIF results compared as parsed JSON (the driver's rule list is checked in test_cli)."""
+    """SARIF results compared as parsed JSON (the driver's rule list is checked in tests/cli/test_app.py)."""
     case = next(c for c in CASES if golden.name == c.stem + ".sarif.json")
     _, _, result = run_case(case, tmp_path, extra=("--format", "sarif"))
     results = json.loads(result.stdout)["runs"][0]["results"]

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-import harness
+from devtools import reliability_harness as harness
 from reliability_fixtures import expected, source  # noqa: F401 (fixtures)
 from patchops import patching
 from patchops.host.locate import locate_site

@@ -11,6 +11,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import inputs
 
+from handmade import hand_config
+
 
 def spec(*args, env="", hardware="", workload=""):
     body = "".join(f"  {a}\n" for a in args) or "  seed: 0\n"
@@ -109,3 +111,69 @@ def test_a_checkpoint_an_override_always_claims():
     cfg.model_facts = model_facts_from_dict({"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"}})
     assert inputs.quantization_taken_over(cfg, facts_for_version("0.33.0"))
     assert not inputs.quantization_taken_over(cfg, facts_for_version("0.10.1.1"))
+
+
+# Values read from a config built by hand.
+
+
+@pytest.mark.parametrize("raw,expected", [
+    (8192, 8192), ("8192", 8192), ("32k", 32000), ("32K", 32768), ("1M", 2**20), (True, None),
+    ("auto", None), ([4], 4), (4.0, 4),
+])
+def test_to_int_reads_human_readable_ints(raw, expected):
+    assert inputs.to_int(raw) == expected
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ([1, 2, 4], [1, 2, 4]), ("[1, 2, 4]", [1, 2, 4]), ("1,2,4", [1, 2, 4]), ("1 2 4", [1, 2, 4]),
+    (["1", "2"], [1, 2]), (8, [8]), ("[]", []), (["x"], None), (True, None),
+])
+def test_to_int_list_reads_every_spelling(raw, expected):
+    assert inputs.to_int_list(raw) == expected
+
+
+def test_ignored_settings_count_as_absent():
+    cfg = hand_config(args={"enable_chunked_prefill": False})
+    cfg.ignored["enable_chunked_prefill"] = (cfg.args["enable_chunked_prefill"], "YAML false dropped")
+    assert inputs.setting(cfg, "enable_chunked_prefill") is None
+    assert inputs.bool_value(cfg, "enable_chunked_prefill") is None
+
+
+def test_bool_value_reads_no_spellings():
+    assert inputs.bool_value(hand_config(args={"no_enable_chunked_prefill": True}), "enable_chunked_prefill") is False
+    assert inputs.bool_value(hand_config(args={"enforce_eager": "true"}), "enforce_eager") is True
+
+
+@pytest.mark.parametrize("raw,expected", [
+    (8.0, (8, 0)), ("8.6", (8, 6)), ("sm_90", (9, 0)), (75, (7, 5)), ("12.1", (12, 1)), (None, None),
+])
+def test_compute_capability_from_typed_values(raw, expected):
+    assert inputs.compute_capability(hand_config(ctx={"hardware.compute_capability": raw})) == expected
+
+
+@pytest.mark.parametrize("value", [
+    {"cudagraph_capture_sizes": [1, 2]},
+    '{"cudagraph_capture_sizes": [1, 2]}',
+    "{'cudagraph_capture_sizes': [1, 2]}",
+])
+def test_compilation_value_reads_dict_json_and_repr(value):
+    cfg = hand_config(args={"compilation_config": value})
+    got, where = inputs.compilation_value(cfg, "cudagraph_capture_sizes")
+    assert got == [1, 2] and where is cfg.args["compilation_config"]
+    assert inputs.compilation_value(cfg, "level") == (None, None)
+
+
+def test_compilation_value_reads_dotted_keys_and_levels():
+    cfg = hand_config(args={"compilation_config": '{"level": 3}',
+                     "compilation_config.cudagraph_capture_sizes": "[1, 2, 4]"})
+    got, where = inputs.compilation_value(cfg, "cudagraph_capture_sizes")
+    assert got == [1, 2, 4] and where.name == "compilation_config.cudagraph_capture_sizes"
+    assert inputs.compilation_value(cfg, "level")[0] == 3
+    assert inputs.compilation_value(hand_config(args={"compilation_config": "3"}), "level")[0] == 3
+    assert inputs.compilation_value(hand_config(), "level") == (None, None)
+
+
+def test_num_scheduler_steps_counts_a_removed_key():
+    assert inputs.num_scheduler_steps(hand_config(unknown={"num_scheduler_steps": "8"})) == 8
+    assert inputs.num_scheduler_steps(hand_config(args={"num_scheduler_steps": 4})) == 4
+    assert inputs.num_scheduler_steps(hand_config()) is None

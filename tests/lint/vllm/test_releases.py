@@ -11,6 +11,8 @@ from patchops.lint.facts.model import shipped_versions
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.vllm import releases
 
+from handmade import hand_facts
+
 BOUNDARIES = {str(value) for value in vars(releases).values() if isinstance(value, releases.Boundary)}
 
 
@@ -55,3 +57,14 @@ def test_every_candidate_pair_orders_as_packaging_does():
     for low, high in itertools.combinations(CANDIDATES, 2):
         assert releases.in_range(low, f"<{releases.release(high)}") == \
             (releases.release(low) < releases.release(high))
+
+
+# Release numbers read from Facts and from version strings.
+
+
+def test_release_reads_post_releases_and_local_versions():
+    assert releases.release("0.6.3.post1") == releases.Version("0.6.3")
+    assert releases.release(hand_facts("0.10.1.1")) == releases.Version("0.10.1.1")
+    assert releases.release("0.8.5+corex.4.2") == releases.Version("0.8.5")
+    assert releases.release("0.8.5-corex.4.2") == releases.Version("0.8.5")
+    assert releases.release("dev") == releases.NEWEST

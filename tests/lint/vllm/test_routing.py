@@ -8,7 +8,9 @@ import pytest
 
 from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
-from patchops.lint.vllm import routing
+from patchops.lint.vllm import prediction, routing
+
+from handmade import H100_CTX, hand_config, hand_facts
 
 
 def config(*args, env="", hardware="platform: cuda, compute_capability: '9.0'"):
@@ -87,3 +89,86 @@ def test_the_platform_module():
     assert [routing.platform_module(config(hardware=f"platform: {p}")) for p in ("cuda", "rocm", "tpu", "gaudi", "corex")] == \
         ["cuda", "rocm", "tpu", "hpu", "cuda"]
     assert routing.platform_module(config(hardware="gpus: 1")) is None
+
+
+# The engine a hand-built config gets.
+
+
+@pytest.mark.parametrize("version,env,expected", [
+    ("0.6.3.post1", {}, "V0"), ("0.6.3.post1", {"VLLM_USE_V1": 1}, "V0"),
+    ("0.7.3", {}, "V0"), ("0.7.3", {"VLLM_USE_V1": 1}, "V1"),
+    ("0.8.5", {}, "V1"), ("0.8.5", {"VLLM_USE_V1": 0}, "V0"), ("0.10.2", {}, "V1"),
+    ("0.11.0", {}, "V1"), ("0.12.0", {"VLLM_USE_V1": 0}, "V1"), ("0.33.0", {}, "V1"),
+])
+def test_engine_by_version_and_env(version, env, expected):
+    got = routing.engine(hand_config(env=env), hand_facts(version))
+    assert got.value == expected and got.error is None and got.certain
+
+
+def test_multistep_falls_back_to_v0_with_vllm_message():
+    got = routing.engine(hand_config(args={"num_scheduler_steps": 8}), hand_facts("0.8.5"))
+    assert got.value == "V0" and got.error is None
+    assert "--num-scheduler-steps is not supported by the V1 engine" in got.reason
+    assert got.fields == ("num_scheduler_steps",)
+    [trigger] = routing.oracle_triggers(hand_config(args={"num_scheduler_steps": 8}), hand_facts("0.9.2"))
+    assert trigger.fallback_message == (
+        "--num-scheduler-steps is not supported by the V1 Engine. Falling back to V0. We recommend "
+        "to remove --num-scheduler-steps from your config in favor of the V1 Engine.")
+
+
+def test_forced_v1_with_a_fallback_trigger_is_an_error():
+    got = routing.engine(hand_config(args={"num_scheduler_steps": 8}, env={"VLLM_USE_V1": 1}), hand_facts("0.10.0"))
+    assert got.value == "V1"
+    assert got.error == "VLLM_USE_V1=1 is not supported with --num-scheduler-steps."
+
+
+def test_oracle_runs_checks_in_vllms_order():
+    cfg = hand_config(args={"num_scheduler_steps": 8, "preemption_mode": "swap",
+                     "logits_processor_pattern": "x.*"})
+    features = [t.feature for t in routing.oracle_triggers(cfg, hand_facts("0.8.5"))]
+    assert features == ["--logits-processor-pattern", "--preemption-mode", "--num-scheduler-steps"]
+    assert "first" not in routing.engine(cfg, hand_facts("0.8.5")).reason
+    assert routing.engine(cfg, hand_facts("0.8.5")).reason.startswith("--logits-processor-pattern")
+
+
+def test_v0_fallback_on_0_11_crashes():
+    cfg = hand_config(env={"VLLM_ATTENTION_BACKEND": "FLASH_ATTN_VLLM_V1"})
+    got = routing.engine(cfg, hand_facts("0.11.0"))
+    assert got.value == "V0" and "AssertionError" in got.error
+    assert routing.engine(cfg, hand_facts("0.10.2")).value == "V1"  # still on 0.10.2's list
+    xformers = hand_config(env={"VLLM_ATTENTION_BACKEND": "XFORMERS"})
+    assert routing.engine(xformers, hand_facts("0.10.2")).value == "V0"
+    assert routing.engine(xformers, hand_facts("0.10.2")).error is None
+    assert routing.engine(hand_config(env={"VLLM_ATTENTION_BACKEND": "XFORMERS"}), hand_facts("0.11.0")).value == "V1"
+
+
+def test_old_gpus_fall_back_until_0_10_1():
+    cfg = hand_config(ctx={"hardware.compute_capability": 7.5})
+    assert routing.engine(cfg, hand_facts("0.8.5")).value == "V0"
+    assert routing.engine(cfg, hand_facts("0.10.1.1")).value == "V0"
+    assert routing.engine(cfg, hand_facts("0.10.2")).value == "V1"
+
+
+def test_fp8_kv_cache_depends_on_the_gpu():
+    kv = {"kv_cache_dtype": "fp8"}
+    unknown = routing.engine(hand_config(args=kv), hand_facts("0.8.5"))
+    assert unknown.value == "V1" and not unknown.certain and unknown.alternatives == ("V0",)
+    assert routing.engine(hand_config(args=kv, ctx=H100_CTX), hand_facts("0.8.5")).value == "V1"
+    assert routing.engine(hand_config(args=kv, ctx={"hardware.compute_capability": 8.0}), hand_facts("0.8.5")).value == "V0"
+    assert routing.engine(hand_config(args=kv, ctx={"hardware.compute_capability": 10.0}), hand_facts("0.10.0")).value == "V1"
+
+
+def test_speculative_methods_by_version():
+    ngram = {"speculative_config": {"method": "ngram", "num_speculative_tokens": 4}}
+    assert routing.engine(hand_config(args=ngram), hand_facts("0.8.5")).value == "V0"       # experimental: falls back
+    assert routing.engine(hand_config(args=ngram, env={"VLLM_USE_V1": 1}), hand_facts("0.8.5")).value == "V1"
+    assert routing.engine(hand_config(args=ngram), hand_facts("0.9.2")).value == "V1"
+    medusa = {"speculative_config": '{"method": "medusa", "model": "x"}'}
+    assert routing.engine(hand_config(args=medusa), hand_facts("0.8.5")).value == "V0"
+    assert routing.engine(hand_config(args=medusa), hand_facts("0.9.2")).value == "V1"
+
+
+def test_prediction_unpacks_as_value_and_reason():
+    value, reason = routing.engine(hand_config(), hand_facts("0.6.3.post1"))
+    assert value == "V0" and "only the V0 engine" in reason
+    assert prediction.Prediction(1, "r", alternatives=(2, 1)).candidates == (1, 2)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from patchops.lint.input.loaders import load_text
-from patchops.lint.vllm import wording
+from patchops.lint.input.serve_config import Setting
+from patchops.lint.vllm import cuda_graphs, wording
+
+from handmade import hand_facts
 
 
 def setting(text, name, kind=None):
@@ -47,3 +50,17 @@ def test_parser_errors_are_prefixed_as_vllm_serve_prints_them():
     server = load_text("python -m vllm.entrypoints.openai.api_server --model m\n", kind="command")
     assert server.entrypoint != "serve"
     assert wording.parser_error(server, "unrecognized arguments: --x") == "unrecognized arguments: --x"
+
+
+# Message helpers.
+
+
+def test_message_helpers():
+    assert wording.and_list([4]) == "4" and wording.and_list([4, 8, 16]) == "4, 8 and 16"
+    assert wording.sizes_text([1, 2]) == "[1, 2]"
+    assert wording.sizes_text(list(range(1, 20))) == "[1, 2, 3, 4, ..., 19]"
+    assert cuda_graphs.suggested_sizes(8) == [1, 2, 4, 8] and cuda_graphs.suggested_sizes(3) == [1, 2, 4]
+    assert "cudagraph_capture_sizes" in cuda_graphs.capture_fix(hand_facts("0.8.5"), 8)
+    assert cuda_graphs.capture_fix(hand_facts("0.12.0"), 8).startswith("set cudagraph-capture-sizes: [1, 2, 4, 8]")
+    cli = Setting(key="--x", name="x", value=[1, 2], line=1, column=1, raw="--x", source="cli")
+    assert wording.shown(cli) == "[1, 2]" and wording.as_token(cli, "--x") == "--x 1 2"

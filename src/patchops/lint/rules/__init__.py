@@ -29,11 +29,14 @@ from patchops.lint.rules.generate_runner_on_pooling_model import GenerateRunnerO
 from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.quantized_shard_breaks_kernel_tile import QuantizedShardBreaksKernelTile
+from patchops.lint.rules.mla_unsupported_on_gpu import MlaUnsupportedOnGpu
+from patchops.lint.rules.attention_sinks_unsupported import AttentionSinksUnsupported
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
 from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
+from patchops.lint.rules.mamba_blocks_below_max_seqs import MambaBlocksBelowMaxSeqs
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.mistral_config_not_found import MistralConfigNotFound
 from patchops.lint.rules.model_config_contradicts_model import ModelConfigContradictsModel
@@ -142,6 +145,9 @@ ALL_RULES = (
     GpuMemoryHeldByOthers,
     VisionHeadsNotDivisibleByTp,
     QuantizedShardBreaksKernelTile,
+    MlaUnsupportedOnGpu,
+    AttentionSinksUnsupported,
+    MambaBlocksBelowMaxSeqs,
     ValueOutOfRange,
     NestedConfigInvalid,
     SpeculativeConfigInvalid,

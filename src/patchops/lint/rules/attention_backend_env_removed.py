@@ -7,12 +7,8 @@ from typing import Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
-from patchops.lint.vllm import attention, inputs, releases
-
-# envs.validate_environ (vllm/envs.py 0.20; platforms/interface.py 0.33), called from
-# EngineArgs.create_engine_config: a warning, or ValueError with --fail-on-environ-validation.
-MSG_UNKNOWN_ENV = "Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND"
-ENV = attention.ATTENTION_BACKEND_ENV
+from patchops.lint.vllm import attention, inputs, messages, releases
+from patchops.lint.vllm.attention import ATTENTION_BACKEND_ENV as ENV
 
 
 def truthy(value) -> bool:
@@ -41,7 +37,7 @@ class AttentionBackendEnvRemoved(Rule):
     name = "attention-backend-env-removed"
     severity = "warning"
     versions = ">=0.13"
-    vllm_message = MSG_UNKNOWN_ENV
+    vllm_message = messages.UNKNOWN_ENV_VARIABLE
 
     VALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
@@ -70,11 +66,11 @@ class AttentionBackendEnvRemoved(Rule):
             severity, vllm_message = self.severity, None
         elif fail_hard is not None and truthy(fail_hard.value):
             outcome = "with --fail-on-environ-validation vLLM refuses to start"
-            severity, vllm_message = "error", MSG_UNKNOWN_ENV
+            severity, vllm_message = "error", messages.UNKNOWN_ENV_VARIABLE
             fields.append("fail_on_environ_validation")
         else:
             outcome = "vLLM warns that the variable is unknown and picks the backend itself"
-            severity, vllm_message = self.severity, MSG_UNKNOWN_ENV
+            severity, vllm_message = self.severity, messages.UNKNOWN_ENV_VARIABLE
         message = f'environment variable {ENV}="{value}" is no longer read by vLLM {facts.version}'
         explanation = f"the backend is now an option: {outcome}"
         name = self._backend_name(value, facts)

@@ -8,15 +8,13 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
+from patchops.lint.vllm.routing import MULTISTEP_OPTION, V0_COST
 
 # config.json `architectures` of the corpus models these examples stand for.
 MAMBA = {"architectures": ["MambaForCausalLM"], "model_type": "mamba"}
 BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom"}
 WHISPER = {"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "is_encoder_decoder": True}
 QWEN2_VL = {"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl"}
-MULTISTEP = "--num-scheduler-steps"  # PO302 multistep-falls-back-to-v0 owns this trigger
-V0_COST = ("the older, slower V0 engine runs instead: no V1 scheduler (chunked prefill and prefix "
-           "caching off by default, max_num_seqs 256), no torch.compile")
 
 
 class FeatureFallsBackToV0(Rule):
@@ -131,7 +129,7 @@ class FeatureFallsBackToV0(Rule):
                 chosen = trigger
                 break
             chosen = chosen or trigger  # hardware-dependent: report it unless a sure one follows
-        if chosen is None or chosen.feature == MULTISTEP:
+        if chosen is None or chosen.feature == MULTISTEP_OPTION:
             return
         yield self._finding(cfg, chosen, env, v >= releases.V0_REMOVED, facts.version)
 

@@ -8,10 +8,8 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
+from patchops.lint.vllm.request_len import MIN_REASONING_TOKENS
 
-# Below this many output tokens a reasoning model often ends inside its thinking: in a field log
-# max_tokens 200 left 4 of 6 streamed answers empty; 1024 and above gave answers.
-MIN_REASONING_TOKENS = 1024
 SPEC = "model: /models/QwQ-32B\nargs:\n  reasoning-parser: deepseek_r1\nworkload:\n  max_tokens: %d\n"
 
 

@@ -7,23 +7,10 @@ from typing import Iterator, Optional, Tuple
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
-from patchops.lint.vllm import attention, inputs, releases
+from patchops.lint.vllm import attention, inputs, messages, releases
+from patchops.lint.vllm.attention import ATTENTION_BACKEND_FLAG
+from patchops.lint.vllm.attention import ATTENTION_BACKEND_ENV as ENV
 from patchops.lint.vllm.routing import v1_oracle_backends
-
-ENV = attention.ATTENTION_BACKEND_ENV
-
-MSG_063 = ("Invalid attention backend '{backend_name}'. Available backends: {backends} "
-           "(case-sensitive).")                                   # attention/selector.py 0.6.3
-MSG_SELECTOR = ("Invalid attention backend: '{backend_by_env_var}'. "
-                "Valid backends are: {backends}")                 # attention/selector.py 0.10.1+
-MSG_012 = "Invalid value '{value}' for VLLM_ATTENTION_BACKEND. Valid options: {actual_choices}."
-MSG_FALLBACK = ("VLLM_ATTENTION_BACKEND={x} is not supported by the V1 Engine. Falling back to "
-                "V0. We recommend to remove VLLM_ATTENTION_BACKEND={x} from your config in favor "
-                "of the V1 Engine.")                              # engine/arg_utils.py 0.8.5-0.11
-MSG_USE_V1 = "VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND={x}."
-# v1/attention/backends/registry.py _AttentionBackendEnumMeta.__getitem__ (0.15+)
-MSG_FLAG = "Unknown attention backend: '{name}'. Valid options are: {backends}"
-FLAG = "attention_backend"   # --attention-backend, which replaced the variable in 0.15
 
 
 class UnknownAttentionBackend(Rule):
@@ -59,7 +46,7 @@ class UnknownAttentionBackend(Rule):
     name = "unknown-attention-backend"
     severity = "error"
     versions = ">=0"
-    vllm_message = MSG_012
+    vllm_message = messages.UNKNOWN_BACKEND_ENVS
 
     @classmethod
     def stage_in(cls, version: str) -> str:
@@ -114,9 +101,10 @@ class UnknownAttentionBackend(Rule):
 
     def _unknown_flag(self, cfg: ServeConfig, facts: Facts) -> Optional[Diagnostic]:
         """Check `--attention-backend`: AttentionConfig parses it as `AttentionBackendEnum[X.upper()]`."""
-        setting = cfg.args.get(FLAG)
+        setting = cfg.args.get(ATTENTION_BACKEND_FLAG)
         known = tuple(facts.attention_backends)
-        if FLAG not in facts.flags or setting is None or not isinstance(setting.value, str) or not known:
+        if ATTENTION_BACKEND_FLAG not in facts.flags or setting is None or not isinstance(setting.value, str) \
+                or not known:
             return None
         name = setting.value
         if name.lower() == "auto" or name.upper() in known:
@@ -126,8 +114,9 @@ class UnknownAttentionBackend(Rule):
         return self.diagnostic(
             cfg, setting, f'unknown attention backend "{name}" in --attention-backend of vLLM {facts.version}',
             explanation="vLLM does not know it, and refuses to start while it builds its config",
-            fields=(FLAG,), fix=f"use --attention-backend {guess}" if guess else
-            f"use one of {listing}, or auto", vllm_message=MSG_FLAG.format(name=name.upper(), backends=listing))
+            fields=(ATTENTION_BACKEND_FLAG,), fix=f"use --attention-backend {guess}" if guess else
+            f"use one of {listing}, or auto",
+            vllm_message=messages.UNKNOWN_BACKEND_FLAG.format(name=name.upper(), backends=listing))
 
     def _unknown(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
                  known: Tuple[str, ...]) -> Diagnostic:
@@ -140,13 +129,13 @@ class UnknownAttentionBackend(Rule):
         fields = [ENV]
         if version < releases.UNKNOWN_BACKEND_IGNORED:
             outcome = "vLLM exits with a ValueError when it selects the attention backend"
-            vllm_message = MSG_063.format(backend_name=name, backends=listing)
+            vllm_message = messages.UNKNOWN_BACKEND_063.format(backend_name=name, backends=listing)
         elif version < releases.V1_DEFAULT:
             outcome = "vLLM silently ignores it and picks a backend itself"
             severity, vllm_message = "warning", None
         elif version < releases.V1_ONLY and use_v1 is True:
             outcome = "vLLM refuses to start (VLLM_USE_V1=1 forbids the V0 fallback it triggers)"
-            vllm_message = MSG_USE_V1.format(x=name)
+            vllm_message = messages.BACKEND_FORCED_V1.format(x=name)
             fields.append("VLLM_USE_V1")
         elif version < releases.BACKEND_VALIDATED_BY_SELECTOR:
             severity = "warning"
@@ -156,17 +145,17 @@ class UnknownAttentionBackend(Rule):
             else:
                 outcome = ("vLLM ignores it for backend selection, but the V1 engine rejects it, so "
                            "the launch also silently falls back to the slower V0 engine")
-                vllm_message = MSG_FALLBACK.format(x=name)
+                vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
         elif version < releases.V0_REMOVED:
             outcome = "vLLM exits with a ValueError when the model's attention layers are built"
-            vllm_message = MSG_SELECTOR.format(backend_by_env_var=name, backends=list(known))
+            vllm_message = messages.UNKNOWN_BACKEND_SELECTOR.format(backend_by_env_var=name, backends=list(known))
         elif version < releases.BACKEND_VALIDATED_BY_ENVS:
             outcome = ("the V1 engine rejects it and falls back to V0, which 0.11 no longer has: "
                        "the API server crashes on `assert envs.VLLM_USE_V1`")
-            vllm_message = MSG_FALLBACK.format(x=name)
+            vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
         else:
             outcome = "vLLM exits with a ValueError as soon as it reads the variable"
-            vllm_message = MSG_012.format(value=name, actual_choices=list(known))
+            vllm_message = messages.UNKNOWN_BACKEND_ENVS.format(value=name, actual_choices=list(known))
         message = f'unknown attention backend {ENV}="{name}" in vLLM {facts.version}'
         explanation = f"vLLM does not know it{case_note}, so {outcome}"
         if guess:
@@ -188,17 +177,17 @@ class UnknownAttentionBackend(Rule):
         fields = [ENV]
         if use_v1 is True:
             outcome = "vLLM refuses to start"
-            vllm_message = MSG_USE_V1.format(x=name)
+            vllm_message = messages.BACKEND_FORCED_V1.format(x=name)
             fields.append("VLLM_USE_V1")
             severity = "error"
         elif releases.release(facts) < releases.V0_REMOVED:
             outcome = "the launch silently falls back to the slower V0 engine"
-            vllm_message = MSG_FALLBACK.format(x=name)
+            vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
             severity = "warning"
         else:
             outcome = ("vLLM falls back to V0, which 0.11 no longer has: the API server crashes on "
                        "`assert envs.VLLM_USE_V1`")
-            vllm_message = MSG_FALLBACK.format(x=name)
+            vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
             severity = "error"
         message = f'attention backend {ENV}="{name}" is not one the V1 engine of vLLM {facts.version} accepts'
         explanation = f"so {outcome}"

@@ -9,12 +9,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, plugins
-
-# registry -> (flag dest, wording in vLLM's KeyError)
-PARSERS = {
-    "tool_call_parser": ("tool_call_parser", "tool call parser"),
-    "reasoning_parser": ("reasoning_parser", "reasoning parser"),
-}
+from patchops.lint.vllm.plugins import PARSERS
 
 
 class UnknownParserName(Rule):

@@ -9,10 +9,9 @@ from patchops.lint.edits import insert_after, rename_key, replace_value
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
+from patchops.lint.vllm.inputs import NONE_MEANS_FALSE
 
 _UNSET = object()
-# Fields whose None default ends up false: ModelConfig turns enforce_eager=None into False (<=0.8.5).
-NONE_MEANS_FALSE = ("enforce_eager",)
 
 
 def v1_forces_chunked_prefill(cfg: ServeConfig, facts: Facts) -> bool:

@@ -14,7 +14,14 @@ from typing import Optional, Tuple
 
 from patchops.lint.input.model_config import ModelFacts
 
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+KV_CACHE_DTYPE = "kv_cache_dtype"
+FLOAT_KV_CACHE_DTYPES = ("float16", "bfloat16")
+# --dtype spellings -> the torch dtype vLLM quotes
+DTYPE_NAMES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
+               "float32": "float32"}
 GIB = 1024 ** 3
+
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
 # Quantization methods whose linear-layer weight size we know: bytes per parameter (None: from `bits`).
 QUANT_BYTES = {"fp8": 1.0, "fbgemm_fp8": 1.0, "awq": None, "gptq": None, "awq_marlin": None,
@@ -127,9 +134,13 @@ def quant_method(model: ModelFacts, quantization: Optional[str]) -> Tuple[Option
 
 def estimate(model: ModelFacts, *, memory_gib: float, utilization: float, tp: int, pp: int,
              block_size: int, dtype: Optional[str], kv_cache_dtype: Optional[str],
-             quantization: Optional[str]) -> Tuple[Optional[MemoryEstimate], Optional[str]]:
-    """Return (estimate, None), or (None, why no estimate can be made)."""
-    params = count_params(model)
+             quantization: Optional[str], params: Optional[ParamCount] = None,
+             ) -> Tuple[Optional[MemoryEstimate], Optional[str]]:
+    """Return (estimate, None), or (None, why no estimate can be made).
+
+    `params` replaces the Llama-style count for models whose layers differ (hybrid models).
+    """
+    params = params or count_params(model)
     if params is None:
         return None, "config.json lacks the dimensions to count parameters"
     weight_bytes = dtype_bytes(model, dtype)

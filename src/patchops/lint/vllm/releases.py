@@ -130,6 +130,24 @@ SPECULATIVE_CONFIG = Boundary("0.8.3", "speculative decoding is one speculative_
                               "(speculative_model and friends are gone)",
                               "vllm/engine/arg_utils.py:314 (0.8.5); no --speculative-model from 0.8.3 on "
                               "(shipped facts; 0.8.2 has both); :176 speculative_model (0.7.3)")
+# SpeculativeConfig.__post_init__ (vllm/config.py to 0.10.x, then vllm/config/speculative.py): which
+# methods need no draft model, which take the n-gram window, which targets draft themselves.
+SPEC_MIMO_TARGET = Boundary("0.9", "a mimo target drafts itself, as deepseek_v3 does (0.8.5: deepseek_v3 only)",
+                            "vllm/config.py:2439 (0.9.0)")
+SPEC_MORE_TARGETS = Boundary("0.10.2", "ernie4_5_moe and qwen3_next targets draft themselves too",
+                             "vllm/config/__init__.py:2054 (0.10.2)")
+SPEC_MTP_BY_METHOD = Boundary("0.11", "method mtp (or a *_mtp alias) drafts from the target; the target's "
+                              "model_type no longer does", "vllm/config/speculative.py:213 (0.11.0)")
+SPEC_NO_MODEL_WORDING = Boundary("0.11", "\"num_speculative_tokens was provided but without speculative model.\"",
+                                 "vllm/config/speculative.py:238 (0.11.0)")
+SPEC_SUFFIX = Boundary("0.11.1", "method suffix needs no draft model", "vllm/config/speculative.py:264 (0.11.1)")
+SPEC_EXTRACT_HIDDEN_STATES = Boundary("0.17", "method extract_hidden_states needs no draft model",
+                                      "vllm/config/speculative.py:370 (0.17.0)")
+SPEC_NGRAM_GPU = Boundary("0.18", "method ngram_gpu needs no draft model and takes the n-gram window",
+                          "vllm/config/speculative.py:377 (0.18.0); absent in 0.17.1")
+SPEC_CUSTOM_CLASS = Boundary("0.22", "method custom_class without a model (its class path) is refused",
+                             "vllm/config/speculative.py:574 (0.22.0)")
+SPEC_DSPARK = Boundary("0.25", "method dspark drafts from the target", "vllm/config/speculative.py:672 (0.25.0)")
 
 # The oracle's checks, by the release that changed them (engine/arg_utils.py
 # _is_v1_supported_oracle; 0.8.5:1292, 0.9.2, 0.10.0, 0.10.1.1, 0.10.2, 0.11.0).
@@ -194,6 +212,10 @@ A100_KEEPS_SMALL = Boundary("0.9", "an A100 keeps the small V1 batch defaults de
                             "vllm/engine/arg_utils.py:1629 (0.9.2)")
 SEQS_CAPPED_BY_BUDGET = Boundary("0.10.1", "an unset max_num_seqs is capped at max_num_batched_tokens",
                                  "vllm/engine/arg_utils.py _set_default_args (0.10.1.1)")
+MAMBA_BLOCKS_BOUND_SEQS = Boundary("0.20", "a hybrid model refuses FULL decode CUDA graphs when max_num_seqs exceeds "
+                                   "its Mamba cache blocks (0.19 capped the capture sizes with a warning)",
+                                   "vllm/config/compilation.py:1436 (0.20.0) resolve_cudagraph_mode_and_sizes; "
+                                   ":1285 adjust_cudagraph_sizes_for_mamba_cache (0.19.1)")
 EMBEDDING_RUNNER_MESSAGE = Boundary("0.25", "`--runner generate` on a pooling-only model is refused as "
                                     "\"Embedding models do not support `--runner generate`\"",
                                     "vllm/config/model.py ModelConfig.__post_init__ (0.25.0; 0.20.0 has "
@@ -242,6 +264,22 @@ BACKEND_VALIDATED_BY_ENVS = Boundary("0.12", "an unknown VLLM_ATTENTION_BACKEND 
                                      "vllm/envs.py (0.12.0) env_with_choices")
 ENVIRON_VALIDATED = Boundary("0.20", "an unknown VLLM_* variable is reported (0.15.0 ignores it)",
                              "vllm/envs.py:502 environment_variables (0.20.0)")
+
+MLA_TRITON_FP8_REFUSED = Boundary("0.7", "MLA runs on Triton MLA where no faster MLA backend takes the GPU, and Triton "
+                                  "MLA refuses an fp8 KV cache", "vllm/attention/backends/triton_mla.py:707 (0.7.3)")
+MLA_FLASHMLA_ON_HOPPER = Boundary("0.8", "MLA picks FlashMLA on Hopper (compute capability 9.x) before Triton MLA",
+                                  "vllm/platforms/cuda.py:151,191 (0.8.5); 0.7.3 always picks Triton MLA")
+BACKENDS_VALIDATED = Boundary("0.12", "each backend is checked against the GPU, dtypes, MLA, sparse and sinks: a named "
+                              "one that fails, or none left, raises", "vllm/platforms/cuda.py:360,399 (0.12.0)")
+MLA_TRITON_FP8 = Boundary("0.18", "Triton MLA takes an fp8 KV cache", "vllm/v1/attention/backends/mla/triton_mla.py:30 "
+                          "(0.18.0); [\"auto\", \"bfloat16\"] in 0.17.0")
+SPARSE_MLA_ON_SM120 = Boundary("0.25", "sparse MLA (DeepSeek-V3.2) runs on compute capability 12.x",
+                               "vllm/v1/attention/backends/mla/flashinfer_mla_sparse.py (0.25.0); not in 0.20.0")
+ATTENTION_SINKS = Boundary("0.10.1", "attention sinks (gpt-oss): FlashAttention takes them only as FA3, Triton is "
+                           "picked off Hopper",
+                           "vllm/v1/attention/backends/flash_attn.py:425, platforms/cuda.py:322 (0.10.1.1)")
+FA4_SINKS = Boundary("0.20", "FlashAttention takes sinks as FA4 too (compute capability 10.x)",
+                     "vllm/v1/attention/backends/fa_utils.py:203 (0.20.0); `== 3` in 0.19.1")
 
 AUTO_DTYPE_BY_PLATFORM = Boundary("0.9", "dtype auto falls back to float16 (with a warning) on a GPU without "
                                   "bfloat16 (compute capability < 8.0); before, the bfloat16 model failed at "

@@ -15,7 +15,7 @@ from patchops.patchset.ops.set_default import SetDefault
 from patchops.patchset.ops.set_keyword import SetKeyword
 from patchops.patchset.ops.transformer import Transformer, site_for
 
-# Sorted by name; tests/ops/test_registry.py checks it.
+# Sorted by name; tests/patchset/ops/test_registry.py checks it.
 ALL_OPS: Tuple[Type[Op], ...] = (AddDecorator, InsertCode, ReplaceFunction, SetDefault, SetKeyword,
                                   Transformer)
 OPS: Dict[str, Type[Op]] = {op.name: op for op in ALL_OPS}

@@ -41,7 +41,7 @@ def positions(module: "libcst.Module", nodes: Iterable["libcst.CSTNode"]) -> Dic
     of positions. So this runs libcst's code generator once, tracks line and column, records
     only the wanted nodes and stops after the last one (~0.1 s). It relies on libcst's
     CodegenState hooks, which PositionProvider itself is built on; if they ever move, it
-    falls back to PositionProvider. tests/ops/test_base.py compares the two on real files.
+    falls back to PositionProvider. tests/patchset/ops/test_base.py compares the two on real files.
     """
     wanted = {id(node) for node in nodes}
     if not wanted:

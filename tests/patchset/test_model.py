@@ -227,5 +227,5 @@ def test_broken_file_does_not_block_others_by_name(tmp_path):
 
 
 def test_shipped_folder_is_the_repo_patchsets_folder():
-    assert patchset_mod.SHIPPED_DIR == Path(__file__).resolve().parents[1] / "patchsets"
+    assert patchset_mod.SHIPPED_DIR == Path(__file__).resolve().parents[2] / "patchsets"
     assert isinstance(get_patchset("corex-eager-allreduce"), Patchset)

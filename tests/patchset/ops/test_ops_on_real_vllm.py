@@ -1,7 +1,7 @@
 """set-default and transformer on real vLLM files from PyPI wheels, two versions each.
 
 (set-keyword, insert-code and add-decorator run on real files through the shipped patchsets:
-tests/test_shipped_patchsets.py.)
+tests/patchset/test_shipped_patchsets.py.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """assert_rewrite and run_op for op tests: LibCST's assertCodemod habit.
 
-A plain module rather than tests/ops/conftest.py: without __init__.py files a second conftest
+A plain module rather than tests/patchset/ops/conftest.py: without __init__.py files a second conftest
 would replace the root one in sys.modules and break `from conftest import ...`.
 """
 

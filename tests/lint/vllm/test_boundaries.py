@@ -16,11 +16,12 @@ from patchops.lint.input.loaders import load_command, load_text
 from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
+from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler, speculative
 
 from patchops.lint.rule import Example
 from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
 from patchops.lint.rules.kv_cache_too_small import LLAMA_31_8B
+from patchops.lint.rules.mamba_blocks_below_max_seqs import QWEN35_27B, SPEC_80G
 from patchops.lint.runner import lint_example
 from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 
@@ -119,6 +120,19 @@ V1_ON = 'VLLM_USE_V1: "1"'
 V1_OFF = 'VLLM_USE_V1: "0"'
 
 # boundary -> (probe, value below, value at)
+def refusal(predict, text, model):
+    """Probe an MLA / sinks refusal: how vLLM refuses, None when it does not."""
+    def probe(f):
+        found = predict(load_text(text), f, model)
+        return None if found is None else found.refusal
+    return probe
+
+
+MLA_MODEL = {"model_type": "deepseek_v3", "kv_lora_rank": 512, "qk_rope_head_dim": 64}
+SINK_MODEL = {"model_type": "gpt_oss", "head_dim": 64}
+FP8_ON = "kv-cache-dtype: fp8"
+
+
 PROBES = {
     # engine
     "V1_ENGINE": (lambda f: engine(spec(env=V1_ON))(f).value, routing.V0, routing.V1),
@@ -130,6 +144,20 @@ PROBES = {
     "V1_ONLY": (lambda f: engine(spec(env=V1_OFF))(f).value, routing.V0, routing.V1),
     "SPECULATIVE_CONFIG": (lambda f: inputs.speculative_method(seen(spec('speculative-model: "[ngram]"'), f), f),
                            "ngram", None),
+    # SpeculativeConfig.__post_init__: who drafts itself, which methods need no draft model
+    "SPEC_MIMO_TARGET": (lambda f: speculative.drafts_itself(f, None, "mimo"), False, True),
+    "SPEC_MORE_TARGETS": (lambda f: speculative.drafts_itself(f, None, "qwen3_next"), False, True),
+    "SPEC_MTP_BY_METHOD": (lambda f: (speculative.drafts_itself(f, "deepseek_mtp", "qwen2"),
+                                      speculative.drafts_itself(f, None, "deepseek_v3")), (False, True), (True, False)),
+    "SPEC_NO_MODEL_WORDING": (lambda f: speculative.no_draft_model(f, "eagle"),
+                              speculative.NO_DRAFT_MODEL, speculative.NO_DRAFT_MODEL_011),
+    "SPEC_SUFFIX": (lambda f: "suffix" in speculative.self_drafting(f), False, True),
+    "SPEC_EXTRACT_HIDDEN_STATES": (lambda f: "extract_hidden_states" in speculative.self_drafting(f), False, True),
+    "SPEC_NGRAM_GPU": (lambda f: ("ngram_gpu" in speculative.self_drafting(f),
+                                  "ngram_gpu" in speculative.window_methods(f)), (False, False), (True, True)),
+    "SPEC_CUSTOM_CLASS": (lambda f: speculative.no_draft_model(f, "custom_class"),
+                          speculative.NO_DRAFT_MODEL_011, speculative.CUSTOM_CLASS_NEEDS_MODEL),
+    "SPEC_DSPARK": (lambda f: speculative.drafts_itself(f, "dspark", "qwen2"), False, True),
     # the V1 oracle's checks
     "ORACLE_TENSORIZER_OK": (triggers(spec("load-format: tensorizer")), ["--load_format tensorizer"], []),
     "ORACLE_POLICY_OK": (triggers(spec("scheduling-policy: priority")), ["--scheduling-policy"], []),
@@ -158,6 +186,22 @@ PROBES = {
                                            spec("tensor-parallel-size: 2", hardware="platform: cpu")), 2048, 4096),
     "TPU_BATCH_BY_CHIP": (predict(scheduler.max_num_batched_tokens,
                                   spec(env=V1_ON, hardware="platform: tpu\nname: TPU v5e\nmemory_gib: 16")), 2048, 512),
+    "MLA_TRITON_FP8_REFUSED": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '9.0'"),
+                                       MLA_MODEL), None, attention.TRITON_FP8),
+    "MLA_FLASHMLA_ON_HOPPER": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '9.0'"),
+                                       MLA_MODEL), attention.TRITON_FP8, None),
+    "BACKENDS_VALIDATED": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '8.0'"),
+                                   MLA_MODEL), attention.TRITON_FP8, attention.NO_VALID),
+    "MLA_TRITON_FP8": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '8.0'"),
+                               MLA_MODEL), attention.NO_VALID, None),
+    "SPARSE_MLA_ON_SM120": (refusal(attention.mla_refusal, spec(hardware="compute_capability: '12.0'"),
+                                    dict(MLA_MODEL, model_type="deepseek_v32", index_topk=2048)), attention.NO_VALID, None),
+    "ATTENTION_SINKS": (refusal(attention.sink_refusal, spec(env="VLLM_ATTENTION_BACKEND: FLASH_ATTN",
+                                                             hardware="compute_capability: '8.0'"), SINK_MODEL),
+                        None, attention.FA3_SINKS),
+    "FA4_SINKS": (refusal(attention.sink_refusal, spec("attention-backend: FLASH_ATTN",
+                                                       hardware="compute_capability: '10.0'"), SINK_MODEL),
+                  attention.SELECTED, None),
     "AUTO_DTYPE_BY_PLATFORM": (lambda f: [d.severity for d in lint_example(Example(
         "model: m\nhardware: {compute_capability: 7.5}\n", vllm=_shipped_for(f), facts={"version": f.version},
         model={"torch_dtype": "bfloat16"})) if d.code == "PO602"], ["error"], ["info"]),
@@ -271,6 +315,9 @@ PROBES = {
         "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
         "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
     # pooling models
+    "MAMBA_BLOCKS_BOUND_SEQS": (lambda f: [d.severity for d in lint_example(Example(
+        SPEC_80G + "  max-num-seqs: 1024\n", vllm=_shipped_for(f), model=QWEN35_27B,
+        facts={"version": f.version})) if d.code == "PO718"], [], ["error"]),
     "EMBEDDING_RUNNER_MESSAGE": (lambda f: [d.vllm_message.split(" do")[0] for d in lint_example(Example(
         "vllm serve m --runner generate\n", kind="command", vllm=_shipped_for(f), model=BGE_M3,
         facts={"version": f.version})) if d.code == "PO314"], ["This model"], ["Embedding models"]),
@@ -298,16 +345,17 @@ def boundaries():
             if isinstance(value, releases.Boundary) and not name.startswith(OTHER_PROJECTS)}
 
 
-@pytest.mark.parametrize("version,message", [("4.51.3", "VLLM_MESSAGE"), ("4.52.0", "TRANSFORMERS_MESSAGE")])
+@pytest.mark.parametrize("version,message", [("4.51.3", "REMOTE_CODE_NEEDS_TRUST"), ("4.52.0", "TRANSFORMERS_REMOTE_CODE")])
 def test_transformers_remote_code_wording_on_both_sides(version, message):
     from patchops.lint.rules import remote_code_needs_trust as rule
+    from patchops.lint.vllm import messages
 
     assert releases.TRANSFORMERS_REMOTE_CODE_WORDING.source.startswith("transformers/")
     transformers = {"version": version, "model_types": ["llama", "qwen2"]}
     [found] = [d for d in lint_example(Example("vllm serve org/custom\n", kind="command", vllm="0.11.0",
                                                model=rule.REMOTE, facts={"transformers": transformers}))
                if d.code == "PO711"]
-    assert found.vllm_message == getattr(rule, message).format(model="org/custom")
+    assert found.vllm_message == getattr(messages, message).format(model="org/custom")
 
 
 def test_every_boundary_has_a_probe():

@@ -579,7 +579,7 @@ def test_pre_commit_hooks_take_specs_configs_and_launch_scripts():
 
     import yaml
 
-    hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text())
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
     assert [h["id"] for h in hooks] == ["patchops-lint", "patchops-lint-system"]
     for hook in hooks:
         assert hook["entry"] == "patchops lint" and "types" not in hook  # `types: [yaml]` drops .sh
@@ -647,7 +647,7 @@ def test_concise_lint_of_the_seed_examples_fits_one_80_column_screen(monkeypatch
     from patchops import api
     from patchops.cli.render.lint import lint_text
 
-    monkeypatch.chdir(Path(__file__).parent.parent)   # `patchops lint examples/*.yaml`, as the README runs it
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])   # `patchops lint examples/*.yaml`, as the README runs it
     examples = sorted(Path("examples").glob("*.yaml"))
     results = api.lint_inputs(examples)
     findings = sum(len(r.diagnostics) for r in results)

@@ -10,7 +10,7 @@ import pytest
 
 from patchops.host.hardware import Hardware, HardwareError, detect, parse_hardware, run_tool
 
-OUTPUTS = Path(__file__).parent / "outputs"
+OUTPUTS = Path(__file__).parent / "hardware_outputs"
 
 
 def tools(**answers: str):
