@@ -437,7 +437,7 @@ class Race:
 
 
 RACES = (
-    # Issue 6, defect 1: apply of two patchsets on different files while a rollback of one
+    # A defect found in review: apply of two patchsets on different files while a rollback of one
     # runs between planning the first and the second copy.
     Race("apply-vs-rollback", (("apply", "mark-b", "--yes"),),
          ("apply", "mark-b", "mark-c", "--yes"), "plan-copy:2", ("rollback", "mark-b"),

@@ -244,3 +244,16 @@ def test_scripts_and_bench_do_not_import_tests():
         if rel not in SCRIPTS_OF_A_SUITE and (on_path or any(n.split(".")[0] == "tests" for n in names)):
             importing.append(rel)
     assert not importing, f"import tests (move what they need to devtools/): {importing}"
+
+
+def test_comments_give_reasons_not_pointers_to_issues_or_outside_documents():
+    """A comment says the reason itself: "issue 11" or "reference §5" means nothing to a reader."""
+    pointer = re.compile(r"\b[Ii]ssue[ -]\d+|§ ?\d|shared/reference/")
+    found = []
+    for folder in ("src", "tests", "scripts", "bench", "devtools"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".py", ".yaml", ".md") and "__pycache__" not in path.parts:
+                for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                    if pointer.search(line) and path.name != "test_architecture.py":
+                        found.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not found, f"comments pointing at issues or outside documents: {found}"

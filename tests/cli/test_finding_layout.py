@@ -2,7 +2,7 @@
 
 Findings used to be paragraphs (209 characters at the median over everyday inputs, 492 at
 most) and `--format concise` cut them to the terminal width; the notes of checks that did not
-run repeated 13 rule names per input (issue 25).
+run repeated 13 rule names per input, burying the findings.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def test_folded_notes_count_the_checks_of_every_reason():
 
 @pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.fixable], ids=lambda r: r.code)
 def test_every_fix_hint_says_the_edit_lint_fix_makes(rule):
-    """PO102 said "pass --no-x on the command line" where `--fix` writes `no-x: true` (issue 25)."""
+    """PO102 said "pass --no-x on the command line" where `--fix` writes `no-x: true`: the why and the fix must agree."""
     fixed = [d for example in list(rule.INVALID) + list(rule.VALID) for d in lint_example(example)
              if d.code == rule.code and d.autofix is not None]
     assert fixed, f"no example of {rule.code} carries its fix"

@@ -64,7 +64,7 @@ CUDA_GRAPH_SIZES_DEPRECATED = ("--cuda-graph-sizes is deprecated and will be rem
                                "instead.")
 
 # cuda-graphs-hang-on-corex
-# What a CoreX start-up logs before it stops making progress (field logs, issue 10).
+# What a CoreX start-up logs before it stops making progress (seen in CoreX field logs).
 COREX_GRAPH_CAPTURE_HANG = "Waiting for pending NCCL work to finish before starting graph capture"
 
 # custom-allreduce-off
