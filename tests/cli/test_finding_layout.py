@@ -97,7 +97,7 @@ def test_notes_fold_into_one_line_quiet_hides_them_verbose_lists_them(tmp_path):
     inputs = [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]
     lines = run(*inputs).stdout.splitlines()
     notes = [line for line in lines if "did not run" in line]
-    assert len(notes) == 1 and notes[0].startswith("19 checks did not run for 2 inputs: no model config.json")
+    assert len(notes) == 1 and notes[0].startswith("20 checks did not run for 2 inputs: no model config.json")
     assert "-v lists them" in " ".join(lines)
     assert not any("did not run" in line for line in run("-q", *inputs).stdout.splitlines())
     shown = run("-v", *inputs).stdout

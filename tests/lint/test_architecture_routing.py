@@ -209,3 +209,15 @@ def test_model_type_tables_read_from_real_trees():
     # 0.10.1.1: _FLOAT16_NOT_SUPPORTED_MODELS, read with its reasons
     assert new["float16_unsupported"]["gemma2"].startswith("Numerical instability")
     assert "llama" not in new["float16_unsupported"] and "interleaved" not in new
+
+
+def test_classes_without_lora_read_from_real_trees():
+    v063, v085, v033 = (arch_facts(v)["no_lora"] for v in ("0.6.3.post1", "0.8.5", "0.33.0"))
+    # Qwen2-VL took LoRA after 0.6.3; OPT after 0.11; GPT-2 never has (gpt2.py)
+    assert v063["Qwen2VLForConditionalGeneration"] == "Qwen2VLForConditionalGeneration"
+    assert "Qwen2VLForConditionalGeneration" not in v085 and "Qwen2VLForConditionalGeneration" not in v033
+    assert "OPTForCausalLM" in v085 and "OPTForCausalLM" not in v033
+    assert all(v["GPT2LMHeadModel"] == "GPT2LMHeadModel" for v in (v063, v085, v033))
+    assert not any("LlamaForCausalLM" in v for v in (v063, v085, v033))
+    # an alias names the class vLLM builds, which the worker's message names
+    assert v085.get("MistralForCausalLM") is None

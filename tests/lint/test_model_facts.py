@@ -180,17 +180,17 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
                               "generate-runner-on-pooling-model", "heads-not-divisible-by-tp",
                               "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
-                              "kv-cache-too-small", "remote-code-needs-trust", "vision-heads-not-divisible-by-tp",
+                              "kv-cache-too-small", "remote-code-needs-trust", "vision-heads-not-divisible-by-tp", "lora-unsupported-model",
                               "quantized-shard-breaks-kernel-tile",
                               "mla-unsupported-on-gpu", "quantization-config-not-found",
                               "sliding-window-off-with-rope-scaling", "quantization-unsupported-here",
                               "multimodal-limit-on-text-model", "quantization-kernel-not-installed"]
     assert skipped_notes([result], verbose=True)[:1] == [
-        f"{spec}: 17 checks did not run, no model config.json (pass --model-config FILE): "
+        f"{spec}: 18 checks did not run, no model config.json (pass --model-config FILE): "
         f"{', '.join(model_not_run(result))}"]
     other, third = (records.replace(result, path=f"{name}.yaml") for name in ("b", "c"))
     assert skipped_notes([result, other, third])[0].startswith(
-        "19 checks did not run for 3 inputs: no model config.json (pass --model-config FILE)")
+        "20 checks did not run for 3 inputs: no model config.json (pass --model-config FILE)")
     assert api.lint(spec, vllm_version="0.8.5",
                     ignore=["PO312", "PO313", "PO314", "PO70", "PO71", "PO809", "PO812", "PO813", "PO814",
                             "PO818"]).not_run == []

@@ -8,7 +8,7 @@ the classes with `HasInnerState` (Mamba-style state) to V0 unless VLLM_USE_V1=1 
 `_warn_or_fallback(feature_name="Mamba")`), and 0.8.5 resolves `--task auto` of a
 `SupportsTranscription` class (Whisper) to "transcription", which its oracle refuses. From 0.12
 an unset prefix caching follows the class's attention type (`IsAttentionFree`, `IsHybrid`), and
-in every release pipeline parallelism needs `SupportsPP`. From 0.11
+in every release pipeline parallelism needs `SupportsPP` and LoRA `SupportsLoRA`. From 0.11
 the same file
 names removed architectures in `_PREVIOUSLY_SUPPORTED_MODELS` (arch -> the last release) and,
 later, those moved to plugins in `_OOT_SUPPORTED_MODELS` (arch -> plugin URL), which
@@ -34,6 +34,7 @@ INTERFACES = {"v0_only": ("SupportsV0Only", "supports_v0_only"),
               "attention_free": ("IsAttentionFree", "is_attention_free"),
               "hybrid": ("IsHybrid", "is_hybrid")}
 PP_INTERFACE = ("SupportsPP", "supports_pp")
+LORA_INTERFACE = ("SupportsLoRA", "supports_lora")   # the LoRA model runner's supports_lora(model)
 POOLING_INTERFACE = ("VllmModelForPooling", "is_pooling_model")   # interfaces_base.py, 0.10+
 GENERATION_METHOD = "compute_logits"   # is_text_generation_model: VllmModelForTextGeneration's method
 REMOVED_TABLES = {"_PREVIOUSLY_SUPPORTED_MODELS": "previously_supported",
@@ -42,8 +43,8 @@ REMOVED_TABLES = {"_PREVIOUSLY_SUPPORTED_MODELS": "previously_supported",
 
 def architecture_facts(src: Source) -> Dict[str, Any]:
     """Return {"registered", "v0_only", "inner_state", "transcription", "attention_free", "hybrid",
-    "no_pp" (without SupportsPP), "pooling_only": [names], "previously_supported",
-    "out_of_tree": {name: ...}}.
+    "no_pp" (without SupportsPP), "pooling_only": [names], "no_lora": {name: class without
+    SupportsLoRA}, "previously_supported", "out_of_tree": {name: ...}}.
 
     {} when the registry cannot be read. An architecture whose class cannot be found has no
     interface (vLLM would fail to inspect it anyway).
@@ -69,6 +70,7 @@ def architecture_facts(src: Source) -> Dict[str, Any]:
     lists = {key: _with_interface(src, classes, interface, flag)
              for key, (interface, flag) in INTERFACES.items()}
     lists["no_pp"] = _without_pp(src, classes)
+    lists["no_lora"] = _without_interface(src, classes, *LORA_INTERFACE)
     lists["pooling_only"] = _pooling_only(src, classes)
     return {"registered": sorted(classes), **lists, **out, **model_type_facts(src)}
 
@@ -167,6 +169,41 @@ def _without_pp(src: Source, classes: Dict[str, Tuple[str, str]]) -> list:
         if hit is not None and not _class_has(src, hit[0], hit[1], interface, flag, seen, set(), 0):
             out.append(arch)
     return sorted(out)
+
+
+def _without_interface(src: Source, classes: Dict[str, Tuple[str, str]], interface: str,
+                       flag: str) -> Dict[str, str]:
+    """Return {architecture: class name} of the registered classes that surely lack `interface`.
+
+    A class lacks it when neither it nor a base sets the flag or is the interface, and every
+    base resolves (to a class of the copy or an outside one): a base that cannot be read might
+    carry it, so its class is left out (a missed refusal, never a false one).
+    """
+    have = set(_with_interface(src, classes, interface, flag))
+    seen: Dict[str, bool] = {}
+    out = {}
+    for arch, (module, cls) in sorted(classes.items()):
+        if arch in have:
+            continue
+        mod = src.module(f"{MODELS_PACKAGE}.{module}")
+        hit = src.find_class(mod, cls) if mod is not None else None
+        if hit is not None and _bases_resolve(src, hit[0], hit[1], 0) and \
+                not _class_has(src, hit[0], hit[1], interface, flag, seen, set(), 0):
+            out[arch] = cls
+    return out
+
+
+def _bases_resolve(src: Source, mod: Module, node: ast.ClassDef, depth: int) -> bool:
+    """Whether every base of the class, and of its bases in the copy, resolves (`Generic[T]` does)."""
+    if depth > MAX_DEPTH:
+        return False
+    for base in node.bases:
+        found = src.entity(base.value if isinstance(base, ast.Subscript) else base, mod)
+        if found is None or found[0] not in ("external", "class"):
+            return False
+        if found[0] == "class" and not _bases_resolve(src, found[1], found[2], depth + 1):
+            return False
+    return True
 
 
 def _pooling_only(src: Source, classes: Dict[str, Tuple[str, str]]) -> list:

@@ -36,6 +36,7 @@ from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
 from patchops.lint.rules.kv_cache_dtype_mismatch import KvCacheDtypeMismatch
 from patchops.lint.rules.kv_cache_too_small import KvCacheTooSmall
+from patchops.lint.rules.lora_unsupported_model import LoraUnsupportedModel
 from patchops.lint.rules.mamba_blocks_below_max_seqs import MambaBlocksBelowMaxSeqs
 from patchops.lint.rules.max_model_len_above_derived import MaxModelLenAboveDerived
 from patchops.lint.rules.mistral_config_not_found import MistralConfigNotFound
@@ -144,6 +145,7 @@ ALL_RULES = (
     RemoteCodeNeedsTrust,
     GpuMemoryHeldByOthers,
     VisionHeadsNotDivisibleByTp,
+    LoraUnsupportedModel,
     QuantizedShardBreaksKernelTile,
     MlaUnsupportedOnGpu,
     AttentionSinksUnsupported,

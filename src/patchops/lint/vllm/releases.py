@@ -376,6 +376,11 @@ TOKENIZER_RESOLVED_OFFLINE = Boundary(
     "missing path fails before the engine config (before: when the tokenizer loads at start-up)",
     "vllm/engine/arg_utils.py:596 (0.12.0); absent in 0.11.0 (vllm-project/vllm#29706)")
 
+LORA_CHECKED_AT_CONFIG = Boundary(
+    "0.33", "--enable-lora on a class without SupportsLoRA is refused while the config is built "
+    "(LoRAConfig.verify_with_model_config); before, the worker refuses when it loads the model",
+    "vllm/config/lora.py:147 (0.33.0); absent in 0.32.0, whose v1/worker/lora_model_runner_mixin.py raises")
+
 # --------------------------------------------------------------------------- parser plugins
 
 PLUGIN_LOAD_FAILURE_LOGGED = Boundary(
