@@ -7,13 +7,15 @@ from typing import Any, Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, routing, scheduler
+from patchops.lint.vllm import inputs, releases, routing, scheduler
 
 NGRAM = ("ngram", "[ngram]", "ngram_gpu")
 # Methods that need no draft model (SpeculativeConfig.__post_init__ sets `model` for them).
 SELF_DRAFTING = NGRAM + ("suffix", "extract_hidden_states", "custom_class")
 SPEC_NEEDS_V1 = "Speculative decoding is not supported on vLLM V0."
 DRAFT_UNSUPPORTED = "Speculative decoding with draft model is not supported yet."
+# vllm/engine/arg_utils.py:1486 (0.11.0) _is_v1_supported_oracle, :1775 (0.12.0) _check_feature_supported.
+DRAFT_METHOD_UNSUPPORTED = "Draft model speculative decoding is not supported yet."
 # Draft model names SpeculativeConfig recognises as another method (eagle-, medusa heads).
 DETECTED = ("eagle", "medusa", "mlp_speculator", "mlp-speculator")
 NO_DRAFT_MODEL = "num_speculative_tokens was provided without speculative model."
@@ -25,6 +27,8 @@ FIX = "give num_speculative_tokens > 0 and prompt_lookup_min <= prompt_lookup_ma
 QWEN_7B = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "num_attention_heads": 28}
 MEDUSA_ON_SELF = ("vllm serve m --speculative-config "
                   "'{\"method\": \"medusa\", \"model\": \"m\", \"num_speculative_tokens\": 2}'\n")
+DRAFT_ON_SELF = ("vllm serve m --speculative-config "
+                 "'{\"method\": \"draft_model\", \"model\": \"m\", \"num_speculative_tokens\": 2}'\n")
 NGRAM_4 = "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}'"
 
 
@@ -37,7 +41,8 @@ class SpeculativeConfigInvalid(Rule):
     greater than zero, a draft `model` for methods that need one (not n-gram, suffix, MTP), and
     `prompt_lookup_min <= prompt_lookup_max` after vLLM fills a missing one from the other
     (both missing: 5 and 5). Where the copy has the guards, speculation on the V0 engine
-    (0.10-0.11) and a draft model (0.10.x) are refused too. Bounds that pydantic already states as `Field(ge=1)` are left to
+    (0.10-0.11) and a draft model are refused too: `method: draft_model` (or a draft taken
+    for one) on 0.10.x, `method: draft_model` on 0.11-0.14 (0.15 runs draft models on V1). Bounds that pydantic already states as `Field(ge=1)` are left to
     `nested-config-invalid`.
 
     Two more refusals, read from the copy. 0.10-0.12 pick the method from the draft model
@@ -54,7 +59,8 @@ class SpeculativeConfigInvalid(Rule):
     vLLM refuses to build its config: "prompt_lookup_min=5 must be <= prompt_lookup_max=3",
     "num_speculative_tokens must be provided with speculative model unless the draft model
     config contains an n_predict parameter.", "Speculative decoding with draft model is not
-    supported yet." (0.10.1.1), "Consider increasing max_num_batched_tokens or decreasing
+    supported yet." (0.10.1.1), "Draft model speculative decoding is not supported yet."
+    (0.11.0-0.14.1), "Consider increasing max_num_batched_tokens or decreasing
     num_speculative_tokens" (0.33.0).
 
     ## Fix
@@ -76,6 +82,8 @@ class SpeculativeConfigInvalid(Rule):
                 "\"prompt_lookup_min\": 4, \"prompt_lookup_max\": 4}'\n", kind="command", vllm="0.33.0"),
         # 0.9.2 runs a draft it cannot name as a plain draft model
         Example(MEDUSA_ON_SELF, kind="command", vllm="0.9.2", model=QWEN_7B),
+        # 0.15 runs a draft model on V1
+        Example(DRAFT_ON_SELF, kind="command", vllm="0.15.0", model=QWEN_7B),
         # the budget holds 128 x (1 + 4) tokens
         Example("vllm serve m --enable-lora --max-num-batched-tokens 640 --max-num-seqs 128 "
                 f"--speculative-config {NGRAM_4}\n", kind="command", vllm="0.33.0"),
@@ -97,6 +105,7 @@ class SpeculativeConfigInvalid(Rule):
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 0}'\n",
                 kind="command", vllm="0.8.5", at=(1, 14)),
         Example(MEDUSA_ON_SELF, kind="command", vllm="0.10.1.1", model=QWEN_7B, at=(1, 14)),
+        Example(DRAFT_ON_SELF, kind="command", vllm="0.12.0", model=QWEN_7B, at=(1, 14)),
         Example("vllm serve m --enable-lora --max-num-batched-tokens 639 --max-num-seqs 128 "
                 f"--speculative-config {NGRAM_4}\n", kind="command", vllm="0.33.0", at=(1, 76)),
         # max_num_seqs defaults by GPU (256 or 1024 sequences x 3 tokens): unknown hardware
@@ -148,6 +157,9 @@ def _unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Op
                                         and not any(k in model.lower() for k in DETECTED))
     if facts.guards.get("draft_model_unsupported") and draft:
         return "uses a draft model, which this vLLM does not support yet", DRAFT_UNSUPPORTED
+    if facts.guards.get("draft_method_unsupported") and method == "draft_model":
+        return ("uses method 'draft_model', which this vLLM does not support yet",
+                f"draft models run on V1 from vLLM {releases.DRAFT_MODEL_ON_V1}"), DRAFT_METHOD_UNSUPPORTED
     return None
 
 
