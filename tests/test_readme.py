@@ -50,3 +50,21 @@ def test_shipped_launch_script_is_caught_on_a_real_copy(vllm_site, tmp_path):
     assert shown.returncode == 1, shown.stderr
     [finding] = json.loads(shown.stdout)["diagnostics"]
     assert (finding["code"], finding["severity"], finding["line"]) == ("PO502", "error", 5)
+
+
+def test_the_readmes_rule_table_is_the_generated_one():
+    import importlib.util
+
+    from patchops.cli.render.rules import rules_markdown_table
+    from patchops.lint.rules import ALL_RULES
+
+    spec = importlib.util.spec_from_file_location("readme_rules", ROOT / "scripts" / "readme_rules.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split(script.START, 1)[1].split(script.END, 1)[0]
+    # a stale table: run python scripts/readme_rules.py
+    assert table == rules_markdown_table(ALL_RULES)
+    assert len([row for row in table.splitlines() if row.startswith("| PO")]) == len(ALL_RULES)
+    for rule in ALL_RULES:
+        assert f"| {rule.code} | {rule.name} | " in table and f" | {rule.stage} |" in table

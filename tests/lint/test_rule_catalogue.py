@@ -136,3 +136,84 @@ def test_examples_on_every_shipped_release(rule):
         if claimed and not fired and (rule.code, release) not in NEVER_FIRES:
             silent.append(release)
     assert silent == [], f"no INVALID example of {rule.code} fires on {silent}"
+
+
+def _example_only_constants(tree):
+    """Return (module constants, those used only as example data: inside VALID/INVALID or each other)."""
+    import ast
+
+    constants = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                constants[target.id] = node
+    in_examples = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in ("VALID", "INVALID")
+                                                for t in node.targets):
+            in_examples |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+    uses = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in constants:
+            uses[node.id] = uses.get(node.id, 0) + 1
+    in_examples_count = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in ("VALID", "INVALID")
+                                                for t in node.targets):
+            for n in ast.walk(node.value):
+                if isinstance(n, ast.Name) and n.id in constants:
+                    in_examples_count[n.id] = in_examples_count.get(n.id, 0) + 1
+    # a constant is example data when every use is in the examples or in another example constant
+    data = {name for name in constants if uses.get(name, 0) and uses[name] == in_examples_count.get(name, 0)}
+    grew = True
+    while grew:
+        grew = False
+        for name, node in constants.items():
+            if name in data or not uses.get(name):
+                continue
+            users = [other for other, onode in constants.items() if other in data and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(onode.value))]
+            used_by_data = sum(1 for other in users for n in ast.walk(constants[other].value)
+                               if isinstance(n, ast.Name) and n.id == name)
+            if uses[name] == in_examples_count.get(name, 0) + used_by_data:
+                data.add(name)
+                grew = True
+    return constants, data
+
+
+def _holds_literal(value) -> bool:
+    import ast
+
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, (str, int, float)) and not isinstance(n.value, bool)
+               for n in ast.walk(value))
+
+
+def test_rule_modules_hold_no_vllm_knowledge():
+    """A rule module's constants are its own example data; vLLM's messages, names, tables live in lint/vllm/."""
+    import ast
+    from pathlib import Path
+
+    import patchops.lint.rules as rules_package
+
+    offenders = []
+    for path in sorted(Path(rules_package.__file__).parent.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text())
+        constants, data = _example_only_constants(tree)
+        for name, node in constants.items():
+            if name not in data and _holds_literal(node.value):
+                offenders.append(f"{path.name}:{node.lineno} {name}")
+    assert not offenders, "move to lint/vllm/ (or use only in VALID/INVALID): " + ", ".join(offenders)
+
+
+def test_the_knowledge_check_tells_example_data_from_a_message():
+    import ast
+
+    tree = ast.parse("MSG = 'vLLM refuses'\nQWEN = {'model_type': 'qwen2'}\nSPEC = 'model: m\\n'\n"
+                     "BOTH = dict(QWEN, x=1)\n"
+                     "class R:\n    vllm_message = MSG\n    VALID = [Example(SPEC, model=BOTH)]\n"
+                     "    INVALID = [Example(SPEC, model=QWEN)]\n")
+    _, data = _example_only_constants(tree)
+    assert data == {"QWEN", "SPEC", "BOTH"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.rules.attention_backend_env_removed import MSG_UNKNOWN_ENV, AttentionBackendEnvRemoved
+from patchops.lint.rules.attention_backend_env_removed import AttentionBackendEnvRemoved
+from patchops.lint.vllm.messages import UNKNOWN_ENV_VARIABLE as MSG_UNKNOWN_ENV
 
 from lintkit import linter, said
 

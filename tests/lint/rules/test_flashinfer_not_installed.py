@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.rules.flashinfer_not_installed import (MSG_IMPORT, MSG_MODEL_CONFIG,
-                                                          MSG_NONE_CALL, FlashinferNotInstalled)
+from patchops.lint.rules.flashinfer_not_installed import FlashinferNotInstalled
+from patchops.lint.vllm.messages import FLASHINFER_MISSING_IMPORT as MSG_IMPORT
+from patchops.lint.vllm.messages import FLASHINFER_MISSING_MODEL_CONFIG as MSG_MODEL_CONFIG
+from patchops.lint.vllm.messages import FLASHINFER_MISSING_NONE_CALL as MSG_NONE_CALL
 
 from lintkit import findings
 

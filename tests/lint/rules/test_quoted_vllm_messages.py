@@ -29,11 +29,7 @@ def _template(text: str) -> str:
 
 
 def _rule_messages():
-    from patchops.lint.rules import batched_tokens_below_max_seqs as po202
-    from patchops.lint.rules import batched_tokens_below_model_len as po201
-    from patchops.lint.rules import capture_settings_exclusive as po404
-    from patchops.lint.rules import chunked_prefill_off_ignored as po203
-    from patchops.lint.rules import cuda_graph_sizes_meaning_changed as po403
+    from patchops.lint.vllm import messages
     from patchops.lint.rules import multistep_chunked_prefill_with_pp as po305
     from patchops.lint.rules import multistep_needs_flash_backend as po303
     from patchops.lint.rules import multistep_with_spec_decode as po304
@@ -44,24 +40,23 @@ def _rule_messages():
     fallback = "{x} is not supported by the V1 Engine. Falling back to V0. We recommend to remove {x} " \
                "from your config in favor of the V1 Engine."
     table = [
-        (po201.VLLM_MESSAGE, scheduler, old + ("0.10.2", "0.11.0", "0.12.0", "0.33.0")),
-        (po202.VLLM_MESSAGE, scheduler, old + ("0.10.2", "0.11.0", "0.12.0", "0.33.0")),
-        (po203.WARNING_012, ("vllm/engine/arg_utils.py",), ("0.12.0", "0.33.0")),
+        (messages.BATCHED_TOKENS_BELOW_MODEL_LEN, scheduler, old + ("0.10.2", "0.11.0", "0.12.0", "0.33.0")),
+        (messages.BATCHED_TOKENS_BELOW_MAX_SEQS, scheduler, old + ("0.10.2", "0.11.0", "0.12.0", "0.33.0")),
+        (messages.CHUNKED_PREFILL_OFF_UNSUPPORTED, ("vllm/engine/arg_utils.py",), ("0.12.0", "0.33.0")),
         (fallback, ("vllm/engine/arg_utils.py",), v1_oracle + ("0.10.2", "0.11.0")),
         ("VLLM_USE_V1=1 is not supported with {x}.", ("vllm/engine/arg_utils.py",), v1_oracle),
         (po303.MultistepNeedsFlashBackend.vllm_message, ("vllm/worker/multi_step_model_runner.py",), old),
         (po304.MultistepWithSpecDecode.vllm_message, ("vllm/engine/arg_utils.py",), old),
         (po305.MultistepChunkedPrefillWithPp.vllm_message, ("vllm/engine/arg_utils.py",), old),
-        (po403.DEPRECATED, ("vllm/engine/arg_utils.py",), ("0.12.0",)),
-        (po404.SIZES_EXCLUSIVE.replace("{flag}", "cuda_graph_sizes"), ("vllm/engine/arg_utils.py",), ("0.12.0",)),
-        (po404.SIZES_EXCLUSIVE.replace("{flag}", "cudagraph_capture_sizes"), ("vllm/engine/arg_utils.py",),
+        (messages.CUDA_GRAPH_SIZES_DEPRECATED, ("vllm/engine/arg_utils.py",), ("0.12.0",)),
+        (messages.CAPTURE_SIZES_EXCLUSIVE.replace("{flag}", "cuda_graph_sizes"), ("vllm/engine/arg_utils.py",), ("0.12.0",)),
+        (messages.CAPTURE_SIZES_EXCLUSIVE.replace("{flag}", "cudagraph_capture_sizes"), ("vllm/engine/arg_utils.py",),
          ("0.12.0", "0.33.0")),
-        (po404.MAX_EXCLUSIVE, ("vllm/engine/arg_utils.py",), ("0.12.0", "0.33.0")),
-        (po404.INCONSISTENT, ("vllm/config/vllm.py",), ("0.12.0", "0.33.0")),
-        (po404.EMPTY, ("vllm/config/vllm.py",), ("0.12.0", "0.33.0")),
+        (messages.CAPTURE_MAX_EXCLUSIVE, ("vllm/engine/arg_utils.py",), ("0.12.0", "0.33.0")),
+        (messages.CAPTURE_MAX_INCONSISTENT, ("vllm/config/vllm.py",), ("0.12.0", "0.33.0")),
+        (messages.CAPTURE_SIZES_EMPTY, ("vllm/config/vllm.py",), ("0.12.0", "0.33.0")),
     ]
-    from patchops.lint.rules import multistep_falls_back_to_v0 as po302
-    table.append((po302.FORCED_V1_073, ("vllm/platforms/cuda.py",), ("0.7.3",)))
+    table.append((messages.MULTISTEP_FORCED_V1_073, ("vllm/platforms/cuda.py",), ("0.7.3",)))
     return [(text, files, version) for text, files, versions in table for version in versions]
 
 

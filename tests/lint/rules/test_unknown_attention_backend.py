@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from patchops.lint.rules.unknown_attention_backend import MSG_FALLBACK, UnknownAttentionBackend
+from patchops.lint.rules.unknown_attention_backend import UnknownAttentionBackend
+from patchops.lint.vllm.messages import BACKEND_FALLS_BACK_TO_V0 as MSG_FALLBACK
 from patchops.lint.vllm.routing import v1_oracle_backends
 
 from lintkit import findings

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from patchops.lint.facts.model import Flag
-from patchops.lint.rules import unknown_flag
 from patchops.lint.rules.unknown_flag import UnknownFlag
+from patchops.lint.vllm import options
 
 from lintkit import findings, linter
 
@@ -30,7 +30,7 @@ def run(text, version="0.8.5", kind="spec"):
 
 @pytest.fixture(autouse=True)
 def no_history(monkeypatch):
-    monkeypatch.setattr(unknown_flag, "_shipped", lambda: ())
+    monkeypatch.setattr(options, "_shipped", lambda: ())
 
 
 def test_short_alias_as_key_names_the_long_option():
@@ -78,7 +78,7 @@ def test_history_removed_and_added(monkeypatch):
     rows = (("0.10.0", frozenset({"preemption_mode", "max_model_len"})),
             ("0.11.0", frozenset({"max_model_len"})),
             ("0.12.0", frozenset({"max_model_len", "cudagraph_capture_sizes"})))
-    monkeypatch.setattr(unknown_flag, "_shipped", lambda: rows)
+    monkeypatch.setattr(options, "_shipped", lambda: rows)
     [found] = run("model: m\nargs:\n  preemption_mode: swap\n", version="0.11.0")
     assert found.message.startswith('flag "preemption_mode" was removed after vLLM 0.10.0')
     assert "0.10.0" in found.fix
@@ -101,7 +101,7 @@ lint = linter(UnknownFlag.code)
 @pytest.fixture
 def history(monkeypatch):
     monkeypatch.undo()  # drop no_history: use the shipped versions
-    unknown_flag._shipped.cache_clear()
+    options._shipped.cache_clear()
 
 
 def test_shipped_history_of_removed_and_added_flags(history):

@@ -16,7 +16,7 @@ from patchops.lint.input.loaders import load_command, load_text
 from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler
+from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler, speculative
 
 from patchops.lint.rule import Example
 from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
@@ -132,6 +132,20 @@ PROBES = {
     "V1_ONLY": (lambda f: engine(spec(env=V1_OFF))(f).value, routing.V0, routing.V1),
     "SPECULATIVE_CONFIG": (lambda f: inputs.speculative_method(seen(spec('speculative-model: "[ngram]"'), f), f),
                            "ngram", None),
+    # SpeculativeConfig.__post_init__: who drafts itself, which methods need no draft model
+    "SPEC_MIMO_TARGET": (lambda f: speculative.drafts_itself(f, None, "mimo"), False, True),
+    "SPEC_MORE_TARGETS": (lambda f: speculative.drafts_itself(f, None, "qwen3_next"), False, True),
+    "SPEC_MTP_BY_METHOD": (lambda f: (speculative.drafts_itself(f, "deepseek_mtp", "qwen2"),
+                                      speculative.drafts_itself(f, None, "deepseek_v3")), (False, True), (True, False)),
+    "SPEC_NO_MODEL_WORDING": (lambda f: speculative.no_draft_model(f, "eagle"),
+                              speculative.NO_DRAFT_MODEL, speculative.NO_DRAFT_MODEL_011),
+    "SPEC_SUFFIX": (lambda f: "suffix" in speculative.self_drafting(f), False, True),
+    "SPEC_EXTRACT_HIDDEN_STATES": (lambda f: "extract_hidden_states" in speculative.self_drafting(f), False, True),
+    "SPEC_NGRAM_GPU": (lambda f: ("ngram_gpu" in speculative.self_drafting(f),
+                                  "ngram_gpu" in speculative.window_methods(f)), (False, False), (True, True)),
+    "SPEC_CUSTOM_CLASS": (lambda f: speculative.no_draft_model(f, "custom_class"),
+                          speculative.NO_DRAFT_MODEL_011, speculative.CUSTOM_CLASS_NEEDS_MODEL),
+    "SPEC_DSPARK": (lambda f: speculative.drafts_itself(f, "dspark", "qwen2"), False, True),
     # the V1 oracle's checks
     "ORACLE_TENSORIZER_OK": (triggers(spec("load-format: tensorizer")), ["--load_format tensorizer"], []),
     "ORACLE_POLICY_OK": (triggers(spec("scheduling-policy: priority")), ["--scheduling-policy"], []),
@@ -306,16 +320,17 @@ def boundaries():
             if isinstance(value, releases.Boundary) and not name.startswith(OTHER_PROJECTS)}
 
 
-@pytest.mark.parametrize("version,message", [("4.51.3", "VLLM_MESSAGE"), ("4.52.0", "TRANSFORMERS_MESSAGE")])
+@pytest.mark.parametrize("version,message", [("4.51.3", "REMOTE_CODE_NEEDS_TRUST"), ("4.52.0", "TRANSFORMERS_REMOTE_CODE")])
 def test_transformers_remote_code_wording_on_both_sides(version, message):
     from patchops.lint.rules import remote_code_needs_trust as rule
+    from patchops.lint.vllm import messages
 
     assert releases.TRANSFORMERS_REMOTE_CODE_WORDING.source.startswith("transformers/")
     transformers = {"version": version, "model_types": ["llama", "qwen2"]}
     [found] = [d for d in lint_example(Example("vllm serve org/custom\n", kind="command", vllm="0.11.0",
                                                model=rule.REMOTE, facts={"transformers": transformers}))
                if d.code == "PO711"]
-    assert found.vllm_message == getattr(rule, message).format(model="org/custom")
+    assert found.vllm_message == getattr(messages, message).format(model="org/custom")
 
 
 def test_every_boundary_has_a_probe():

@@ -54,13 +54,46 @@ def rule_json(rules) -> str:
 
 def rule_docs(console: Output, rule) -> None:
     """Print a rule's documentation: rendered Markdown on a terminal, the raw text in a pipe."""
-    text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
-            f"vLLM {_versions(rule.versions)}; {_fix_kind(rule)}\n\n{rule.docs()}")
-    if rule.vllm_message:
-        text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
+    text = rule_markdown(rule)
     if console.is_terminal:
         from rich.markdown import Markdown
 
         console.rich().print(Markdown(text))
     else:
         console.print(text)
+
+
+def rule_markdown(rule) -> str:
+    """Return a rule's documentation as Markdown: docs, vLLM's message, first failing and passing example."""
+    text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
+            f"vLLM {_versions(rule.versions)}; {_fix_kind(rule)}\n\n{rule.docs()}")
+    if rule.vllm_message:
+        text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
+    for title, examples in (("Failing example", rule.INVALID), ("Passing example", rule.VALID)):
+        if examples:
+            text += f"\n\n## {title}\n{_example(examples[0], failing=examples is rule.INVALID)}"
+    return text
+
+
+_FENCE = {"spec": "yaml", "config": "yaml", "command": "sh"}
+_INPUT = {"spec": "a serve spec", "config": "a vLLM --config file", "command": "a launch command"}
+
+
+def _example(example, failing: bool) -> str:
+    """Return one example as Markdown: what it is, on which release, its text, where it fails."""
+    said = f"{_INPUT.get(example.kind, example.kind)}, linted against vLLM {example.vllm}"
+    if example.model is not None:
+        said += ", with the model's config.json in the example"
+    if failing and example.at is not None:
+        said += f"; flagged at line {example.at[0]}, column {example.at[1]}"
+    fence = _FENCE.get(example.kind, "")
+    return f"{said}:\n\n```{fence}\n{example.text.rstrip()}\n```"
+
+
+def rules_markdown_table(rules) -> str:
+    """Return the README's rule table: code, name, severity, vLLM versions and stage of each rule."""
+    rows = ["| code | name | severity | vLLM | stage |", "| --- | --- | --- | --- | --- |"]
+    for rule in rules:
+        severity = _severities(rule).replace("|", "\\|")
+        rows.append(f"| {rule.code} | {rule.name} | {severity} | {_versions(rule.versions)} | {rule.stage} |")
+    return "\n".join(rows) + "\n"

@@ -7,12 +7,7 @@ from typing import Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
-from patchops.lint.vllm import attention, inputs, releases
-
-# envs.validate_environ (vllm/envs.py 0.20; platforms/interface.py 0.33), called from
-# EngineArgs.create_engine_config: a warning, or ValueError with --fail-on-environ-validation.
-MSG_UNKNOWN_ENV = "Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND"
-ENV = attention.ATTENTION_BACKEND_ENV
+from patchops.lint.vllm import attention, inputs, messages, releases
 
 
 def truthy(value) -> bool:
@@ -41,7 +36,7 @@ class AttentionBackendEnvRemoved(Rule):
     name = "attention-backend-env-removed"
     severity = "warning"
     versions = ">=0.13"
-    vllm_message = MSG_UNKNOWN_ENV
+    vllm_message = messages.UNKNOWN_ENV_VARIABLE
 
     VALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
@@ -59,23 +54,23 @@ class AttentionBackendEnvRemoved(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        setting = cfg.env.get(ENV)
-        value = inputs.env_text(cfg, ENV)
+        setting = cfg.env.get(attention.ATTENTION_BACKEND_ENV)
+        value = inputs.env_text(cfg, attention.ATTENTION_BACKEND_ENV)
         if setting is None or value is None or facts.attention_env_var:
             return
-        fields = [ENV]
+        fields = [attention.ATTENTION_BACKEND_ENV]
         fail_hard = cfg.args.get("fail_on_environ_validation")
         if releases.release(facts) < releases.ENVIRON_VALIDATED:
             outcome = "vLLM ignores it without a word and picks the backend itself"
             severity, vllm_message = self.severity, None
         elif fail_hard is not None and truthy(fail_hard.value):
             outcome = "with --fail-on-environ-validation vLLM refuses to start"
-            severity, vllm_message = "error", MSG_UNKNOWN_ENV
+            severity, vllm_message = "error", messages.UNKNOWN_ENV_VARIABLE
             fields.append("fail_on_environ_validation")
         else:
             outcome = "vLLM warns that the variable is unknown and picks the backend itself"
-            severity, vllm_message = self.severity, MSG_UNKNOWN_ENV
-        message = f'environment variable {ENV}="{value}" is no longer read by vLLM {facts.version}'
+            severity, vllm_message = self.severity, messages.UNKNOWN_ENV_VARIABLE
+        message = f'environment variable {attention.ATTENTION_BACKEND_ENV}="{value}" is no longer read by vLLM {facts.version}'
         explanation = f"the backend is now an option: {outcome}"
         name = self._backend_name(value, facts)
         if "attention_backend" in facts.flags:

@@ -7,10 +7,7 @@ from typing import Iterator, List, Tuple
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, releases, routing, scheduler, wording
-
-VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) must be greater than or equal to "
-                "max_num_seqs ({max_num_seqs}).")
+from patchops.lint.vllm import inputs, messages, releases, routing, scheduler, wording
 
 
 class BatchedTokensBelowMaxSeqs(Rule):
@@ -37,7 +34,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
     versions = ">=0.6.3"
     needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
                             "hardware.platform", "model"))
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.BATCHED_TOKENS_BELOW_MAX_SEQS
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "vllm: {version: 0.9.2}\n"
@@ -122,7 +119,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
                 cfg, at, message, explanation=explanation, severity=None if certain else "warning",
                 fields=tuple(dict.fromkeys(fields)),
                 fix=f"set max-num-batched-tokens to at least {s}, or lower max-num-seqs to {b}",
-                vllm_message=VLLM_MESSAGE.replace("{max_num_batched_tokens}", str(b))
+                vllm_message=messages.BATCHED_TOKENS_BELOW_MAX_SEQS.replace("{max_num_batched_tokens}", str(b))
                                          .replace("{max_num_seqs}", str(s)))
             return
         s = unknown_budget[0]
@@ -133,4 +130,4 @@ class BatchedTokensBelowMaxSeqs(Rule):
             f"vLLM {ver} refuses to start unless the model's max_model_len is at least {s}",
             severity="warning", fields=tuple(dict.fromkeys(fields + ("max_model_len",))),
             fix=f"set max-num-batched-tokens to at least {s}, or lower max-num-seqs",
-            vllm_message=VLLM_MESSAGE.replace("{max_num_seqs}", str(s)))
+            vllm_message=messages.BATCHED_TOKENS_BELOW_MAX_SEQS.replace("{max_num_seqs}", str(s)))

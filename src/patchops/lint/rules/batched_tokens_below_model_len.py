@@ -7,12 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, model_len, routing, scheduler
+from patchops.lint.vllm import inputs, messages, model_len, routing, scheduler
 
-VLLM_MESSAGE = ("max_num_batched_tokens ({max_num_batched_tokens}) is smaller than max_model_len "
-                "({max_model_len}). This effectively limits the maximum sequence length to "
-                "max_num_batched_tokens and makes vLLM reject longer sequences. Please increase "
-                "max_num_batched_tokens or decrease max_model_len.")
 
 # Qwen/Qwen2.5-7B-Instruct config.json dimensions (its max_position_embeddings varies per example).
 QWEN_7B = {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
@@ -44,7 +40,7 @@ class BatchedTokensBelowModelLen(Rule):
     severity = "error"
     versions = ">=0.6.3"
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.BATCHED_TOKENS_BELOW_MODEL_LEN
     VALID = [
         # Unset, max_model_len is what vLLM derives from config.json: 8192 fits the budget.
         Example("model: /models/Qwen2.5-7B-Instruct\n"
@@ -135,5 +131,5 @@ class BatchedTokensBelowModelLen(Rule):
             fields=tuple(dict.fromkeys(("max_num_batched_tokens", "max_model_len") + chunked.fields
                                        + (("enable_chunked_prefill",) if not chunked.fields else ()))),
             fix=fix,
-            vllm_message=VLLM_MESSAGE.replace("{max_num_batched_tokens}", str(budget))
+            vllm_message=messages.BATCHED_TOKENS_BELOW_MODEL_LEN.replace("{max_num_batched_tokens}", str(budget))
                                      .replace("{max_model_len}", str(mml.value)))

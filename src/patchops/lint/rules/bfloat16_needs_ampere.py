@@ -7,16 +7,8 @@ from typing import Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, releases
+from patchops.lint.vllm import inputs, messages, releases
 
-# Worker._check_if_gpu_supports_dtype (worker/worker.py 0.8.5:547, v1/worker/gpu_worker.py),
-# CudaPlatform.check_if_supports_dtype (platforms/cuda.py 0.33.0:651).
-MESSAGE = ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu} GPU "
-           "has compute capability {cc}. You can use float16 instead by explicitly setting the `dtype` "
-           "flag in CLI, for example: --dtype=half.")
-# _resolve_auto_dtype (config.py 0.9.2+), a warning.
-AUTO_FALLBACK = ("Your device '{gpu}' (with compute capability {cc}) doesn't support torch.bfloat16. "
-                 "Falling back to torch.float16 for compatibility.")
 T4 = "hardware: {gpus: 1, name: Tesla T4, memory_gib: 15, compute_capability: 7.5}\n"
 
 
@@ -47,7 +39,7 @@ class Bfloat16NeedsAmpere(Rule):
     stage = "later"
     versions = ">=0"
     needs = Needs(optional=("hardware.compute_capability", "hardware.name", "hardware.platform", "model"))
-    vllm_message = MESSAGE
+    vllm_message = messages.BFLOAT16_NEEDS_AMPERE
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n" + T4 + "args:\n  dtype: half\n"),
         Example("model: /models/Qwen2.5-7B-Instruct\nhardware: {gpus: 1, compute_capability: 8.0}\n"
@@ -79,7 +71,7 @@ class Bfloat16NeedsAmpere(Rule):
                 explanation=f"the compute capability is hardware.compute_capability; vLLM {facts.version} "
                 "will refuse to start its worker",
                 fields=("dtype", "hardware.compute_capability"),
-                vllm_message=MESSAGE.format(gpu=gpu, cc=shown_cc), fix="pass --dtype half")
+                vllm_message=messages.BFLOAT16_NEEDS_AMPERE.format(gpu=gpu, cc=shown_cc), fix="pass --dtype half")
             return
         model = cfg.model_facts
         if dtype != "auto" or model is None or _dtype(model.dtype) != "bfloat16":
@@ -92,14 +84,14 @@ class Bfloat16NeedsAmpere(Rule):
                 "bfloat16 needs 8.0", fields=fields,
                 explanation=f"the model's weights are bfloat16 (torch_dtype in config.json); vLLM "
                 f"{facts.version} keeps bfloat16 and will refuse to start its worker",
-                vllm_message=MESSAGE.format(gpu=gpu, cc=shown_cc), fix="pass --dtype half")
+                vllm_message=messages.BFLOAT16_NEEDS_AMPERE.format(gpu=gpu, cc=shown_cc), fix="pass --dtype half")
             return
         yield self.diagnostic(
             cfg, at, f"bfloat16 weights on compute capability {shown_cc}: vLLM {facts.version} runs them "
             "in float16", severity="info", fields=fields,
             explanation="the model's weights are bfloat16 (torch_dtype in config.json); float16 can "
             "overflow where bfloat16 does not",
-            vllm_message=AUTO_FALLBACK.format(gpu=gpu, cc=shown_cc),
+            vllm_message=messages.BFLOAT16_AUTO_FALLBACK.format(gpu=gpu, cc=shown_cc),
             fix="pass --dtype half to make the choice explicit")
 
 

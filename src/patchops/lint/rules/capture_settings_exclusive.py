@@ -7,15 +7,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, scheduler
-
-# engine/arg_utils.py::create_engine_config and config/vllm.py::_set_cudagraph_sizes (0.12.0).
-SIZES_EXCLUSIVE = "{flag} and compilation_config.cudagraph_capture_sizes are mutually exclusive"
-MAX_EXCLUSIVE = ("max_cudagraph_capture_size and compilation_config.max_cudagraph_capture_size are "
-                 "mutually exclusive")
-INCONSISTENT = ("customized max_cudagraph_capture_size(={max_cudagraph_capture_size}) should be "
-                "consistent with the max value of cudagraph_capture_sizes(={max_size})")
-EMPTY = "cudagraph_capture_sizes should contain at least one element when using cuda graph."
+from patchops.lint.vllm import inputs, messages, scheduler
 
 
 class CaptureSettingsExclusive(Rule):
@@ -45,7 +37,7 @@ class CaptureSettingsExclusive(Rule):
     versions = ">=0.12"
     needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
                             "hardware.platform", "model"))
-    vllm_message = SIZES_EXCLUSIVE.replace("{flag}", "cudagraph_capture_sizes")
+    vllm_message = messages.CAPTURE_SIZES_EXCLUSIVE.replace("{flag}", "cudagraph_capture_sizes")
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "vllm: {version: 0.12.0}\n"
@@ -105,7 +97,7 @@ class CaptureSettingsExclusive(Rule):
                 f"max_cudagraph_capture_size is set both as a flag and in compilation_config; vLLM "
                 f"{ver} will refuse to start",
                 fields=("max_cudagraph_capture_size", "compilation_config.max_cudagraph_capture_size"),
-                fix="keep one of the two", vllm_message=MAX_EXCLUSIVE)
+                fix="keep one of the two", vllm_message=messages.CAPTURE_MAX_EXCLUSIVE)
             return
         top_at = top_flag or top_comp_at
         top = inputs.to_int(top_flag.value) if top_flag is not None else inputs.to_int(top_comp)
@@ -119,7 +111,7 @@ class CaptureSettingsExclusive(Rule):
                 cfg, sizes_at, f"{sizes_name} is empty; vLLM {ver} asserts a non-empty capture list "
                 "when CUDA graphs are on and will refuse to start",
                 fields=(sizes_name,), fix="list at least one size, or set enforce-eager to run without "
-                "CUDA graphs", vllm_message=EMPTY)
+                "CUDA graphs", vllm_message=messages.CAPTURE_SIZES_EMPTY)
             return
         if top is None or top_at is None:
             return
@@ -144,7 +136,7 @@ class CaptureSettingsExclusive(Rule):
             severity=None if certain else "warning",
             fields=("max_cudagraph_capture_size", sizes_name) + (budget.fields if dropped else ()),
             fix=f"remove max-cudagraph-capture-size (it follows the list), or set it to {largest}",
-            vllm_message=INCONSISTENT.replace("{max_cudagraph_capture_size}", str(top))
+            vllm_message=messages.CAPTURE_MAX_INCONSISTENT.replace("{max_cudagraph_capture_size}", str(top))
                                      .replace("{max_size}", str(largest)))
 
     def _exclusive(self, cfg: ServeConfig, found: Setting, flag: str, origin: str,
@@ -160,4 +152,4 @@ class CaptureSettingsExclusive(Rule):
             f"{flag} collides with another capture list: vLLM {ver} refuses to start",
             explanation=f"it collides with {origin}",
             fields=fields, fix=fix,
-            vllm_message=SIZES_EXCLUSIVE.replace("{flag}", flag))
+            vllm_message=messages.CAPTURE_SIZES_EXCLUSIVE.replace("{flag}", flag))

@@ -7,11 +7,7 @@ from typing import Dict, Iterator, List
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, wording
-
-FLAGS = ("cuda_graph_sizes", "cudagraph_capture_sizes", "max_cudagraph_capture_size",
-         "max_seq_len_to_capture")
-COMPILATION_KEYS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size")
+from patchops.lint.vllm import cuda_graphs, inputs, wording
 
 
 class CaptureSettingsMootWithEager(Rule):
@@ -74,12 +70,12 @@ class CaptureSettingsMootWithEager(Rule):
             return
         found: Dict[int, List[str]] = {}
         anchors: Dict[int, Setting] = {}
-        for name in FLAGS:
+        for name in cuda_graphs.CAPTURE_FLAGS:
             setting = inputs.setting(cfg, name)
             if setting is not None:
                 found.setdefault(id(setting), []).append(name)
                 anchors[id(setting)] = setting
-        for key in COMPILATION_KEYS:
+        for key in cuda_graphs.CAPTURE_COMPILATION_KEYS:
             _, setting = inputs.compilation_value(cfg, key)
             if setting is not None:
                 found.setdefault(id(setting), []).append(f"compilation_config.{key}")

@@ -9,12 +9,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
-
-DEST = "chat_template"
-JINJA_CHARS = "{}\n"   # validate_chat_template: a value with none of these is a path
-# entrypoints/chat_utils.py (0.6.3-0.2x), renderers/chat_utils/chat_template.py (0.3x) adds "Tried: ..."
-VLLM_MESSAGE = "The supplied chat template string ({value}) appears path-like, but doesn't exist!"
+from patchops.lint.vllm import inputs, local_files, messages
 
 
 class ChatTemplateNotFound(Rule):
@@ -39,7 +34,7 @@ class ChatTemplateNotFound(Rule):
     name = "chat-template-not-found"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.CHAT_TEMPLATE_NOT_FOUND
     VALID = [
         Example("model: m\nargs:\n  chat-template: '{% for m in messages %}{{ m.content }}{% endfor %}'\n"),
         Example("vllm serve m --chat-template template_chatml.jinja\n", kind="command", vllm="0.33.0"),
@@ -51,12 +46,12 @@ class ChatTemplateNotFound(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, DEST)
+        found = inputs.setting(cfg, local_files.CHAT_TEMPLATE)
         how = facts.guards.get("chat_template_must_exist")
         if found is None or how is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
-        if any(c in value for c in JINJA_CHARS) or (how == "builtin" and "/" not in value):
+        if any(c in value for c in local_files.JINJA_CHARS) or (how == "builtin" and "/" not in value):
             return
         candidates = [Path(value).expanduser()]
         if not os.path.isabs(value) and Path(cfg.path).parent != Path(""):
@@ -65,6 +60,6 @@ class ChatTemplateNotFound(Rule):
             return
         yield self.diagnostic(
             cfg, found, f"chat_template {value!r} reads as a file path, and no such file exists here",
-            explanation=f"vLLM {facts.version} stops before loading the model", fields=(DEST,),
+            explanation=f"vLLM {facts.version} stops before loading the model", fields=(local_files.CHAT_TEMPLATE,),
             fix="give the path of the template on the machine that runs vLLM, or the template text",
-            vllm_message=VLLM_MESSAGE.format(value=value))
+            vllm_message=messages.CHAT_TEMPLATE_NOT_FOUND.format(value=value))

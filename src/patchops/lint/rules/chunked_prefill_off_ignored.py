@@ -7,11 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, releases, routing
-
-# engine/arg_utils.py::_set_default_chunked_prefill_and_prefix_caching_args (0.12.0; 0.33.0 too).
-WARNING_012 = ("This model does not officially support disabling chunked prefill. Disabling this "
-               "manually may cause the engine to crash or produce incorrect outputs.")
+from patchops.lint.vllm import inputs, messages, releases, routing
 
 
 class ChunkedPrefillOffIgnored(Rule):
@@ -70,7 +66,7 @@ class ChunkedPrefillOffIgnored(Rule):
                 f"enable_chunked_prefill false is respected by vLLM {ver}, which warns about it",
                 explanation="vLLM warns that generative models do not officially support running "
                 "without chunked prefill and may crash or produce incorrect outputs",
-                severity="info", fields=("enable_chunked_prefill",), vllm_message=WARNING_012,
+                severity="info", fields=("enable_chunked_prefill",), vllm_message=messages.CHUNKED_PREFILL_OFF_UNSUPPORTED,
                 fix="remove it unless the model needs whole-prompt prefill; then keep "
                     "max-num-batched-tokens at least max-model-len")
             return

@@ -7,9 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, routing
-
-VLLM_MESSAGE = "Chunked prefill is not supported for pooling models"
+from patchops.lint.vllm import inputs, messages, routing
 
 
 class ChunkedPrefillWithPoolingModel(Rule):
@@ -34,7 +32,7 @@ class ChunkedPrefillWithPoolingModel(Rule):
     severity = "error"
     versions = ">=0.7.3,<0.10.2"   # the guard decides: gone with V0's default-args code in 0.10.2
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.CHUNKED_PREFILL_WITH_POOLING
     VALID = [
         Example("model: m\nargs:\n  task: embed\n"),
         # 0.10.1.1's V1 engine runs pooling models with chunked prefill.

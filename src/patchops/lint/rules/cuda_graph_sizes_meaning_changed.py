@@ -7,11 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, scheduler
-
-# engine/arg_utils.py::create_engine_config, 0.12.0.
-DEPRECATED = ("--cuda-graph-sizes is deprecated and will be removed in v0.13.0 or v1.0.0, whichever "
-              "is soonest. Please use --cudagraph-capture-sizes instead.")
+from patchops.lint.vllm import inputs, messages, scheduler
 
 
 class CudaGraphSizesMeaningChanged(Rule):
@@ -36,7 +32,7 @@ class CudaGraphSizesMeaningChanged(Rule):
     versions = ">=0.12"
     needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
                             "hardware.platform", "model"))
-    vllm_message = DEPRECATED
+    vllm_message = messages.CUDA_GRAPH_SIZES_DEPRECATED
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "vllm: {version: 0.12.0}\n"

@@ -7,12 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, platforms
-
-# CustomAllreduce.__init__ (distributed/device_communicators/custom_all_reduce.py, 0.6.3-0.33).
-WORLD_SIZE_WARNING = ("Custom allreduce is disabled due to an unsupported world size: {tp}. Supported world "
-                      "sizes: {sizes}. To silence this warning, specify disable_custom_all_reduce=True "
-                      "explicitly.")
+from patchops.lint.vllm import inputs, messages, platforms
 
 
 class CustomAllreduceOff(Rule):
@@ -45,7 +40,7 @@ class CustomAllreduceOff(Rule):
     stage = "later"
     versions = ">=0"
     needs = Needs(optional=("hardware.name", "hardware.platform"))
-    vllm_message = WORLD_SIZE_WARNING
+    vllm_message = messages.CUSTOM_ALLREDUCE_WORLD_SIZE
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nhardware: {gpus: 4}\nargs:\n  tensor-parallel-size: 4\n"),
         Example("model: /models/Qwen2.5-7B-Instruct\nhardware: {gpus: 4}\nargs:\n  tensor-parallel-size: 3\n"
@@ -90,6 +85,6 @@ class CustomAllreduceOff(Rule):
             explanation=f"vLLM supports world sizes {sizes} (CustomAllreduce._SUPPORTED_WORLD_SIZES), so "
             "the all-reduce goes through NCCL, slower for decoding's small messages",
             fields=("tensor_parallel_size",),
-            vllm_message=WORLD_SIZE_WARNING.format(tp=tp, sizes=sizes),
+            vllm_message=messages.CUSTOM_ALLREDUCE_WORLD_SIZE.format(tp=tp, sizes=sizes),
             fix=f"use a tensor_parallel_size in {sizes}, or pass --disable-custom-all-reduce to choose NCCL "
                 "explicitly")

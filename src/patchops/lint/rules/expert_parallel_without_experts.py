@@ -7,10 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, messages
 
-VLLM_MESSAGE = ("Number of experts in the model must be greater than 0 when expert parallelism "
-                "is enabled.")
 LLAMA = {"model_type": "llama", "num_attention_heads": 32, "max_position_embeddings": 8192}
 QWEN3_MOE = {"model_type": "qwen3_moe", "num_attention_heads": 32, "num_experts": 128,
              "max_position_embeddings": 40960}
@@ -36,7 +34,7 @@ class ExpertParallelWithoutExperts(Rule):
     name = "expert-parallel-without-experts"
     severity = "error"
     versions = ">=0.8"  # enable_expert_parallel and its MoE check arrive in 0.8
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.EXPERT_PARALLEL_WITHOUT_EXPERTS
     needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen3-moe\nargs:\n  enable-expert-parallel: true\n", model=QWEN3_MOE),

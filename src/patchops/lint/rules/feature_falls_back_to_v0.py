@@ -14,9 +14,6 @@ MAMBA = {"architectures": ["MambaForCausalLM"], "model_type": "mamba"}
 BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom"}
 WHISPER = {"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "is_encoder_decoder": True}
 QWEN2_VL = {"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl"}
-MULTISTEP = "--num-scheduler-steps"  # PO302 multistep-falls-back-to-v0 owns this trigger
-V0_COST = ("the older, slower V0 engine runs instead: no V1 scheduler (chunked prefill and prefix "
-           "caching off by default, max_num_seqs 256), no torch.compile")
 
 
 class FeatureFallsBackToV0(Rule):
@@ -131,7 +128,7 @@ class FeatureFallsBackToV0(Rule):
                 chosen = trigger
                 break
             chosen = chosen or trigger  # hardware-dependent: report it unless a sure one follows
-        if chosen is None or chosen.feature == MULTISTEP:
+        if chosen is None or chosen.feature == routing.MULTISTEP_OPTION:
             return
         yield self._finding(cfg, chosen, env, v >= releases.V0_REMOVED, facts.version)
 
@@ -166,12 +163,12 @@ class FeatureFallsBackToV0(Rule):
                 cfg, trigger.at,
                 f"experimental on V1: {short}; vLLM {ver} falls back to V0",
                 explanation=f"the V1 engine runs {what} only as an experiment, so with VLLM_USE_V1 "
-                f"unset vLLM falls back to V0: {V0_COST}",
+                f"unset vLLM falls back to V0: {routing.V0_COST}",
                 fields=fields, vllm_message=trigger.fallback_message,
                 fix="set VLLM_USE_V1=1 to run it on V1 (experimental), or VLLM_USE_V1=0 to choose V0 on purpose")
         return self.diagnostic(
             cfg, trigger.at,
             f"no V1 support for {short}: vLLM {ver} {may}silently fall{'' if may else 's'} back to V0",
-            explanation=f"the V1 engine does not support {what}, so {V0_COST}",
+            explanation=f"the V1 engine does not support {what}, so {routing.V0_COST}",
             fields=fields, vllm_message=trigger.fallback_message,
             fix=f"{remove} to keep the V1 engine (or set VLLM_USE_V1=0 to choose V0 on purpose)")

@@ -7,15 +7,7 @@ from typing import Iterator, Optional, Tuple
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-
-# keyword -> (the EngineArgs call that passes it, what the hardcoded True means at run time)
-WATCHED = {
-    "enforce_eager": ("ModelConfig(...) in EngineArgs.create_model_config",
-                      "vLLM runs in eager mode without CUDA graphs"),
-    "disable_custom_all_reduce": ("ParallelConfig(...) in EngineArgs.create_engine_config",
-                                  "tensor-parallel all-reduce goes through NCCL, not vLLM's custom kernel"),
-}
-PATCHSET = "corex-eager-allreduce"
+from patchops.lint.vllm import platforms
 
 
 def literal_bool(source: str) -> Optional[bool]:
@@ -109,7 +101,7 @@ class FlagHardcodedByFork(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for name, (call, effect) in WATCHED.items():
+        for name, (call, effect) in platforms.COREX_HARDCODED.items():
             source = facts.hardcoded.get(name)
             found = user_setting(cfg, name) if source is not None else None
             if found is None:
@@ -133,7 +125,7 @@ class FlagHardcodedByFork(Rule):
                 explanation = (f"this copy hardcodes {name}={source} in {call}; it agrees with you only "
                                "by accident")
                 severity = "warning"
-            fix = f"patchops apply {PATCHSET} (restores {name}=self.{name})"
+            fix = f"patchops apply {platforms.COREX_EAGER_PATCHSET} (restores {name}=self.{name})"
             if severity == "warning":
                 fix += ", or remove the setting"
             yield self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,),
@@ -158,4 +150,4 @@ class FlagHardcodedByFork(Rule):
         message = f"this copy hardcodes {name}={source}: no flag can change it"
         return self.diagnostic(cfg, at, message, explanation=f"it is hardcoded in {call}, so {effect}",
                                fields=(name,), severity="warning",
-                               fix=f"patchops apply {PATCHSET} (restores {name}=self.{name})")
+                               fix=f"patchops apply {platforms.COREX_EAGER_PATCHSET} (restores {name}=self.{name})")

@@ -7,21 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
-from patchops.lint.vllm import attention, inputs, packages, releases
-
-ENV = attention.ATTENTION_BACKEND_ENV
-
-# ModelConfig.__post_init__ (vllm/config.py 0.8.5-0.10.0, config/__init__.py 0.10.x,
-# config/model.py 0.11-0.12); it compares the value with "FLASHINFER" only.
-MSG_MODEL_CONFIG = ("VLLM_ATTENTION_BACKEND is set to FLASHINFER, but flashinfer module was not "
-                    "found. See https://github.com/vllm-project/vllm/blob/main/docker/Dockerfile "
-                    "for instructions on how to install it.")
-# 0.6.3/0.7.3 attention/backends/flashinfer.py sets its wrapper classes to None when the import
-# fails; the worker then calls one (Python's own message).
-MSG_NONE_CALL = "TypeError: 'NoneType' object is not callable"
-# The V1 FlashInfer backends (v1/attention/backends/flashinfer.py, mla/flashinfer_mla.py) import
-# flashinfer at module level.
-MSG_IMPORT = "ModuleNotFoundError: No module named 'flashinfer'"
+from patchops.lint.vllm import attention, inputs, messages, packages, releases
 
 
 class FlashinferNotInstalled(Rule):
@@ -56,7 +42,7 @@ class FlashinferNotInstalled(Rule):
     severity = "error"
     unsure_severity = "info"
     versions = "<0.15"
-    vllm_message = MSG_MODEL_CONFIG
+    vllm_message = messages.FLASHINFER_MISSING_MODEL_CONFIG
 
     VALID = [
         Example("model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  max-model-len: 4096\n"
@@ -85,8 +71,8 @@ class FlashinferNotInstalled(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        setting = cfg.env.get(ENV)
-        name = inputs.env_text(cfg, ENV)
+        setting = cfg.env.get(attention.ATTENTION_BACKEND_ENV)
+        name = inputs.env_text(cfg, attention.ATTENTION_BACKEND_ENV)
         present = packages.present(facts, "flashinfer")
         if setting is None or name is None or present.value:
             return
@@ -97,29 +83,29 @@ class FlashinferNotInstalled(Rule):
         if releases.release(facts) < releases.FLASHINFER_CHECKED_AT_START:
             outcome = ("nothing checks this up front, so the worker loads the weights and then dies "
                        "on the first batch with \"'NoneType' object is not callable\"")
-            vllm_message = MSG_NONE_CALL
+            vllm_message = messages.FLASHINFER_MISSING_NONE_CALL
         elif name == "FLASHINFER":
             outcome = "vLLM refuses to start"
-            vllm_message = MSG_MODEL_CONFIG
+            vllm_message = messages.FLASHINFER_MISSING_MODEL_CONFIG
         else:
             outcome = "the worker fails to import the FlashInfer backend"
-            vllm_message = MSG_IMPORT
+            vllm_message = messages.FLASHINFER_MISSING_IMPORT
         fix = ("install FlashInfer built for this torch/CUDA (pip install flashinfer-python), "
-               f"or set {ENV}=FLASH_ATTN")
+               f"or set {attention.ATTENTION_BACKEND_ENV}=FLASH_ATTN")
         if present.value is None:  # shipped facts that know nothing of the install
-            message = f'the flashinfer package that {ENV}="{name}" needs may be missing'
+            message = f'the flashinfer package that {attention.ATTENTION_BACKEND_ENV}="{name}" needs may be missing'
             explanation = (f"the shipped facts for vLLM {facts.version} cannot tell; if it is, {outcome}")
             fix = f"lint on the machine or with --vllm SITE_PACKAGES to check; else {fix}"
-            found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(ENV,), fix=fix,
+            found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(attention.ATTENTION_BACKEND_ENV,), fix=fix,
                                     severity=self.unsure_severity)
             yield with_vllm_message(found, vllm_message)
             return
         if present.certain:
-            message = f'no flashinfer beside vLLM {facts.version} for {ENV}="{name}"'
+            message = f'no flashinfer beside vLLM {facts.version} for {attention.ATTENTION_BACKEND_ENV}="{name}"'
             explanation = outcome
         else:
-            message = f'no flashinfer in a plain install of vLLM {facts.version} for {ENV}="{name}"'
+            message = f'no flashinfer in a plain install of vLLM {facts.version} for {attention.ATTENTION_BACKEND_ENV}="{name}"'
             explanation = f"{present.reason}; {outcome}"
             fix += "; if flashinfer is installed by hand, lint with --vllm SITE_PACKAGES to check that copy"
-        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(ENV,), fix=fix)
+        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(attention.ATTENTION_BACKEND_ENV,), fix=fix)
         yield with_vllm_message(found, vllm_message)

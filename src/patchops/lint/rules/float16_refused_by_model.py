@@ -7,10 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, memory
+from patchops.lint.vllm import inputs, memory, messages
 
-# _check_valid_dtype (config/__init__.py 0.10.1.1:2684, config/model.py 0.33.0:2413)
-MESSAGE = "The model type {model_type!r} does not support float16. Reason: {reason}"
 GEMMA2 = {"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "num_attention_heads": 16,
           "num_key_value_heads": 8, "max_position_embeddings": 8192, "torch_dtype": "float32"}
 
@@ -38,7 +36,7 @@ class Float16RefusedByModel(Rule):
     severity = "error"
     versions = ">=0.9"   # where the copy has _FLOAT16_NOT_SUPPORTED_MODELS (0.9.2 has it, 0.8.5 not)
     needs = Needs(optional=("model",))
-    vllm_message = MESSAGE.format(model_type="gemma2", reason="Numerical instability. Please use "
+    vllm_message = messages.FLOAT16_REFUSED_BY_MODEL.format(model_type="gemma2", reason="Numerical instability. Please use "
                                   "bfloat16 or float32 instead.")
     VALID = [
         Example("model: /models/gemma-2-9b-it\nargs:\n  dtype: bfloat16\n", vllm="0.10.1.1", model=GEMMA2),
@@ -69,4 +67,4 @@ class Float16RefusedByModel(Rule):
             explanation=f"the model type is config.json's model_type; vLLM says \"{reason.rstrip('.')}\" "
             "and will not start",
             fields=("dtype",), fix="use --dtype bfloat16 (or float32)",
-            vllm_message=MESSAGE.format(model_type=model.config_model_type, reason=reason))
+            vllm_message=messages.FLOAT16_REFUSED_BY_MODEL.format(model_type=model.config_model_type, reason=reason))

@@ -7,13 +7,9 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import architectures, inputs
+from patchops.lint.vllm import architectures, inputs, messages
 from patchops.lint.vllm.releases import EMBEDDING_RUNNER_MESSAGE, release
 
-GENERIC = "This model does not support `--runner generate`."
-TASK = "This model does not support the 'generate' task. Supported tasks: <the model's pooling tasks>"
-EMBEDDING = ("Embedding models do not support `--runner generate`. Use `--runner pooling` or "
-             "`--runner auto` for embedding models.")
 # config.json of BAAI/bge-m3 (XLMRobertaModel: an embedding class without compute_logits) and
 # of a Qwen2.5 chat model (a generative class that can also be converted to pooling).
 BGE_M3 = {"architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta", "num_attention_heads": 16,
@@ -47,7 +43,7 @@ class GenerateRunnerOnPoolingModel(Rule):
     name = "generate-runner-on-pooling-model"
     severity = "error"
     versions = ">=0.8"
-    vllm_message = GENERIC   # and TASK before --runner, EMBEDDING from 0.25
+    vllm_message = messages.GENERATE_RUNNER_UNSUPPORTED   # and messages.GENERATE_TASK_UNSUPPORTED before --runner, messages.GENERATE_RUNNER_ON_EMBEDDING from 0.25
     needs = Needs(model=True)
     VALID = [
         Example("vllm serve BAAI/bge-m3 --runner pooling\n", kind="command", vllm="0.10.1.1", model=BGE_M3),
@@ -70,9 +66,9 @@ class GenerateRunnerOnPoolingModel(Rule):
         if not (runner == "generate" or by_task) or not architectures.has(cfg, facts, "pooling_only"):
             return
         if "runner" in facts.flags:
-            refusal = EMBEDDING if release(facts) >= EMBEDDING_RUNNER_MESSAGE else GENERIC
+            refusal = messages.GENERATE_RUNNER_ON_EMBEDDING if release(facts) >= EMBEDDING_RUNNER_MESSAGE else messages.GENERATE_RUNNER_UNSUPPORTED
         else:   # before --runner: _resolve_task lists the tasks the class supports
-            refusal = TASK
+            refusal = messages.GENERATE_TASK_UNSUPPORTED
         arch = architectures.resolved(cfg, facts)
         said = "task 'generate'" if by_task else "runner 'generate'"
         yield self.diagnostic(

@@ -7,12 +7,7 @@ from typing import Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, routing
-
-VLLM_MESSAGE = ("Free memory on device ({free}/{total} GiB) on startup is less than desired GPU memory "
-                "utilization ({util}, {wanted} GiB). Decrease GPU memory utilization or reduce GPU "
-                "memory used by other processes.")
-DEFAULT_UTILIZATION = 0.9   # EngineArgs.gpu_memory_utilization
+from patchops.lint.vllm import inputs, memory, messages, routing
 
 
 class GpuMemoryHeldByOthers(Rule):
@@ -42,7 +37,7 @@ class GpuMemoryHeldByOthers(Rule):
     versions = ">=0.9"   # the V1 worker's start-up check (v1/worker/gpu_worker.py, 0.9.2+)
     needs = Needs(optional=("hardware.compute_capability", "hardware.free_memory_gib", "hardware.memory_gib",
                             "hardware.platform", "model"))
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.GPU_MEMORY_HELD_BY_OTHERS
     VALID = [
         Example("model: m\nhardware: {memory_gib: 31.73, free_memory_gib: 31.0}\nargs:\n  max-model-len: 4096\n",
                 vllm="0.10.1.1"),
@@ -69,7 +64,7 @@ class GpuMemoryHeldByOthers(Rule):
         if free is None or total is None or routing.engine(cfg, facts).value != routing.V1:
             return
         stated = inputs.setting(cfg, "gpu_memory_utilization")
-        util = _gib(inputs.value(cfg, "gpu_memory_utilization")) if stated is not None else DEFAULT_UTILIZATION
+        util = _gib(inputs.value(cfg, "gpu_memory_utilization")) if stated is not None else memory.DEFAULT_GPU_MEMORY_UTILIZATION
         if util is None or free >= total * util:
             return
         wanted = round(total * util, 2)
@@ -84,7 +79,7 @@ class GpuMemoryHeldByOthers(Rule):
             fields=("gpu_memory_utilization", "hardware.free_memory_gib", "hardware.memory_gib"),
             fix=f"stop the process that holds the GPU (nvidia-smi lists it), or set gpu-memory-utilization "
                 f"below {int(free / total * 100) / 100:g}",
-            vllm_message=VLLM_MESSAGE.format(free=round(free, 2), total=round(total, 2), util=util, wanted=wanted))
+            vllm_message=messages.GPU_MEMORY_HELD_BY_OTHERS.format(free=round(free, 2), total=round(total, 2), util=util, wanted=wanted))
 
 
 def _gib(raw: object) -> Optional[float]:

@@ -7,10 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, messages
 
-VLLM_MESSAGE = ("Total number of attention heads ({heads}) must be divisible by tensor parallel "
-                "size ({tp}).")
 LLAMA_8B = {"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 8,
             "hidden_size": 4096, "num_hidden_layers": 32, "max_position_embeddings": 131072}
 
@@ -35,7 +33,7 @@ class HeadsNotDivisibleByTp(Rule):
     name = "heads-not-divisible-by-tp"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.HEADS_NOT_DIVISIBLE_BY_TP
     needs = Needs(model=True)
     VALID = [
         Example("model: org/llama\nargs:\n  tensor-parallel-size: 4\n", model=LLAMA_8B),
@@ -73,4 +71,4 @@ class HeadsNotDivisibleByTp(Rule):
             fields=("tensor_parallel_size",),
             fix=f"use a tensor-parallel size that divides {heads}" +
                 (f", such as {fits[-1]}" if fits else ""),
-            vllm_message=VLLM_MESSAGE.format(heads=heads, tp=tp))
+            vllm_message=messages.HEADS_NOT_DIVISIBLE_BY_TP.format(heads=heads, tp=tp))

@@ -8,6 +8,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import wording
 
 
 class InvalidFlagValue(Rule):
@@ -66,9 +67,6 @@ class InvalidFlagValue(Rule):
                                   vllm_message=f"{prog}: error: {why}")
 
 
-_TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
-
-
 def _fix(why: str) -> str:
     """Name what vLLM takes instead: the choices argparse lists, or the type it wants."""
     choices = re.search(r"\(choose from (.+)\)\s*$", why)
@@ -76,6 +74,6 @@ def _fix(why: str) -> str:
         return f"use one of {choices.group(1)}"
     wanted = re.search(r"invalid (\w+) value", why)
     if wanted:
-        kind = _TYPE_WORDS.get(wanted.group(1), f"a {wanted.group(1)} value")
+        kind = wording.TYPE_WORDS.get(wanted.group(1), f"a {wanted.group(1)} value")
         return f"write {kind}, with no unit or suffix (this vLLM reads the value as it is)"
     return "write the value as `vllm serve --help` shows it for this flag"

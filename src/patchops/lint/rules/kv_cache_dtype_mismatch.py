@@ -7,13 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, memory
+from patchops.lint.vllm import inputs, memory, messages
 
-DEST = "kv_cache_dtype"
-FLOAT_KV = ("float16", "bfloat16")
-# config/vllm.py VllmConfig._reject_mismatched_float_kv_cache (0.33)
-VLLM_MESSAGE = ('kv_cache_dtype="{kv}" is incompatible with dtype="{dtype}". Please set '
-                "`--kv-cache-dtype` to {allowed}.")
 QWEN_7B = {"model_type": "qwen2", "torch_dtype": "bfloat16", "num_attention_heads": 28}
 
 
@@ -39,7 +34,7 @@ class KvCacheDtypeMismatch(Rule):
     severity = "error"
     versions = ">=0.33"
     needs = Needs(optional=("hardware.compute_capability", "model"))
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.KV_CACHE_DTYPE_MISMATCH
     VALID = [
         Example("model: m\nargs:\n  kv-cache-dtype: bfloat16\n", vllm="0.33.0", model=QWEN_7B),
         Example("model: m\nargs:\n  kv-cache-dtype: float16\n  dtype: half\n", vllm="0.33.0"),
@@ -52,19 +47,19 @@ class KvCacheDtypeMismatch(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, DEST)
-        if found is None or found.value not in FLOAT_KV or "float_kv_cache_matches_dtype" not in facts.guards:
+        found = inputs.setting(cfg, memory.KV_CACHE_DTYPE)
+        if found is None or found.value not in memory.FLOAT_KV_CACHE_DTYPES or "float_kv_cache_matches_dtype" not in facts.guards:
             return
         dtype = memory.served_dtype(inputs.value(cfg, "dtype"), cfg.model_facts,
                                     inputs.compute_capability(cfg))
         if dtype is None or dtype == found.value:
             return
-        allowed = f"`auto` or `{dtype}`" if dtype in FLOAT_KV else "`auto`"
+        allowed = f"`auto` or `{dtype}`" if dtype in memory.FLOAT_KV_CACHE_DTYPES else "`auto`"
         origin = "--dtype" if inputs.setting(cfg, "dtype") is not None and \
             str(inputs.value(cfg, "dtype")).lower() != "auto" else "the model's config.json"
         yield self.diagnostic(
             cfg, found, f"kv_cache_dtype {found.value!r} differs from the model's served dtype {dtype}",
             explanation=f"the served dtype comes from {origin}; vLLM {facts.version} refuses it while "
             "building its config",
-            fields=(DEST, "dtype"), fix=f"use --kv-cache-dtype auto or {dtype}",
-            vllm_message=VLLM_MESSAGE.format(kv=found.value, dtype=dtype, allowed=allowed))
+            fields=(memory.KV_CACHE_DTYPE, "dtype"), fix=f"use --kv-cache-dtype auto or {dtype}",
+            vllm_message=messages.KV_CACHE_DTYPE_MISMATCH.format(kv=found.value, dtype=dtype, allowed=allowed))

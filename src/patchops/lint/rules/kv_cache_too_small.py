@@ -7,20 +7,10 @@ from typing import Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
-from patchops.lint.vllm import inputs, memory, routing
+from patchops.lint.vllm import inputs, memory, messages, routing
 from patchops.lint.vllm.model_len import derived_max_len
 from patchops.lint.vllm.releases import KV_FIT_MESSAGE_SPELLED, release
 
-# vllm/worker/worker.py raise_if_cache_size_invalid (0.8.5), the V0 engine.
-V0_MESSAGE = ("The model's max seq len ({max_model_len}) is larger than the maximum number of tokens "
-              "that can be stored in KV cache ({tokens}). Try increasing `gpu_memory_utilization` or "
-              "decreasing `max_model_len` when initializing the engine.")
-# vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.8.5; kv_cache_planning.py in 0.33.0):
-# the sentence every V1 release starts with; the advice after it changes between releases.
-V1_MESSAGE = ("To serve at least one request with the {owner} max seq len ({max_model_len}), "
-              "({needed} GiB KV cache is needed, which is larger than the available KV cache memory "
-              "({available} GiB).")
-NO_MEMORY_MESSAGE = "No available memory for the cache blocks."
 # meta-llama/Llama-3.1-8B-Instruct config.json: 8.03B parameters, 128 KiB of KV per token in bf16.
 LLAMA_31_8B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
                "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
@@ -60,7 +50,7 @@ class KvCacheTooSmall(Rule):
     name = "kv-cache-too-small"
     severity = "error"
     versions = ">=0"
-    vllm_message = V1_MESSAGE
+    vllm_message = messages.KV_CACHE_TOO_SMALL_V1
     stage = "later"      # the KV cache is sized after the model loads, at worker start-up
     needs = Needs(model=True, hardware=("memory_gib",),
                   optional=("hardware.compute_capability", "hardware.platform", "workload.concurrency",
@@ -113,13 +103,13 @@ class KvCacheTooSmall(Rule):
         needed = found.needed_bytes(max_len)
         if needed > found.kv_bytes:   # V1's test; V0's (max_model_len > tokens) is the same in whole blocks
             if found.kv_bytes <= 0:
-                vllm_text = NO_MEMORY_MESSAGE
+                vllm_text = messages.NO_MEMORY_FOR_CACHE_BLOCKS
             elif eng.value == routing.V1:
                 owner = "model's" if release(facts) >= KV_FIT_MESSAGE_SPELLED else "models's"
-                vllm_text = V1_MESSAGE.format(owner=owner, max_model_len=max_len, needed=memory.gib(needed),
+                vllm_text = messages.KV_CACHE_TOO_SMALL_V1.format(owner=owner, max_model_len=max_len, needed=memory.gib(needed),
                                               available=memory.gib(found.kv_bytes))
             else:
-                vllm_text = V0_MESSAGE.format(max_model_len=max_len, tokens=found.tokens)
+                vllm_text = messages.KV_CACHE_TOO_SMALL_V0.format(max_model_len=max_len, tokens=found.tokens)
             origin = "max_model_len" if len_at is not None else "max_model_len (derived from config.json)"
             yield self.diagnostic(
                 cfg, at,

@@ -7,13 +7,9 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, messages, model_len
 from patchops.lint.vllm.model_len import derived_max_len, env_flag
 
-ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
-# The sentence every release raises with (then version-specific advice follows).
-VLLM_MESSAGE = ("User-specified max_model_len ({user}) is greater than the derived max_model_len "
-                "({key}={derived} or model_max_length={model_max_length} in model's config.json).")
 QWEN_7B = {"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,
            "max_position_embeddings": 32768, "sliding_window": 131072, "use_sliding_window": False}
 LLAMA2_YARN = {"model_type": "llama", "num_attention_heads": 32, "max_position_embeddings": 4096,
@@ -45,7 +41,7 @@ class MaxModelLenAboveDerived(Rule):
     name = "max-model-len-above-derived"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.MAX_MODEL_LEN_ABOVE_DERIVED
     needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen\nargs:\n  max-model-len: 32768\n", model=QWEN_7B),
@@ -75,13 +71,13 @@ class MaxModelLenAboveDerived(Rule):
             return
         if derived.model_max_length is not None and user <= derived.model_max_length:
             return
-        allowed = env_flag(inputs.env_value(cfg, ENV))
-        vllm_text = VLLM_MESSAGE.format(user=user, key=derived.key, derived=derived.shown,
+        allowed = env_flag(inputs.env_value(cfg, model_len.ALLOW_LONG_MAX_MODEL_LEN_ENV))
+        vllm_text = messages.MAX_MODEL_LEN_ABOVE_DERIVED.format(user=user, key=derived.key, derived=derived.shown,
                                         model_max_length=derived.model_max_length)
         limit = int(derived.value)
         if allowed:
             message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"
-            explanation = (f"vLLM {facts.version} accepts it only because {ENV} is set, and positions "
+            explanation = (f"vLLM {facts.version} accepts it only because {model_len.ALLOW_LONG_MAX_MODEL_LEN_ENV} is set, and positions "
                            "past the maximum give wrong outputs")
         else:
             message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"

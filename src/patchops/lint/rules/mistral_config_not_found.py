@@ -7,16 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, local_files
+from patchops.lint.vllm import inputs, local_files, messages
 
-DEST = "config_format"
-FORMAT = "mistral"
-# transformers_utils/config.py: MISTRAL_CONFIG_NAME and load_params_config /
-# _download_mistral_config_file (0.8.5-0.33)
-PARAMS_FILE = "params.json"
-VLLM_MESSAGE = ("Failed to load mistral 'params.json' config for model {model}. Please check if "
-                "the model is a mistral-format model and if the config file exists.")
-FIX = "drop config-format (auto reads config.json), or serve the mistral-format checkpoint"
 # A local folder both here (tests run from the repository root) and in the conformance corpus.
 FOLDER = "tests/conformance/corpus/models/Mistral-7B-v0.1"
 
@@ -47,7 +39,7 @@ class MistralConfigNotFound(Rule):
     name = "mistral-config-not-found"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.MISTRAL_CONFIG_NOT_FOUND
     VALID = [
         Example(f"model: {FOLDER}\nargs:\n  config-format: hf\n"),
         Example(f"model: {FOLDER}\nargs:\n  config-format: auto\n", vllm="0.33.0"),
@@ -60,24 +52,24 @@ class MistralConfigNotFound(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, DEST)
-        if found is None or not isinstance(found.value, str) or found.value.lower() != FORMAT:
+        found = inputs.setting(cfg, local_files.CONFIG_FORMAT)
+        if found is None or not isinstance(found.value, str) or found.value.lower() != local_files.MISTRAL_FORMAT:
             return
-        if FORMAT not in _offered(facts):
+        if local_files.MISTRAL_FORMAT not in _offered(facts):
             return
         folder = local_files.local_model_folder(cfg)
-        if folder is None or (folder / PARAMS_FILE).is_file():
+        if folder is None or (folder / local_files.MISTRAL_PARAMS_FILE).is_file():
             return
         yield self.diagnostic(
-            cfg, found, f"config_format {FORMAT!r} needs {PARAMS_FILE}, and the model folder has none",
-            explanation=f"a Hugging Face checkpoint has no {PARAMS_FILE}; vLLM {facts.version} refuses "
-            "to start", fields=(DEST,), fix=FIX,
-            vllm_message=VLLM_MESSAGE.format(model=cfg.model.value))
+            cfg, found, f"config_format {local_files.MISTRAL_FORMAT!r} needs {local_files.MISTRAL_PARAMS_FILE}, and the model folder has none",
+            explanation=f"a Hugging Face checkpoint has no {local_files.MISTRAL_PARAMS_FILE}; vLLM {facts.version} refuses "
+            "to start", fields=(local_files.CONFIG_FORMAT,), fix="drop config-format (auto reads config.json), or serve the mistral-format checkpoint",
+            vllm_message=messages.MISTRAL_CONFIG_NOT_FOUND.format(model=cfg.model.value))
 
 
 def _offered(facts: Facts) -> tuple:
     """Return the formats the copy's `--config-format` accepts (choices or a Literal's values)."""
-    flag = facts.flags.get(DEST)
+    flag = facts.flags.get(local_files.CONFIG_FORMAT)
     if flag is None:
         return ()
     return tuple(flag.choices or flag.known_values or ())

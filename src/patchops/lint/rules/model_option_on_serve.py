@@ -7,9 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-
-VLLM_MESSAGE = ("With `vllm serve`, you should provide the model as a positional argument or in a "
-                "config file instead of via the `--model` option.")
+from patchops.lint.vllm import messages
 
 
 class ModelOptionOnServe(Rule):
@@ -31,7 +29,7 @@ class ModelOptionOnServe(Rule):
     name = "model-option-on-serve"
     severity = "error"
     versions = ">=0.6.3,<0.12"   # the copy's guard decides; 0.12+ only warns
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.MODEL_OPTION_ON_SERVE
     VALID = [
         Example("vllm serve /models/m --max-model-len 4096\n", kind="command"),
         # 0.8.5 compares each token with `--model`: the `=` form passes its check.

@@ -7,9 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig, parse_literal
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, messages
 
-VLLM_MESSAGE = "`limit_mm_per_prompt` is only supported for multimodal models."
 QWEN = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "num_attention_heads": 28,
         "max_position_embeddings": 32768}
 QWEN_VL = {"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"],
@@ -35,7 +34,7 @@ class MultimodalLimitOnTextModel(Rule):
     name = "multimodal-limit-on-text-model"
     severity = "error"
     versions = ">=0.8,<0.10"   # the guard is in 0.6.3-0.9.2; JSON values from 0.8 (0.7.3: key=value)
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.MULTIMODAL_LIMIT_ON_TEXT_MODEL
     needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen-vl\nargs:\n  limit-mm-per-prompt: '{\"image\": 2}'\n", model=QWEN_VL,

@@ -7,15 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, releases, routing
-
-# engine/arg_utils.py::_raise_or_fallback (0.8.5-0.10.0), feature "--num-scheduler-steps".
-FALLBACK = ("--num-scheduler-steps is not supported by the V1 Engine. Falling back to V0. "
-            "We recommend to remove --num-scheduler-steps from your config in favor of the V1 Engine.")
-FORCED_V1 = "VLLM_USE_V1=1 is not supported with --num-scheduler-steps."
-# platforms/cuda.py::check_and_update_config, 0.7.3 (0.8.5 says "vLLM V1", but the oracle raises first).
-FORCED_V1_073 = ("Multi-step scheduling is not supported (and not needed) on VLLM V1. Please launch "
-                 "without --num-scheduler-steps.")
+from patchops.lint.vllm import inputs, messages, releases, routing
 
 
 class MultistepFallsBackToV0(Rule):
@@ -41,7 +33,7 @@ class MultistepFallsBackToV0(Rule):
     severity = "warning"
     versions = ">=0.7.3,<0.10.1"
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
-    vllm_message = FALLBACK
+    vllm_message = messages.MULTISTEP_FALLS_BACK
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "vllm: {version: 0.8.5}\n"
@@ -91,7 +83,7 @@ class MultistepFallsBackToV0(Rule):
                     cfg, found,
                     f"num_scheduler_steps ({steps}) with VLLM_USE_V1=1: vLLM {ver} refuses to start",
                     explanation="multi-step scheduling exists only in the V0 engine",
-                    severity="error", fields=fields, vllm_message=FORCED_V1_073,
+                    severity="error", fields=fields, vllm_message=messages.MULTISTEP_FORCED_V1_073,
                     fix="remove num-scheduler-steps to run V1, or drop VLLM_USE_V1=1 to keep "
                         "multi-step on V0")
             return
@@ -108,7 +100,7 @@ class MultistepFallsBackToV0(Rule):
                 cfg, found,
                 f"num_scheduler_steps ({steps}) with VLLM_USE_V1=1: vLLM {ver} refuses to start",
                 explanation="the V1 engine has no multi-step scheduling",
-                severity="error", fields=fields, vllm_message=FORCED_V1,
+                severity="error", fields=fields, vllm_message=messages.MULTISTEP_FORCED_V1,
                 fix="remove num-scheduler-steps (V1 does not need it), or set VLLM_USE_V1=0 to keep "
                     "multi-step on V0")
             return

@@ -7,11 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, wording
-
-# Multi-step scheduling lived in vllm/worker/multi_step_*.py with the V0 engine; both flags
-# are absent from EngineArgs.add_cli_args from 0.10.1 (checked: 0.10.1.1, 0.10.2, 0.11.0).
-REMOVED = ("num_scheduler_steps", "multi_step_stream_outputs")
+from patchops.lint.vllm import inputs, scheduler, wording
 
 
 class MultistepRemoved(Rule):
@@ -59,7 +55,7 @@ class MultistepRemoved(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for name in REMOVED:
+        for name in scheduler.MULTISTEP_FLAGS:
             if facts.flags and name in facts.flags:
                 continue  # a fork that kept multi-step: the flag still parses
             found = inputs.setting(cfg, name) or inputs.unknown_setting(cfg, name)

@@ -10,11 +10,6 @@ from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks, nested_values
 
-_BOUND_OK = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
-             "lt": lambda v, b: v < b, "le": lambda v, b: v <= b}
-_BOUND_TEXT = {"gt": "greater than", "ge": "greater than or equal to",
-               "lt": "less than", "le": "less than or equal to"}
-
 
 class NestedConfigInvalid(Rule):
     """
@@ -184,9 +179,9 @@ def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optiona
         return f"{key} {json.dumps(item)} is not {kind}", None, f"Input should be {kind}"
     if isinstance(item, (int, float)) and not isinstance(item, bool):
         for bound, limit in field.items():
-            if bound in _BOUND_OK and not _BOUND_OK[bound](item, limit):
-                text = f"Input should be {_BOUND_TEXT[bound]} {limit}"
-                return f"{key} ({item}) must be {_BOUND_TEXT[bound]} {limit}", None, text
+            if bound in nested_values.BOUND_HOLDS and not nested_values.BOUND_HOLDS[bound](item, limit):
+                text = f"Input should be {nested_values.BOUND_WORDS[bound]} {limit}"
+                return f"{key} ({item}) must be {nested_values.BOUND_WORDS[bound]} {limit}", None, text
     return None
 
 
@@ -194,11 +189,6 @@ def _either(values) -> str:
     """Join values as pydantic lists what an enum takes: `0, 1, 2 or 3`."""
     shown = [repr(v) for v in values]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
-
-
-_NOUNS = {"int": "a valid integer", "float": "a valid number", "str": "a valid string",
-          "bool": "a valid boolean", "list": "a valid list", "dict": "a valid dictionary"}
-_BOOL_WORDS = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
 
 
 def _wrong_kind(kinds, item: Any) -> Optional[str]:
@@ -212,7 +202,7 @@ def _wrong_kind(kinds, item: Any) -> Optional[str]:
     elif isinstance(item, float):
         fits = "float" in kinds or ("int" in kinds and item.is_integer())
     elif isinstance(item, str):
-        fits = "str" in kinds or ("bool" in kinds and item.strip().lower() in _BOOL_WORDS) or \
+        fits = "str" in kinds or ("bool" in kinds and item.strip().lower() in nested_values.BOOL_WORDS) or \
             (("int" in kinds or "float" in kinds) and _numeric(item))
     elif isinstance(item, list):
         fits = "list" in kinds
@@ -222,8 +212,8 @@ def _wrong_kind(kinds, item: Any) -> Optional[str]:
         fits = True
     if fits:
         return None
-    first = next((k for k in kinds if k in _NOUNS), None)
-    return _NOUNS.get(first) if first else None
+    first = next((k for k in kinds if k in nested_values.TYPE_NOUNS), None)
+    return nested_values.TYPE_NOUNS.get(first) if first else None
 
 
 def _numeric(text: str) -> bool:

@@ -7,9 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, routing, scheduler
-
-VLLM_MESSAGE = "Chunked prefill must be enabled to set max_num_partial_prefills > 1."
+from patchops.lint.vllm import inputs, messages, routing, scheduler
 
 
 class PartialPrefillsNeedChunkedPrefill(Rule):
@@ -35,7 +33,7 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
     # SchedulerConfig._verify_args has the guard in 0.7.3-0.25; 0.11 has only V1, which always chunks.
     versions = ">=0.7.3,!=0.11.*,<0.30"
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.PARTIAL_PREFILLS_NEED_CHUNKED_PREFILL
     VALID = [
         Example("model: m\nargs:\n  max-num-partial-prefills: 2\n  enable-chunked-prefill: true\n"
                 "  max-model-len: 4096\n"),

@@ -7,10 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import architectures, inputs
+from patchops.lint.vllm import architectures, inputs, messages
 
-VLLM_MESSAGE = ("Pipeline parallelism is not supported for this model. Supported models implement the "
-                "`SupportsPP` interface.")
 # config.json `architectures` of the corpus models these examples stand for.
 WHISPER = {"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "is_encoder_decoder": True}
 MLLAMA = {"architectures": ["MllamaForConditionalGeneration"], "model_type": "mllama"}
@@ -37,7 +35,7 @@ class PipelineParallelUnsupportedModel(Rule):
     name = "pipeline-parallel-unsupported-model"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.PIPELINE_PARALLEL_UNSUPPORTED
     needs = Needs(model=True)
     VALID = [
         Example("model: /models/Qwen2-VL-7B-Instruct\nhardware: {gpus: 2}\nargs:\n  pipeline-parallel-size: 2\n"
@@ -64,5 +62,5 @@ class PipelineParallelUnsupportedModel(Rule):
             explanation=f"pipeline parallelism needs a model class that implements SupportsPP, and vLLM "
             f"{facts.version}'s class for config.json's architecture does not: vLLM refuses to start "
             "while it builds its configuration",
-            fields=("pipeline_parallel_size", "model"), vllm_message=VLLM_MESSAGE,
+            fields=("pipeline_parallel_size", "model"), vllm_message=messages.PIPELINE_PARALLEL_UNSUPPORTED,
             fix="use tensor parallelism instead (--tensor-parallel-size)")

@@ -7,10 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import architectures, inputs, routing
+from patchops.lint.vllm import architectures, inputs, messages, routing
 
-VLLM_MESSAGE = ("Prefix caching is not supported with sliding window. Run with "
-                "--disable-sliding-window to use prefix caching.")
 MISTRAL = {"model_type": "mistral", "num_attention_heads": 32, "max_position_embeddings": 32768,
            "sliding_window": 4096}
 GEMMA2 = {"model_type": "gemma2", "num_attention_heads": 16, "max_position_embeddings": 8192,
@@ -39,7 +37,7 @@ class PrefixCachingWithSlidingWindow(Rule):
     name = "prefix-caching-with-sliding-window"
     severity = "error"
     versions = ">=0.7,<0.11"  # the guard exists from 0.7 to 0.10.x (V1 handles sliding windows from 0.11)
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.PREFIX_CACHING_WITH_SLIDING_WINDOW
     needs = Needs(model=True, optional=("hardware.compute_capability", "hardware.platform"))
     VALID = [
         Example("model: org/mistral\nargs:\n  enable-prefix-caching: true\n", model=MISTRAL),   # V1

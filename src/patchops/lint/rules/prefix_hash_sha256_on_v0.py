@@ -7,9 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, routing
-
-VLLM_MESSAGE = "sha256 is not supported for prefix caching in V0 engine. Please use 'builtin'."
+from patchops.lint.vllm import inputs, messages, routing
 
 
 class PrefixHashSha256OnV0(Rule):
@@ -32,7 +30,7 @@ class PrefixHashSha256OnV0(Rule):
     severity = "error"
     versions = ">=0.8.5,<0.10.2"   # the guard decides: V0's default-args code, gone in 0.10.2
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.PREFIX_HASH_SHA256_ON_V0
     VALID = [
         # V1 hashes with sha256.
         Example("model: m\nargs:\n  enable-prefix-caching: true\n  prefix-caching-hash-algo: sha256\n"),

@@ -9,12 +9,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, local_files
+from patchops.lint.vllm import inputs, local_files, messages, quantization_claims
 
-DEST = "quantization"
-# model_executor/model_loader/weight_utils.py get_quant_config (0.6.3-0.33)
-VLLM_MESSAGE = "Cannot find the config file for {method}"
-FIX = "serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)"
 # A local folder both here (tests run from the repository root) and in the conformance corpus.
 FOLDER = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct"
 UNQUANTIZED = {"model_type": "qwen2", "torch_dtype": "bfloat16", "num_attention_heads": 28}
@@ -49,7 +45,7 @@ class QuantizationConfigNotFound(Rule):
     severity = "error"
     versions = ">=0.7"
     needs = Needs(model=True)
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.QUANTIZATION_CONFIG_NOT_FOUND
     VALID = [
         Example(f"model: {FOLDER}\nargs:\n  quantization: fp8\n", model=UNQUANTIZED),
         Example(f"model: {FOLDER}\nargs:\n  quantization: awq\n", model=AWQ),
@@ -64,7 +60,7 @@ class QuantizationConfigNotFound(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, DEST)
+        found = inputs.setting(cfg, quantization_claims.QUANTIZATION)
         model = cfg.model_facts
         if found is None or model is None or model.quant_config_inline or not isinstance(found.value, str):
             return
@@ -77,7 +73,7 @@ class QuantizationConfigNotFound(Rule):
             yield self.diagnostic(
                 cfg, found, f"quantization {method!r} needs a quantization_config in config.json: none here",
                 explanation=f"it reads its settings only from a quantized checkpoint's config.json; vLLM "
-                f"{facts.version} refuses to start", fields=(DEST,), fix=FIX,
+                f"{facts.version} refuses to start", fields=(quantization_claims.QUANTIZATION,), fix="serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)",
                 vllm_message=_missing_arguments(needs["class"], needs["missing"]))
             return
         names = needs["files"]
@@ -88,8 +84,8 @@ class QuantizationConfigNotFound(Rule):
         yield self.diagnostic(
             cfg, found, f"quantization {method!r} finds no {' or '.join(names)} in the model folder",
             explanation="nor a quantization_config in config.json; vLLM "
-            f"{facts.version} refuses to start", fields=(DEST,), fix=FIX,
-            vllm_message=VLLM_MESSAGE.format(method=method))
+            f"{facts.version} refuses to start", fields=(quantization_claims.QUANTIZATION,), fix="serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)",
+            vllm_message=messages.QUANTIZATION_CONFIG_NOT_FOUND.format(method=method))
 
 
 def _missing_arguments(cls: str, names: list) -> str:

@@ -7,13 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, packages, quantization_claims
+from patchops.lint.vllm import inputs, messages, packages, quantization_claims
 
-# GPTQBitBLASConfig.__init__ and BitBLASConfig.__init__ (model_executor/layers/quantization/
-# gptq_bitblas.py, bitblas.py, 0.8.5-0.15): the missing "import" space is vLLM's.
-MESSAGE = ("Trying to use the {package} backend, but could not importwith the following error: No module "
-           "named '{package}'. Please install {package} through the following command: "
-           "`pip install {package}>={version}`")
 GPTQ = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct-GPTQ-Int4"
 BITBLAS_FORMAT = GPTQ + "-BitBLAS"   # the same config.json with checkpoint_format: bitblas
 V100 = "hardware: {gpus: 1, name: Tesla V100-SXM2-32GB, memory_gib: 32, compute_capability: 7.0}\n"
@@ -57,7 +52,7 @@ class QuantizationKernelNotInstalled(Rule):
     unsure_severity = "info"
     versions = ">=0.8,<0.20"
     needs = Needs(model=True, optional=("hardware.compute_capability", "hardware.platform"))
-    vllm_message = MESSAGE.format(package="bitblas", version="0.1.0")
+    vllm_message = messages.QUANTIZATION_KERNEL_NOT_INSTALLED.format(package="bitblas", version="0.1.0")
     VALID = [
         Example(f"model: {GPTQ}\n" + A100),                                  # gptq_marlin claims it first
         Example(f"model: {GPTQ}\n" + V100 + "args:\n  quantization: gptq\n"),
@@ -86,7 +81,7 @@ class QuantizationKernelNotInstalled(Rule):
         how = f"quantization {method!r}" if asked is not None else \
             f"vLLM {facts.version} runs this {checkpoint} checkpoint with the {method} kernel by itself"
         outcome = f"its config class imports {package} and vLLM refuses to start without it"
-        vllm_message = MESSAGE.format(package=package, version=need.get("min_version", "?"))
+        vllm_message = messages.QUANTIZATION_KERNEL_NOT_INSTALLED.format(package=package, version=need.get("min_version", "?"))
         if "converts" in entry:
             fix = f"pass --quantization {checkpoint} to keep the plain kernel, or pip install {package}"
         else:   # a serialized format: the override also takes the plain method's name

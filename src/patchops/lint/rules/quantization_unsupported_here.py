@@ -7,15 +7,12 @@ from typing import Iterator, List, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, memory
 
 AWQ = {"model_type": "qwen2", "num_attention_heads": 28, "max_position_embeddings": 32768,
        "torch_dtype": "float16", "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}
 V100 = "hardware: {gpus: 1, name: Tesla V100-SXM2-32GB, memory_gib: 32, compute_capability: 7.0}\n"
 A100 = "hardware: {gpus: 1, name: NVIDIA A100-SXM4-80GB, memory_gib: 80, compute_capability: 8.0}\n"
-# --dtype spellings -> the torch dtype vLLM quotes
-DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
-          "float32": "float32"}
 
 
 class QuantizationUnsupportedHere(Rule):
@@ -95,7 +92,7 @@ class QuantizationUnsupportedHere(Rule):
                 f"Minimum capability: {min(needed)}. Current capability: {current}.")
             return
         found = inputs.setting(cfg, "dtype")
-        dtype = DTYPES.get(str(found.value).lower()) if found is not None else None
+        dtype = memory.DTYPE_NAMES.get(str(found.value).lower()) if found is not None else None
         allowed = [entry.get("act_dtypes") for entry in limits]
         if dtype and all(a is not None for a in allowed) and all(dtype not in a for a in allowed):
             listed = ", ".join(f"torch.{d}" for d in allowed[0])

@@ -7,9 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
-
-VLLM_MESSAGE = "Failed to import Ray, please install Ray with `pip install ray`."
+from patchops.lint.vllm import inputs, messages
 
 
 class RayExecutorWithoutRay(Rule):
@@ -31,7 +29,7 @@ class RayExecutorWithoutRay(Rule):
     name = "ray-executor-without-ray"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.RAY_NOT_INSTALLED
     VALID = [
         Example("model: m\nargs:\n  distributed-executor-backend: ray\n", vllm="0.8.5"),
         Example("model: m\nargs:\n  distributed-executor-backend: ray\n", vllm="0.33.0", facts={"has_ray": True}),

@@ -7,15 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import architectures, releases
+from patchops.lint.vllm import architectures, messages, releases
 
-VLLM_MESSAGE = ("Failed to load the model config. If the model is a custom model not yet available in the "
-                "HuggingFace transformers library, consider setting `trust_remote_code=True` in LLM or "
-                "using the `--trust-remote-code` flag in the CLI.")
-# transformers 4.52+ (dynamic_module_utils.py resolve_trust_remote_code), passed on by vLLM as is.
-TRANSFORMERS_MESSAGE = ("The repository {model} contains custom code which must be executed to correctly "
-                        "load the model. ... Please pass the argument `trust_remote_code=True` to allow "
-                        "custom code to be run.")
 REMOTE = {"architectures": ["CustomForCausalLM"], "model_type": "custom",
           "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"}}
 KNOWN = dict(REMOTE, model_type="qwen2")   # an auto_map beside a type transformers has: its own class
@@ -49,7 +42,7 @@ class RemoteCodeNeedsTrust(Rule):
     name = "remote-code-needs-trust"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.REMOTE_CODE_NEEDS_TRUST
     needs = Needs(model=True)
     VALID = [
         Example("vllm serve org/custom --trust-remote-code\n", kind="command", model=REMOTE, facts=OLD),
@@ -73,4 +66,4 @@ class RemoteCodeNeedsTrust(Rule):
             cfg, cfg.model,
             f"auto_map model type '{kind}' (unknown to transformers {installed}) needs --trust-remote-code", fields=("model", "trust_remote_code"),
             fix="add --trust-remote-code once you have read the repo's code",
-            vllm_message=TRANSFORMERS_MESSAGE.format(model=model) if reworded else VLLM_MESSAGE)
+            vllm_message=messages.TRANSFORMERS_REMOTE_CODE.format(model=model) if reworded else messages.REMOTE_CODE_NEEDS_TRUST)

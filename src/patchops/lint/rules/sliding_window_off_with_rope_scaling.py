@@ -7,10 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, model_len
+from patchops.lint.vllm import inputs, messages, model_len
 
-VLLM_MESSAGE = ("Disabling sliding window is not supported for models with rope_scaling. Please "
-                "raise an issue so we can investigate.")
 YARN = {"model_type": "qwen2", "num_attention_heads": 28, "max_position_embeddings": 32768,
         "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}
 LLAMA31 = {"model_type": "llama", "num_attention_heads": 32, "max_position_embeddings": 131072,
@@ -38,7 +36,7 @@ class SlidingWindowOffWithRopeScaling(Rule):
     name = "sliding-window-off-with-rope-scaling"
     severity = "error"
     versions = "<0.12"  # the raise is gone from 0.12 (read from the copy: max_len facts)
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.SLIDING_WINDOW_OFF_WITH_ROPE_SCALING
     needs = Needs(model=True)
     VALID = [
         Example("model: org/qwen-yarn\nargs:\n  max-model-len: 32768\n", model=YARN, vllm="0.10.1.1"),

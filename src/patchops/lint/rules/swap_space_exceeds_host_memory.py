@@ -7,15 +7,7 @@ from typing import Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
-from patchops.lint.vllm import inputs
-
-HOST = "hardware.host_memory_gib"
-# CacheConfig.verify_with_parallel_config (vllm/config.py 0.6.3-0.10.0, config/cache.py 0.10.1-0.15).
-REFUSE_MESSAGE = ("Too large swap space. {usage} GiB out of the {total} GiB total CPU memory is "
-                  "allocated for the swap space.")
-WARN_MESSAGE = ("Possibly too large swap space. {usage} GiB out of the {total} GiB total CPU memory "
-                "is allocated for the swap space.")
-GIB = 1024 ** 3
+from patchops.lint.vllm import inputs, memory, messages
 
 
 class SwapSpaceExceedsHostMemory(Rule):
@@ -43,7 +35,7 @@ class SwapSpaceExceedsHostMemory(Rule):
     name = "swap-space-exceeds-host-memory"
     severity = "error"
     versions = "<0.20"      # --swap-space is gone in 0.20.0 (0.15.0 the last release read with it)
-    vllm_message = REFUSE_MESSAGE
+    vllm_message = messages.SWAP_SPACE_TOO_LARGE
     needs = Needs(hardware=("host_memory_gib",))
     VALID = [
         # 4 GiB x TP 8 = 32 GiB of 512: fine.
@@ -73,7 +65,7 @@ class SwapSpaceExceedsHostMemory(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         limits = facts.swap_space
-        host = _number(inputs.ctx_value(cfg, HOST))
+        host = _number(inputs.ctx_value(cfg, "hardware.host_memory_gib"))
         if not limits or not host or facts.flag("swap_space") is None:
             return
         at = inputs.setting(cfg, "swap_space")
@@ -81,25 +73,25 @@ class SwapSpaceExceedsHostMemory(Rule):
         tp = inputs.int_value(cfg, limits.get("per_node", "tensor_parallel_size")) or 1
         if swap is None or tp < 1:
             return
-        usage = int(swap * GIB) * tp
-        total = int(host * GIB)
+        usage = int(swap * memory.GIB) * tp
+        total = int(host * memory.GIB)
         refuse, warn = limits["refuse_above"], limits.get("warn_above")
         if usage > refuse * total:
-            severity, text, outcome = None, REFUSE_MESSAGE, "vLLM {ver} will refuse to start"
+            severity, text, outcome = None, messages.SWAP_SPACE_TOO_LARGE, "vLLM {ver} will refuse to start"
             share = refuse
         elif warn is not None and usage > warn * total:
-            severity, text, outcome = "warning", WARN_MESSAGE, "vLLM {ver} warns and pins that much RAM"
+            severity, text, outcome = "warning", messages.SWAP_SPACE_POSSIBLY_TOO_LARGE, "vLLM {ver} warns and pins that much RAM"
             share = warn
         else:
             return
         stated = "swap_space" if at is not None else "swap_space (default)"
         message = f"{stated} {swap:g} GiB x {tp} GPUs is over {share:.0%} of the host's {host:g} GiB of RAM"
-        explanation = (f"{swap:g} GiB x tensor_parallel_size {tp} = {usage / GIB:.2f} GiB of swap; "
+        explanation = (f"{swap:g} GiB x tensor_parallel_size {tp} = {usage / memory.GIB:.2f} GiB of swap; "
                        + outcome.format(ver=facts.version))
-        shown = dict(usage=f"{usage / GIB:.2f}", total=f"{total / GIB:.2f}")
+        shown = dict(usage=f"{usage / memory.GIB:.2f}", total=f"{total / memory.GIB:.2f}")
         found = self.diagnostic(
-            cfg, at or inputs.setting(cfg, "tensor_parallel_size") or inputs.ctx_setting(cfg, HOST),
-            message, explanation=explanation, severity=severity, fields=("swap_space", "tensor_parallel_size", HOST),
+            cfg, at or inputs.setting(cfg, "tensor_parallel_size") or inputs.ctx_setting(cfg, "hardware.host_memory_gib"),
+            message, explanation=explanation, severity=severity, fields=("swap_space", "tensor_parallel_size", "hardware.host_memory_gib"),
             fix=f"lower swap-space to {int(warn * host / tp) if warn else 0} GiB or less per GPU")
         yield with_vllm_message(found, text.format(**shown))
 

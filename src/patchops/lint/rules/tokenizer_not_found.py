@@ -8,16 +8,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, local_files, releases
+from patchops.lint.vllm import inputs, local_files, messages, releases
 
-DEST = "tokenizer"
-# huggingface_hub.utils._validators.validate_repo_id: what the hub accepts as a repo id
-REPO_ID = re.compile(r"^(\b[\w\-.]+\b/)?\b[\w\-.]+\b$")
-REPO_ID_MAX = 96
-VLLM_MESSAGE = ("Repo id must be in the form 'repo_name' or 'namespace/repo_name': '{value}'. "
-                "Use `repo_type` argument if needed.")
-NOT_CACHED = ("LocalEntryNotFoundError: Cannot find an appropriate cached snapshot folder for the specified "
-              "revision on the local disk and outgoing traffic has been disabled.")
 MISSING = "/nonexistent/patchops-example/tokenizer"
 
 
@@ -49,7 +41,7 @@ class TokenizerNotFound(Rule):
     name = "tokenizer-not-found"
     severity = "error"
     versions = ">=0"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.TOKENIZER_REPO_ID_INVALID
     VALID = [
         Example("model: m\nargs:\n  tokenizer: Qwen/Qwen2.5-7B-Instruct\n"),
         Example("vllm serve m --tokenizer tests/conformance/corpus/models/Qwen2.5-7B-Instruct\n",
@@ -66,7 +58,7 @@ class TokenizerNotFound(Rule):
         return "config" if releases.release(version) >= releases.TOKENIZER_RESOLVED_OFFLINE else "later"
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, DEST)
+        found = inputs.setting(cfg, local_files.TOKENIZER)
         if found is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
@@ -78,8 +70,8 @@ class TokenizerNotFound(Rule):
         yield self.diagnostic(
             cfg, found, f"tokenizer {value!r} is no folder here and no Hugging Face repo id",
             explanation=f"vLLM {facts.version} cannot load it and refuses to start",
-            fields=(DEST,), fix="point tokenizer at the tokenizer's folder, or drop it",
-            vllm_message=VLLM_MESSAGE.format(value=value))
+            fields=(local_files.TOKENIZER,), fix="point tokenizer at the tokenizer's folder, or drop it",
+            vllm_message=messages.TOKENIZER_REPO_ID_INVALID.format(value=value))
 
     def _not_cached(self, cfg: ServeConfig, facts: Facts, found: Setting, repo_id: str) -> Iterator[Diagnostic]:
         """Offline, the repo id is looked up in the cache only (0.12+: in EngineArgs, before: at start-up)."""
@@ -90,10 +82,10 @@ class TokenizerNotFound(Rule):
             cfg, found, f"tokenizer {repo_id!r} is not in the Hugging Face cache, and vLLM runs offline",
             explanation=f"it is no folder on this machine and the Hugging Face cache ({snapshots.parent}) "
             f"holds no copy of it, so offline vLLM {facts.version} refuses to start",
-            fields=(DEST,), fix="download it into the cache, point tokenizer at its folder, or drop it",
-            vllm_message=NOT_CACHED)
+            fields=(local_files.TOKENIZER,), fix="download it into the cache, point tokenizer at its folder, or drop it",
+            vllm_message=messages.TOKENIZER_NOT_CACHED)
 
 
 def _could_be_repo_id(value: str) -> bool:
-    return (len(value) <= REPO_ID_MAX and REPO_ID.match(value) is not None and "--" not in value
+    return (len(value) <= local_files.REPO_ID_MAX and local_files.REPO_ID.match(value) is not None and "--" not in value
             and ".." not in value and not value.endswith(".git"))

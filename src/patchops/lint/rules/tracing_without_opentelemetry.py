@@ -7,11 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
-
-VLLM_MESSAGE = ("OpenTelemetry is not available. Unable to configure 'otlp_traces_endpoint'. "
-                "Ensure OpenTelemetry packages are installed.")
-OTEL_DISTS = ("opentelemetry-sdk", "opentelemetry-api")
+from patchops.lint.vllm import inputs, messages, packages
 
 
 class TracingWithoutOpentelemetry(Rule):
@@ -38,7 +34,7 @@ class TracingWithoutOpentelemetry(Rule):
     # Where the wheel's Requires-Dist lacks OpenTelemetry (0.8.x and 0.20+ bring it; older
     # wheels are left out); the copy's guard and its Requires-Dist decide.
     versions = ">=0.9,<0.20"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.OPENTELEMETRY_MISSING
     VALID = [
         Example("model: m\nargs:\n  otlp-traces-endpoint: http://localhost:4317\n"),
         Example("model: m\nargs:\n  otlp-traces-endpoint: http://localhost:4317\n", vllm="0.33.0"),
@@ -58,7 +54,7 @@ class TracingWithoutOpentelemetry(Rule):
         found = inputs.setting(cfg, "otlp_traces_endpoint")
         if found is None or not found.value or "otlp_needs_opentelemetry" not in facts.guards:
             return
-        if not facts.required_dists or any(d in facts.required_dists for d in OTEL_DISTS):
+        if not facts.required_dists or any(d in facts.required_dists for d in packages.OPENTELEMETRY_DISTS):
             return
         shipped = facts.origin.startswith("shipped facts")
         yield self.diagnostic(

@@ -7,23 +7,8 @@ from typing import Iterator, Optional, Tuple
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
-from patchops.lint.vllm import attention, inputs, releases
+from patchops.lint.vllm import attention, inputs, messages, releases
 from patchops.lint.vllm.routing import v1_oracle_backends
-
-ENV = attention.ATTENTION_BACKEND_ENV
-
-MSG_063 = ("Invalid attention backend '{backend_name}'. Available backends: {backends} "
-           "(case-sensitive).")                                   # attention/selector.py 0.6.3
-MSG_SELECTOR = ("Invalid attention backend: '{backend_by_env_var}'. "
-                "Valid backends are: {backends}")                 # attention/selector.py 0.10.1+
-MSG_012 = "Invalid value '{value}' for VLLM_ATTENTION_BACKEND. Valid options: {actual_choices}."
-MSG_FALLBACK = ("VLLM_ATTENTION_BACKEND={x} is not supported by the V1 Engine. Falling back to "
-                "V0. We recommend to remove VLLM_ATTENTION_BACKEND={x} from your config in favor "
-                "of the V1 Engine.")                              # engine/arg_utils.py 0.8.5-0.11
-MSG_USE_V1 = "VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND={x}."
-# v1/attention/backends/registry.py _AttentionBackendEnumMeta.__getitem__ (0.15+)
-MSG_FLAG = "Unknown attention backend: '{name}'. Valid options are: {backends}"
-FLAG = "attention_backend"   # --attention-backend, which replaced the variable in 0.15
 
 
 class UnknownAttentionBackend(Rule):
@@ -59,7 +44,7 @@ class UnknownAttentionBackend(Rule):
     name = "unknown-attention-backend"
     severity = "error"
     versions = ">=0"
-    vllm_message = MSG_012
+    vllm_message = messages.UNKNOWN_BACKEND_ENVS
 
     @classmethod
     def stage_in(cls, version: str) -> str:
@@ -98,8 +83,8 @@ class UnknownAttentionBackend(Rule):
         flagged = self._unknown_flag(cfg, facts)
         if flagged is not None:
             yield flagged
-        setting = cfg.env.get(ENV)
-        name = inputs.env_text(cfg, ENV)
+        setting = cfg.env.get(attention.ATTENTION_BACKEND_ENV)
+        name = inputs.env_text(cfg, attention.ATTENTION_BACKEND_ENV)
         if setting is None or name is None or not facts.attention_env_var:
             return
         known = tuple(facts.attention_backends)
@@ -114,9 +99,9 @@ class UnknownAttentionBackend(Rule):
 
     def _unknown_flag(self, cfg: ServeConfig, facts: Facts) -> Optional[Diagnostic]:
         """Check `--attention-backend`: AttentionConfig parses it as `AttentionBackendEnum[X.upper()]`."""
-        setting = cfg.args.get(FLAG)
+        setting = cfg.args.get(attention.ATTENTION_BACKEND_FLAG)
         known = tuple(facts.attention_backends)
-        if FLAG not in facts.flags or setting is None or not isinstance(setting.value, str) or not known:
+        if attention.ATTENTION_BACKEND_FLAG not in facts.flags or setting is None or not isinstance(setting.value, str) or not known:
             return None
         name = setting.value
         if name.lower() == "auto" or name.upper() in known:
@@ -126,8 +111,8 @@ class UnknownAttentionBackend(Rule):
         return self.diagnostic(
             cfg, setting, f'unknown attention backend "{name}" in --attention-backend of vLLM {facts.version}',
             explanation="vLLM does not know it, and refuses to start while it builds its config",
-            fields=(FLAG,), fix=f"use --attention-backend {guess}" if guess else
-            f"use one of {listing}, or auto", vllm_message=MSG_FLAG.format(name=name.upper(), backends=listing))
+            fields=(attention.ATTENTION_BACKEND_FLAG,), fix=f"use --attention-backend {guess}" if guess else
+            f"use one of {listing}, or auto", vllm_message=messages.UNKNOWN_BACKEND_FLAG.format(name=name.upper(), backends=listing))
 
     def _unknown(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
                  known: Tuple[str, ...]) -> Diagnostic:
@@ -137,16 +122,16 @@ class UnknownAttentionBackend(Rule):
         case_note = " (names are case-sensitive)" if guess and guess.upper() == name.upper() else ""
         use_v1 = inputs.use_v1_env(cfg)
         severity = "error"
-        fields = [ENV]
+        fields = [attention.ATTENTION_BACKEND_ENV]
         if version < releases.UNKNOWN_BACKEND_IGNORED:
             outcome = "vLLM exits with a ValueError when it selects the attention backend"
-            vllm_message = MSG_063.format(backend_name=name, backends=listing)
+            vllm_message = messages.UNKNOWN_BACKEND_063.format(backend_name=name, backends=listing)
         elif version < releases.V1_DEFAULT:
             outcome = "vLLM silently ignores it and picks a backend itself"
             severity, vllm_message = "warning", None
         elif version < releases.V1_ONLY and use_v1 is True:
             outcome = "vLLM refuses to start (VLLM_USE_V1=1 forbids the V0 fallback it triggers)"
-            vllm_message = MSG_USE_V1.format(x=name)
+            vllm_message = messages.BACKEND_FORCED_V1.format(x=name)
             fields.append("VLLM_USE_V1")
         elif version < releases.BACKEND_VALIDATED_BY_SELECTOR:
             severity = "warning"
@@ -156,21 +141,21 @@ class UnknownAttentionBackend(Rule):
             else:
                 outcome = ("vLLM ignores it for backend selection, but the V1 engine rejects it, so "
                            "the launch also silently falls back to the slower V0 engine")
-                vllm_message = MSG_FALLBACK.format(x=name)
+                vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
         elif version < releases.V0_REMOVED:
             outcome = "vLLM exits with a ValueError when the model's attention layers are built"
-            vllm_message = MSG_SELECTOR.format(backend_by_env_var=name, backends=list(known))
+            vllm_message = messages.UNKNOWN_BACKEND_SELECTOR.format(backend_by_env_var=name, backends=list(known))
         elif version < releases.BACKEND_VALIDATED_BY_ENVS:
             outcome = ("the V1 engine rejects it and falls back to V0, which 0.11 no longer has: "
                        "the API server crashes on `assert envs.VLLM_USE_V1`")
-            vllm_message = MSG_FALLBACK.format(x=name)
+            vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
         else:
             outcome = "vLLM exits with a ValueError as soon as it reads the variable"
-            vllm_message = MSG_012.format(value=name, actual_choices=list(known))
-        message = f'unknown attention backend {ENV}="{name}" in vLLM {facts.version}'
+            vllm_message = messages.UNKNOWN_BACKEND_ENVS.format(value=name, actual_choices=list(known))
+        message = f'unknown attention backend {attention.ATTENTION_BACKEND_ENV}="{name}" in vLLM {facts.version}'
         explanation = f"vLLM does not know it{case_note}, so {outcome}"
         if guess:
-            fix = f'did you mean {ENV}={guess}?'
+            fix = f'did you mean {attention.ATTENTION_BACKEND_ENV}={guess}?'
         else:
             fix = f"use one of {listing}, or remove the variable"
         found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields,
@@ -185,25 +170,25 @@ class UnknownAttentionBackend(Rule):
             return None
         v1_names = [n for n in allowed if n in known]
         guess = attention.suggest_backend(name, tuple(v1_names))
-        fields = [ENV]
+        fields = [attention.ATTENTION_BACKEND_ENV]
         if use_v1 is True:
             outcome = "vLLM refuses to start"
-            vllm_message = MSG_USE_V1.format(x=name)
+            vllm_message = messages.BACKEND_FORCED_V1.format(x=name)
             fields.append("VLLM_USE_V1")
             severity = "error"
         elif releases.release(facts) < releases.V0_REMOVED:
             outcome = "the launch silently falls back to the slower V0 engine"
-            vllm_message = MSG_FALLBACK.format(x=name)
+            vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
             severity = "warning"
         else:
             outcome = ("vLLM falls back to V0, which 0.11 no longer has: the API server crashes on "
                        "`assert envs.VLLM_USE_V1`")
-            vllm_message = MSG_FALLBACK.format(x=name)
+            vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
             severity = "error"
-        message = f'attention backend {ENV}="{name}" is not one the V1 engine of vLLM {facts.version} accepts'
+        message = f'attention backend {attention.ATTENTION_BACKEND_ENV}="{name}" is not one the V1 engine of vLLM {facts.version} accepts'
         explanation = f"so {outcome}"
         fix = (f"use a V1 backend ({', '.join(v1_names)})" if not guess or guess == name
-               else f"use {ENV}={guess}")
+               else f"use {attention.ATTENTION_BACKEND_ENV}={guess}")
         fix += ", or remove the variable to let vLLM choose"
         found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields,
                                 severity=severity, fix=fix)

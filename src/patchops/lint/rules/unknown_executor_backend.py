@@ -7,11 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
-
-DEST = "distributed_executor_backend"
-# utils/import_utils.py resolve_obj_by_qualname: `module_name, obj_name = qualname.rsplit(".", 1)`
-VLLM_MESSAGE = "not enough values to unpack (expected 2, got 1)"
+from patchops.lint.vllm import inputs, messages, routing
 
 
 class UnknownExecutorBackend(Rule):
@@ -37,7 +33,7 @@ class UnknownExecutorBackend(Rule):
     name = "unknown-executor-backend"
     severity = "error"
     versions = ">=0.10.2"
-    vllm_message = VLLM_MESSAGE
+    vllm_message = messages.EXECUTOR_BACKEND_UNPACK
     VALID = [
         Example("model: m\nargs:\n  distributed-executor-backend: mp\n", vllm="0.33.0"),
         Example("model: m\nargs:\n  distributed-executor-backend: "
@@ -48,8 +44,8 @@ class UnknownExecutorBackend(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, DEST)
-        flag = facts.flags.get(DEST)
+        found = inputs.setting(cfg, routing.EXECUTOR_BACKEND)
+        flag = facts.flags.get(routing.EXECUTOR_BACKEND)
         if found is None or flag is None or flag.choices or not facts.parallel.get("executor_by_qualname"):
             return
         value = found.value
@@ -57,7 +53,7 @@ class UnknownExecutorBackend(Rule):
         if not isinstance(value, str) or not known or value in known or "." in value:
             return
         yield self.diagnostic(
-            cfg, found, f"{DEST} {value!r} is no executor vLLM {facts.version} knows",
+            cfg, found, f"{routing.EXECUTOR_BACKEND} {value!r} is no executor vLLM {facts.version} knows",
             explanation=f"it is no built-in executor ({', '.join(known)}) and no `module.Class` import "
-            "path; vLLM refuses it while building ParallelConfig", fields=(DEST,),
+            "path; vLLM refuses it while building ParallelConfig", fields=(routing.EXECUTOR_BACKEND,),
             fix=f"use one of {', '.join(known)}, or the import path of an Executor subclass")

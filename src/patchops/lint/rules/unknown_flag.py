@@ -2,104 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
-from functools import lru_cache
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import rename_key
-from patchops.lint.facts.model import Facts, Flag, shipped_option_facts
+from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import releases, wording
-
-# Removed options and what took their place (vLLM's own deprecation messages: the speculative
-# options folded into --speculative-config in 0.8, cuda_graph_sizes into cudagraph_capture_sizes
-# in 0.12).
-SUCCESSORS = {
-    "speculative_model": "--speculative-config '{\"model\": ...}'",
-    "num_speculative_tokens": "--speculative-config '{\"num_speculative_tokens\": ...}'",
-    "speculative_draft_tensor_parallel_size": "--speculative-config '{\"draft_tensor_parallel_size\": ...}'",
-    "speculative_max_model_len": "--speculative-config '{\"max_model_len\": ...}'",
-    "ngram_prompt_lookup_max": "--speculative-config '{\"prompt_lookup_max\": ...}'",
-    "ngram_prompt_lookup_min": "--speculative-config '{\"prompt_lookup_min\": ...}'",
-    "cuda_graph_sizes": "--cudagraph-capture-sizes",
-}
-
-
-def known_names(facts: Facts) -> Dict[str, Flag]:
-    """Return every long option name `facts` accepts, normalised like Setting.name, to its flag."""
-    found: Dict[str, Flag] = {}
-    for flag in facts.flags.values():
-        for name in flag.option_names():
-            found.setdefault(name.replace("-", "_"), flag)
-    return found
-
-
-def short_aliases(flag: Flag) -> List[str]:
-    """Return the one-dash aliases of `flag` without the dash (`tp` for `-tp`)."""
-    return [a[1:] for a in flag.aliases if a.startswith("-") and not a.startswith("--")]
-
-
-def alias_target(name: str, facts: Facts) -> Optional[Flag]:
-    """Return the flag whose short alias (`-tp`) is `name` written as a long key (`tp`)."""
-    for flag in facts.flags.values():
-        if any(alias.replace("-", "_") == name for alias in short_aliases(flag)):
-            return flag
-    return None
-
-
-@lru_cache(maxsize=None)
-def _shipped() -> Tuple[Tuple[str, frozenset], ...]:
-    """Return (version, accepted option names) for every version patchops ships facts for."""
-    return tuple((facts.version, frozenset(known_names(facts)))
-                 for facts in shipped_option_facts())  # oldest first
-
-
-def flag_history(name: str, version: str) -> Tuple[Optional[str], Optional[str]]:
-    """Return (last shipped version before `version` with `name`, first one after it)."""
-    current = releases.release(version)
-    before = [v for v, names in _shipped() if releases.parse_version(v) < current and name in names]
-    after = [v for v, names in _shipped() if releases.parse_version(v) > current and name in names]
-    return (before[-1] if before else None, after[0] if after else None)
-
-
-def spelled(name: str, setting: Setting, cfg: Optional[ServeConfig] = None) -> str:
-    """Return option `name` in the user's spelling: `--dashes` on the CLI, else the file's style.
-
-    A key with neither `-` nor `_` (`tp`) follows the other keys of the file.
-    """
-    key = setting.key.lstrip("-")
-    if setting.source == "cli":
-        return "--" + name.replace("_", "-")
-    if "-" in key or "_" in key or cfg is None:
-        dashed = "-" in key
-    else:
-        others = [s.key for s in cfg.config_settings if s is not setting]
-        dashed = sum("-" in k for k in others) > sum("_" in k for k in others)
-    return name.replace("_", "-") if dashed else name
-
-
-def argv_of(setting: Setting, version: str) -> str:
-    """Return the argv tokens vLLM ends up rejecting for `setting`, as argparse prints them.
-
-    FlexibleArgumentParser.parse_args rewrites `_` to `-` in `--options`; a config file's
-    value becomes `str(value)`, a list only from 0.10.2 separate tokens, `true` a bare option.
-    """
-    if setting.source == "cli":
-        option = setting.key if setting.key.startswith("-") else "--" + setting.key
-    else:
-        option = "--" + setting.key.lstrip("-")
-    if option.startswith("--"):
-        option = "--" + option[2:].replace("_", "-")
-    value = setting.value
-    if value is True or value is None:
-        return option
-    if isinstance(value, list):
-        if setting.source == "cli" or releases.release(version) >= releases.UNKNOWN_LIST_SPLIT:
-            return " ".join([option] + [str(v) for v in value])
-    return f"{option} {value}"
-
-
+from patchops.lint.vllm import options, wording
 
 
 class UnknownFlag(Rule):
@@ -174,7 +83,7 @@ class UnknownFlag(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        known = known_names(facts)
+        known = options.known_names(facts)
         for setting in cfg.unknown:
             yield self._finding(cfg, facts, known, setting)
 
@@ -184,11 +93,11 @@ class UnknownFlag(Rule):
         version = facts.version
         rejected = f'vLLM {version} has no --{name.replace("_", "-")}'
         outcome = 'vLLM\'s argument parser will exit with "unrecognized arguments"'
-        vllm_message = wording.parser_error(cfg, f"unrecognized arguments: {argv_of(setting, version)}")
-        alias = alias_target(name, facts)
+        vllm_message = wording.parser_error(cfg, f"unrecognized arguments: {options.argv_of(setting, version)}")
+        alias = options.alias_target(name, facts)
         if alias is not None and name not in known:
-            short = alias_short(alias, name)
-            long_key = "--" + alias.name if setting.source == "cli" else spelled(alias.dest, setting, cfg)
+            short = options.alias_short(alias, name)
+            long_key = "--" + alias.name if setting.source == "cli" else wording.spelled(alias.dest, setting, cfg)
             fix = f"use the long name {long_key}"
             if setting.source == "cli":
                 message = f'short alias -{short} written with two dashes ("{setting.key}")'
@@ -207,12 +116,12 @@ class UnknownFlag(Rule):
             message = f'dotted key "{setting.key}" is not understood by vLLM {version}'
             explanation = f"dotted keys arrived in 0.9; {outcome}"
             inner = name.split(".", 1)[1]
-            fix = f"write {spelled(base, setting, cfg)} as one JSON string, e.g. '{{\"{inner}\": ...}}'"
+            fix = f"write {wording.spelled(base, setting, cfg)} as one JSON string, e.g. '{{\"{inner}\": ...}}'"
             return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(base,), fix=fix,
                                    vllm_message=vllm_message)
 
-        last, first = flag_history(name, version)
-        close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.75)
+        last, first = options.flag_history(name, version)
+        close = options.close_names(name, known)
         suggestion = close[0] if close else None
         if last and not first:
             history = f"was removed after vLLM {last}"
@@ -226,9 +135,9 @@ class UnknownFlag(Rule):
         explanation = f"{rejected}, so {outcome}"
         fixes = []
         if suggestion:
-            fixes.append(f'did you mean "{spelled(suggestion, setting, cfg)}"?')
-        if last and not first and name in SUCCESSORS:
-            fixes = [f"use {SUCCESSORS[name]} instead (it replaced --{name.replace('_', '-')} after vLLM {last})"]
+            fixes.append(f'did you mean "{wording.spelled(suggestion, setting, cfg)}"?')
+        if last and not first and name in options.SUCCESSORS:
+            fixes = [f"use {options.SUCCESSORS[name]} instead (it replaced --{name.replace('_', '-')} after vLLM {last})"]
         elif last and not first:
             fixes.append(f"remove it (or run vLLM {last}, the last shipped version that has it)")
         elif first:
@@ -240,7 +149,7 @@ class UnknownFlag(Rule):
             fields.append(known[suggestion].dest)
         # A typo with one clear match, of a key no shipped release knows: rename it.
         clear = suggestion is not None and len(close) == 1 and not (last or first)
-        new_key = spelled(suggestion, setting, cfg) if clear else ""
+        new_key = wording.spelled(suggestion, setting, cfg) if clear else ""
         return self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields, fix="; ".join(fixes),
                                vllm_message=vllm_message,
                                edits=[self._rename(cfg, setting, known[suggestion], new_key)] if clear else (),
@@ -254,11 +163,3 @@ class UnknownFlag(Rule):
         if setting.source != "cli" and "=" in setting.key:
             return None
         return rename_key(cfg, setting, key)
-
-
-def alias_short(flag: Flag, name: str) -> str:
-    """Return the short alias of `flag` that `name` spells, without its dash (`tp`)."""
-    for alias in short_aliases(flag):
-        if alias.replace("-", "_") == name:
-            return alias
-    return name

@@ -10,12 +10,6 @@ from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, plugins
 
-# registry -> (flag dest, wording in vLLM's KeyError)
-PARSERS = {
-    "tool_call_parser": ("tool_call_parser", "tool call parser"),
-    "reasoning_parser": ("reasoning_parser", "reasoning parser"),
-}
-
 
 class UnknownParserName(Rule):
     """
@@ -62,7 +56,7 @@ class UnknownParserName(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for registry, (dest, wording) in PARSERS.items():
+        for registry, (dest, wording) in plugins.PARSERS.items():
             names = facts.registries.get(registry)
             found = inputs.setting(cfg, dest)
             flag = facts.flags.get(dest)

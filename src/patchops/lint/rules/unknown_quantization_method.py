@@ -7,14 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs
-
-DEST = "quantization"
-ALLOW = "allow_deprecated_quantization"
-# ModelConfig._verify_quantization (vllm/config.py 0.9-0.10, vllm/config/model.py 0.11+)
-MSG_UNKNOWN = "Unknown quantization method: {name}. Must be one of {names}."
-MSG_DEPRECATED = ("The quantization method %s is deprecated and will be removed in future "
-                  "versions of vLLM. To bypass, set `--allow-deprecated-quantization`.")
+from patchops.lint.vllm import inputs, messages, quantization_claims
 
 
 class UnknownQuantizationMethod(Rule):
@@ -47,7 +40,7 @@ class UnknownQuantizationMethod(Rule):
     severity = "error"
     versions = ">=0.9"
     needs = Needs(optional=("model",))
-    vllm_message = MSG_UNKNOWN
+    vllm_message = messages.UNKNOWN_QUANTIZATION_METHOD
     VALID = [
         Example("model: m\nargs:\n  quantization: fp8\n", vllm="0.33.0"),
         Example("model: m\nargs:\n  quantization: gguf\n", vllm="0.10.1.1"),
@@ -61,8 +54,8 @@ class UnknownQuantizationMethod(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, DEST)
-        flag = facts.flags.get(DEST)
+        found = inputs.setting(cfg, quantization_claims.QUANTIZATION)
+        flag = facts.flags.get(quantization_claims.QUANTIZATION)
         names = facts.registries.get("quantization")
         if found is None or flag is None or flag.choices or not names or \
                 not isinstance(found.value, str) or not found.value or inputs.quantization_taken_over(cfg, facts):
@@ -72,13 +65,13 @@ class UnknownQuantizationMethod(Rule):
             shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
             yield self.diagnostic(
                 cfg, found, f"quantization method {found.value!r} is not one vLLM {facts.version} has",
-                explanation=f"it has {shown}; vLLM refuses it while building ModelConfig", fields=(DEST,),
+                explanation=f"it has {shown}; vLLM refuses it while building ModelConfig", fields=(quantization_claims.QUANTIZATION,),
                 fix=f"use one of {', '.join(names)}",
-                vllm_message=MSG_UNKNOWN.format(name=method, names=list(names)))
-        elif method in facts.registries.get("quantization_deprecated", ()) and ALLOW in facts.flags \
-                and not inputs.bool_value(cfg, ALLOW):
+                vllm_message=messages.UNKNOWN_QUANTIZATION_METHOD.format(name=method, names=list(names)))
+        elif method in facts.registries.get("quantization_deprecated", ()) and quantization_claims.ALLOW_DEPRECATED in facts.flags \
+                and not inputs.bool_value(cfg, quantization_claims.ALLOW_DEPRECATED):
             yield self.diagnostic(
                 cfg, found, f"quantization method {method!r} is deprecated in vLLM {facts.version}",
                 explanation="vLLM refuses it without --allow-deprecated-quantization",
-                fields=(DEST, ALLOW), fix="add --allow-deprecated-quantization, or use another method",
-                vllm_message=MSG_DEPRECATED)
+                fields=(quantization_claims.QUANTIZATION, quantization_claims.ALLOW_DEPRECATED), fix="add --allow-deprecated-quantization, or use another method",
+                vllm_message=messages.DEPRECATED_QUANTIZATION_METHOD)

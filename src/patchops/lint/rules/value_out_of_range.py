@@ -7,13 +7,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, model_len, scheduler
-
-# pydantic's wording for each bound (pydantic_core error messages).
-PYDANTIC_TEXT = {"gt": "greater than", "ge": "greater than or equal to",
-                 "lt": "less than", "le": "less than or equal to"}
-_OK = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
-       "lt": lambda v, b: v < b, "le": lambda v, b: v <= b}
+from patchops.lint.vllm import inputs, model_len, nested_values, scheduler
 
 
 class ValueOutOfRange(Rule):
@@ -126,18 +120,18 @@ def _problem(value: Any, check: dict) -> Optional[tuple]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     for bound, limit in check.items():
-        if bound in _OK and not _OK[bound](value, limit):
+        if bound in nested_values.BOUND_HOLDS and not nested_values.BOUND_HOLDS[bound](value, limit):
             if check.get("how") == "guard":
                 vllm_text = (check.get("message") or "").replace("{value}", str(value)) or None
             else:
-                vllm_text = f"Input should be {PYDANTIC_TEXT[bound]} {limit}"
-            return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text, _range(check)
+                vllm_text = f"Input should be {nested_values.BOUND_WORDS[bound]} {limit}"
+            return f"({value}) must be {nested_values.BOUND_WORDS[bound]} {limit}", vllm_text, _range(check)
     return None
 
 
 def _range(bounds: dict) -> str:
     """Return every bound of a range in words: `a value greater than 0 and less than or equal to 1`."""
-    return "a value " + " and ".join(f"{PYDANTIC_TEXT[b]} {limit}" for b, limit in bounds.items() if b in _OK)
+    return "a value " + " and ".join(f"{nested_values.BOUND_WORDS[b]} {limit}" for b, limit in bounds.items() if b in nested_values.BOUND_HOLDS)
 
 
 def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
@@ -152,16 +146,11 @@ def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
     if value == -1 and flag is not None and str(flag.type or "").endswith("_or_auto"):
         return None
     for bound, limit in after.items():
-        if bound in _OK and not _OK[bound](value, limit):
+        if bound in nested_values.BOUND_HOLDS and not nested_values.BOUND_HOLDS[bound](value, limit):
             vllm_text = (after.get("message") or "").replace("{type}", type(value).__name__) \
                 .replace("{value}", repr(value)) or None
-            return f"({value}) must be {PYDANTIC_TEXT[bound]} {limit}", vllm_text, _range(after)
+            return f"({value}) must be {nested_values.BOUND_WORDS[bound]} {limit}", vllm_text, _range(after)
     return None
-
-
-# Settings whose unset value lint can still predict: the length vLLM derives from config.json,
-# the hardware tier's max_num_seqs.
-RESOLVED = {"max_model_len": model_len.max_model_len, "max_num_seqs": scheduler.max_num_seqs}
 
 
 def _limit(cfg: ServeConfig, facts: Facts, other: str) -> Any:
@@ -169,8 +158,11 @@ def _limit(cfg: ServeConfig, facts: Facts, other: str) -> Any:
     stated = inputs.value(cfg, other)
     if stated is not None:
         return stated
-    if other in RESOLVED:
-        predicted = RESOLVED[other](cfg, facts)
+    # Settings whose unset value lint can still predict: the length vLLM derives from config.json,
+    # the hardware tier's max_num_seqs.
+    resolved = {"max_model_len": model_len.max_model_len, "max_num_seqs": scheduler.max_num_seqs}
+    if other in resolved:
+        predicted = resolved[other](cfg, facts)
         if predicted.certain and predicted.value is not None:
             return predicted.value
     return inputs.literal_default(facts, other)

@@ -7,10 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs
-
-NO_RAY = ("Unable to load Ray which is required for multi-node inference, please install Ray "
-          "with `pip install ray`.")
+from patchops.lint.vllm import inputs, messages
 
 
 def ray_available(facts: Facts) -> bool:
@@ -87,7 +84,7 @@ class WorldSizeExceedsGpus(Rule):
                 yield self.diagnostic(
                     cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs",
                     explanation=f"vLLM {ver} wants the Ray executor, and Ray is not installed; it refuses to start",
-                    fields=fields, fix=fix, vllm_message=NO_RAY)
+                    fields=fields, fix=fix, vllm_message=messages.RAY_NEEDED_FOR_MULTI_NODE)
             else:
                 yield self.diagnostic(
                     cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs",

@@ -11,8 +11,6 @@ from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 
 _UNSET = object()
-# Fields whose None default ends up false: ModelConfig turns enforce_eager=None into False (<=0.8.5).
-NONE_MEANS_FALSE = ("enforce_eager",)
 
 
 def v1_forces_chunked_prefill(cfg: ServeConfig, facts: Facts) -> bool:
@@ -104,7 +102,7 @@ class YamlFalseDropped(Rule):
             if given is not None and given.source == "cli":
                 continue  # the command line sets it, whatever the file said
             default = default_of(name, facts)
-            if default is False or default is None and name in NONE_MEANS_FALSE:
+            if default is False or default is None and name in inputs.NONE_MEANS_FALSE:
                 continue  # dropping it changes nothing
             yield self._finding(cfg, facts, name, setting, flag, default)
 

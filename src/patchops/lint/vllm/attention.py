@@ -15,6 +15,8 @@ from patchops.lint.vllm.inputs import attention_backend_env, compute_capability,
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import BACKEND_ENUM_NAMES, FA_FP8_KV, PLATFORM_SELECTS_BACKEND, release
 
+ATTENTION_BACKEND_FLAG = "attention_backend"
+
 ATTENTION_BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
 
 # MultiStepModelRunner's allowed lists (worker/multi_step_model_runner.py), by get_name().

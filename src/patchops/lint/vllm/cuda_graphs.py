@@ -22,6 +22,10 @@ from patchops.lint.vllm.releases import (CAPTURE_BLACKWELL_1024, CAPTURE_BUDGET_
 from patchops.lint.vllm.routing import V1, engine
 from patchops.lint.vllm.scheduler import max_num_batched_tokens, max_num_seqs
 
+CAPTURE_FLAGS = ("cuda_graph_sizes", "cudagraph_capture_sizes", "max_cudagraph_capture_size",
+                 "max_seq_len_to_capture")
+CAPTURE_COMPILATION_KEYS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size")
+
 V0_CAPTURE_CANDIDATES = tuple([1, 2, 4] + [8 * i for i in range(1, 1025)])
 
 

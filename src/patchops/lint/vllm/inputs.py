@@ -17,6 +17,9 @@ from patchops.lint.input.model_config import other_model_facts as model_facts_of
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
 
+# Fields whose None default ends up false: ModelConfig turns enforce_eager=None into False (<=0.8.5).
+NONE_MEANS_FALSE = ("enforce_eager",)
+
 POOLING_TASKS = ("embed", "embedding", "classify", "score", "reward", "pooling")
 NON_CUDA_PLATFORMS = ("cpu", "tpu", "xpu", "neuron", "hpu", "openvino", "gaudi")
 

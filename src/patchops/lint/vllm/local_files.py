@@ -6,11 +6,24 @@ repo id; offline (`HF_HUB_OFFLINE`), only through the cache.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.input.model_config import hub_snapshots, launch_environment
+
+CHAT_TEMPLATE = "chat_template"
+JINJA_CHARS = "{}\n"
+CONFIG_FORMAT = "config_format"
+MISTRAL_FORMAT = "mistral"
+# transformers_utils/config.py: MISTRAL_CONFIG_NAME and load_params_config /
+# _download_mistral_config_file (0.8.5-0.33)
+MISTRAL_PARAMS_FILE = "params.json"
+TOKENIZER = "tokenizer"
+# huggingface_hub.utils._validators.validate_repo_id: what the hub accepts as a repo id
+REPO_ID = re.compile(r"^(\b[\w\-.]+\b/)?\b[\w\-.]+\b$")
+REPO_ID_MAX = 96
 
 # huggingface_hub/constants.py: HF_HUB_OFFLINE = _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)
 HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")

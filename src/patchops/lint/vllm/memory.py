@@ -14,7 +14,14 @@ from typing import Optional, Tuple
 
 from patchops.lint.input.model_config import ModelFacts
 
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+KV_CACHE_DTYPE = "kv_cache_dtype"
+FLOAT_KV_CACHE_DTYPES = ("float16", "bfloat16")
+# --dtype spellings -> the torch dtype vLLM quotes
+DTYPE_NAMES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
+               "float32": "float32"}
 GIB = 1024 ** 3
+
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
 # Quantization methods whose linear-layer weight size we know: bytes per parameter (None: from `bits`).
 QUANT_BYTES = {"fp8": 1.0, "fbgemm_fp8": 1.0, "awq": None, "gptq": None, "awq_marlin": None,

@@ -18,6 +18,8 @@ from patchops.lint.input.model_config import ModelFacts
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.prediction import Prediction
 
+ALLOW_LONG_MAX_MODEL_LEN_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+
 # Used when facts hold no derivation (an unreadable copy): the list every release 0.8.5+ has.
 FALLBACK_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
                      "model_max_length", "max_target_positions", "max_sequence_length",

@@ -15,6 +15,14 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth_of, value
 
+BOUND_HOLDS = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
+               "lt": lambda v, b: v < b, "le": lambda v, b: v <= b}
+BOUND_WORDS = {"gt": "greater than", "ge": "greater than or equal to",
+               "lt": "less than", "le": "less than or equal to"}
+TYPE_NOUNS = {"int": "a valid integer", "float": "a valid number", "str": "a valid string",
+              "bool": "a valid boolean", "list": "a valid list", "dict": "a valid dictionary"}
+BOOL_WORDS = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
+
 MAX_VARIANTS = 16
 _KIND_OF = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict",
             type(None): "none"}

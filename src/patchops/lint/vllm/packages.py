@@ -11,6 +11,8 @@ from __future__ import annotations
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.prediction import Prediction
 
+OPENTELEMETRY_DISTS = ("opentelemetry-sdk", "opentelemetry-api")
+
 # package -> (the Facts field an inspected copy fills, the distributions that install it)
 PACKAGES = {"flashinfer": ("has_flashinfer", ("flashinfer-python", "flashinfer")),
             "bitblas": ("has_bitblas", ("bitblas",))}

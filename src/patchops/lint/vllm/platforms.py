@@ -16,6 +16,15 @@ from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import bool_value, device_name, is_cuda_like, platform, to_int, value
 from patchops.lint.vllm.prediction import Prediction
 
+COREX_EAGER_PATCHSET = "corex-eager-allreduce"
+# keyword -> (the EngineArgs call that passes it, what the hardcoded True means at run time)
+COREX_HARDCODED = {
+    "enforce_eager": ("ModelConfig(...) in EngineArgs.create_model_config",
+                      "vLLM runs in eager mode without CUDA graphs"),
+    "disable_custom_all_reduce": ("ParallelConfig(...) in EngineArgs.create_engine_config",
+                                  "tensor-parallel all-reduce goes through NCCL, not vLLM's custom kernel"),
+}
+
 COREX = "corex"
 # ROCm's use_custom_allreduce: gcnArchName contains gfx94 (0.8.5) or gfx95 (0.9+); by card name.
 ROCM_CUSTOM_ALLREDUCE_CARDS = ("mi300", "mi308", "mi325", "mi350", "mi355")

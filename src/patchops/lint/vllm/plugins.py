@@ -19,6 +19,12 @@ from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.releases import PLUGIN_LOAD_FAILURE_LOGGED, PLUGIN_AS_MODULE, release
 
+# registry -> (flag dest, wording in vLLM's KeyError)
+PARSERS = {
+    "tool_call_parser": ("tool_call_parser", "tool call parser"),
+    "reasoning_parser": ("reasoning_parser", "reasoning parser"),
+}
+
 # registry -> the plugin flag that can add names to it
 PLUGIN_FLAGS = {"tool_call_parser": "tool_parser_plugin", "reasoning_parser": "reasoning_parser_plugin"}
 

@@ -15,6 +15,9 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
 
+QUANTIZATION = "quantization"
+ALLOW_DEPRECATED = "allow_deprecated_quantization"
+
 def checkpoint_quantization(cfg: ServeConfig) -> Dict[str, Any]:
     """Return config.json's `quantization_config` ({} when the model has none or is unknown)."""
     model = cfg.model_facts

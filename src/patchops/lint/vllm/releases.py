@@ -130,6 +130,24 @@ SPECULATIVE_CONFIG = Boundary("0.8.3", "speculative decoding is one speculative_
                               "(speculative_model and friends are gone)",
                               "vllm/engine/arg_utils.py:314 (0.8.5); no --speculative-model from 0.8.3 on "
                               "(shipped facts; 0.8.2 has both); :176 speculative_model (0.7.3)")
+# SpeculativeConfig.__post_init__ (vllm/config.py to 0.10.x, then vllm/config/speculative.py): which
+# methods need no draft model, which take the n-gram window, which targets draft themselves.
+SPEC_MIMO_TARGET = Boundary("0.9", "a mimo target drafts itself, as deepseek_v3 does (0.8.5: deepseek_v3 only)",
+                            "vllm/config.py:2439 (0.9.0)")
+SPEC_MORE_TARGETS = Boundary("0.10.2", "ernie4_5_moe and qwen3_next targets draft themselves too",
+                             "vllm/config/__init__.py:2054 (0.10.2)")
+SPEC_MTP_BY_METHOD = Boundary("0.11", "method mtp (or a *_mtp alias) drafts from the target; the target's "
+                              "model_type no longer does", "vllm/config/speculative.py:213 (0.11.0)")
+SPEC_NO_MODEL_WORDING = Boundary("0.11", "\"num_speculative_tokens was provided but without speculative model.\"",
+                                 "vllm/config/speculative.py:238 (0.11.0)")
+SPEC_SUFFIX = Boundary("0.11.1", "method suffix needs no draft model", "vllm/config/speculative.py:264 (0.11.1)")
+SPEC_EXTRACT_HIDDEN_STATES = Boundary("0.17", "method extract_hidden_states needs no draft model",
+                                      "vllm/config/speculative.py:370 (0.17.0)")
+SPEC_NGRAM_GPU = Boundary("0.18", "method ngram_gpu needs no draft model and takes the n-gram window",
+                          "vllm/config/speculative.py:377 (0.18.0); absent in 0.17.1")
+SPEC_CUSTOM_CLASS = Boundary("0.22", "method custom_class without a model (its class path) is refused",
+                             "vllm/config/speculative.py:574 (0.22.0)")
+SPEC_DSPARK = Boundary("0.25", "method dspark drafts from the target", "vllm/config/speculative.py:672 (0.25.0)")
 
 # The oracle's checks, by the release that changed them (engine/arg_utils.py
 # _is_v1_supported_oracle; 0.8.5:1292, 0.9.2, 0.10.0, 0.10.1.1, 0.10.2, 0.11.0).

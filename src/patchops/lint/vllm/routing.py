@@ -28,6 +28,11 @@ from patchops.lint.vllm.releases import (ORACLE_BACKENDS_0_9, ORACLE_BACKENDS_0_
                                          ORACLE_SPEC_METHODS, ORACLE_TENSORIZER_OK, V0_REMOVED, V1_CONFIG_WITHOUT_V0,
                                          V1_DEFAULT, V1_ENGINE, V1_ONLY, V1_ORACLE, Version, release)
 
+MULTISTEP_OPTION = "--num-scheduler-steps"
+V0_COST = ("the older, slower V0 engine runs instead: no V1 scheduler (chunked prefill and prefix "
+           "caching off by default, max_num_seqs 256), no torch.compile")
+EXECUTOR_BACKEND = "distributed_executor_backend"
+
 V0 = "V0"
 V1 = "V1"
 MODEL_REMEDY = "serve a model whose architecture the V1 engine runs"

@@ -25,6 +25,10 @@ from patchops.lint.vllm.releases import (A100_KEEPS_SMALL, BUDGET_FOLLOWS_MODEL_
                                          Version, release)
 from patchops.lint.vllm.routing import V0, V1, engine
 
+# Multi-step scheduling lived in vllm/worker/multi_step_*.py with the V0 engine; both flags
+# are absent from EngineArgs.add_cli_args from 0.10.1 (checked: 0.10.1.1, 0.10.2, 0.11.0).
+MULTISTEP_FLAGS = ("num_scheduler_steps", "multi_step_stream_outputs")
+
 SMALL, LARGE, HUGE = "small", "large", "huge"  # hardware tiers of the V1 batch defaults
 LONG_CONTEXT = 32768  # V0 switches chunked prefill on above this max_model_len
 DEFAULT_BATCHED_TOKENS_V0 = 2048  # _DEFAULT_MAX_NUM_BATCHED_TOKENS (0.7.3+)

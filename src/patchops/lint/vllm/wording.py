@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
+
+TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
 
 def shown(found: Setting) -> str:
@@ -55,3 +57,19 @@ def parser_error(cfg: ServeConfig, message: str) -> str:
         return message
     prog = "vllm" if message.startswith("unrecognized arguments") else "vllm serve"
     return f"{prog}: error: {message}"
+
+
+def spelled(name: str, setting: Setting, cfg: Optional[ServeConfig] = None) -> str:
+    """Return option `name` in the user's spelling: `--dashes` on the CLI, else the file's style.
+
+    A key with neither `-` nor `_` (`tp`) follows the other keys of the file.
+    """
+    key = setting.key.lstrip("-")
+    if setting.source == "cli":
+        return "--" + name.replace("_", "-")
+    if "-" in key or "_" in key or cfg is None:
+        dashed = "-" in key
+    else:
+        others = [s.key for s in cfg.config_settings if s is not setting]
+        dashed = sum("-" in k for k in others) > sum("_" in k for k in others)
+    return name.replace("_", "-") if dashed else name

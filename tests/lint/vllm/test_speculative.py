@@ -1,0 +1,82 @@
+"""lint/vllm/speculative.py: SpeculativeConfig's refusals of a --speculative-config dict."""
+
+from __future__ import annotations
+
+from patchops.lint.vllm import speculative
+
+
+def problem(value, fields=None, model_type="qwen2", version="0.8.5"):
+    return speculative.problem(version, value, fields or {}, model_type)
+
+
+def test_an_ngram_window_fills_a_missing_end_from_the_other():
+    assert problem({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 2}) is None
+    assert problem({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}) is None
+    assert problem({"method": "ngram", "num_speculative_tokens": 3}) is None          # both 5
+
+
+def test_min_above_max_is_refused_and_equal_is_not():
+    assert problem({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 4,
+                    "prompt_lookup_max": 4}) is None
+    _, vllm = problem({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5,
+                       "prompt_lookup_max": 4})
+    assert vllm == "prompt_lookup_min=5 must be <= prompt_lookup_max=4"
+
+
+def test_a_window_end_below_one_is_refused_unless_pydantic_bounds_it():
+    value = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 0, "prompt_lookup_max": 0}
+    assert problem(value)[1] == "prompt_lookup_min=0 must be > 0"
+    assert problem(value, {"prompt_lookup_min": {"ge": 1}, "prompt_lookup_max": {"ge": 1}}) is None
+    value = dict(value, prompt_lookup_min=1, prompt_lookup_max=1)
+    assert problem(value) is None
+
+
+def test_tokens_must_be_given_and_positive():
+    assert problem({"method": "ngram"})[1] == speculative.MISSING_TOKENS
+    assert problem({})[1] == speculative.MISSING_TOKENS
+    assert problem({"method": "ngram", "num_speculative_tokens": 0})[1] == \
+        "Expected num_speculative_tokens to be greater than zero (0)."
+    assert problem({"method": "ngram", "num_speculative_tokens": 1}) is None
+    assert problem({"method": "ngram", "num_speculative_tokens": 0}, {"num_speculative_tokens": {"gt": 0}}) is None
+
+
+def test_a_method_that_needs_a_draft_model_has_one():
+    assert problem({"method": "eagle", "num_speculative_tokens": 3})[1] == speculative.NO_DRAFT_MODEL
+    assert problem({"method": "eagle", "num_speculative_tokens": 3}, version="0.11.0")[1] == \
+        speculative.NO_DRAFT_MODEL_011
+    assert problem({"method": "eagle", "num_speculative_tokens": 3, "model": "d"}) is None
+
+
+def test_before_0_11_the_target_drafts_itself_by_its_model_type():
+    deepseek_mtp = {"method": "deepseek_mtp", "num_speculative_tokens": 1}
+    assert problem(deepseek_mtp, version="0.10.2")[1] == speculative.NO_DRAFT_MODEL
+    assert problem(deepseek_mtp, model_type="deepseek_v3", version="0.10.2") is None
+    assert problem(deepseek_mtp, version="0.11.0") is None
+    assert problem({"num_speculative_tokens": 1}, model_type="deepseek_v3", version="0.11.0")[1] == \
+        speculative.NO_DRAFT_MODEL_011
+    assert problem({"num_speculative_tokens": 1}, model_type="mimo", version="0.8.5")[1] == speculative.NO_DRAFT_MODEL
+    assert problem({"num_speculative_tokens": 1}, model_type="mimo", version="0.9.0") is None
+    assert problem({"num_speculative_tokens": 1}, model_type="qwen3_next", version="0.10.1.1") is not None
+    assert problem({"num_speculative_tokens": 1}, model_type="qwen3_next", version="0.10.2") is None
+
+
+def test_methods_that_need_no_draft_model_arrive_by_release():
+    for method, last_without, first_with in (("suffix", "0.11.0", "0.11.1"),
+                                             ("extract_hidden_states", "0.16.0", "0.17.0"),
+                                             ("ngram_gpu", "0.17.1", "0.18.0")):
+        value = {"method": method, "num_speculative_tokens": 3}
+        assert problem(value, version=last_without) is not None, method
+        assert problem(value, version=first_with) is None, method
+
+
+def test_custom_class_without_its_class_path_is_refused_in_its_own_words():
+    value = {"method": "custom_class", "num_speculative_tokens": 3}
+    assert problem(value, version="0.22.0")[1] == speculative.CUSTOM_CLASS_NEEDS_MODEL
+    assert problem(value, version="0.21.0")[1] == speculative.NO_DRAFT_MODEL_011
+    assert problem(dict(value, model="my_module.MyProposer"), version="0.22.0") is None
+
+
+def test_ngram_gpu_takes_the_ngram_window_from_0_18():
+    value = {"method": "ngram_gpu", "num_speculative_tokens": 3, "prompt_lookup_min": 5, "prompt_lookup_max": 3}
+    assert problem(value, version="0.18.0")[1] == "prompt_lookup_min=5 must be <= prompt_lookup_max=3"
+    assert "ngram_gpu" not in speculative.window_methods("0.17.1")
