@@ -2,17 +2,22 @@
 
 Reached through `patchops.api` (its names load this module on first use). Plain functions
 returning plain records (patchops.core.records); nothing here prints.
+
+Over 400 lines because it holds lint's whole flow as `patchops lint` runs it: one input, many,
+their fixes, the engine checks after them and the exit code, each a few small functions.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from patchops.core.errors import OK, PROBLEMS_FOUND, USAGE_OR_INPUT_ERROR
 from patchops.core.records import field, record
 
 if TYPE_CHECKING:  # lint.rule pulls in packaging; nothing is imported until a function runs
+    from patchops.api.explaining import EngineCheck
     from patchops.host.hardware import Hardware
     from patchops.lint.rule import Diagnostic, NotRun
 
@@ -286,6 +291,76 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
             out.append(FixResult(LintResult(other, result.vllm_version, result.facts_origin, []),
                                  after.fixed, before, after.text, written=write))
     return out
+
+
+@record(frozen=True)
+class LintRun:
+    """What `patchops lint` found: each input's result and, when fixing, each file's fixes."""
+
+    results: List[LintResult]
+    fixes: Optional[List[FixResult]] = None   # None: no fix asked for
+    diff_only: bool = False                   # --diff: the fixes computed, nothing written
+
+    @property
+    def fixed(self) -> Optional[int]:
+        """Return how many fixes went in, or None when no fix was asked for."""
+        return None if self.fixes is None else sum(f.fixed for f in self.fixes)
+
+    @property
+    def unlinted(self) -> List[LintResult]:
+        return [r for r in self.results if r.error is not None]
+
+
+def lint_run(paths: Sequence[Path] = (), *, command: Optional[str] = None, fix: bool = False,
+             diff: bool = False, unsafe: bool = False, cache: bool = True, **options) -> LintRun:
+    """Lint the inputs (`patchops lint`), fixing them first with `fix`, or with `diff` only computing the fixes.
+
+    `options` are what lint_inputs() and fix_inputs() share (vllm_path, select, hardware, ...);
+    `cache` answers a repeated lint from lint/result_cache.py. A command has no file to fix.
+    """
+    from patchops.core.errors import UsageError
+
+    if fix or diff:
+        if command is not None:
+            raise UsageError("--fix and --diff rewrite files; --cmd has none (put the command in a .sh file)")
+        fixes = fix_inputs(paths, unsafe=unsafe, write=not diff, **options)
+        return LintRun([f.result for f in fixes], fixes, diff_only=diff)
+    return LintRun(lint_inputs(paths, command=command, cache=cache, **options))
+
+
+def engine_checks(paths: Sequence[Path] = (), *, command: Optional[str] = None,
+                  python: Optional[str] = None, hardware: Optional["Hardware"] = None,
+                  results: Sequence[LintResult] = ()) -> Iterator["EngineCheck"]:
+    """Yield `lint --engine`'s check of each input, in lint's order, as vLLM answers each.
+
+    `hardware` is the stated hardware (None: the input's own, or a default profile where no
+    GPU is visible); `results` are lint's, one per input, whose error counts each check keeps.
+    """
+    from patchops.api.explaining import engine_check
+    from patchops.host.hardware import detect
+
+    detected = detect()
+    inputs = [dict(path=f) for f in expand_inputs(paths)] + ([dict(command=command)] if command is not None else [])
+    for given, result in zip(inputs, results):
+        yield engine_check(**given, python=python, hardware=hardware, detected=detected,
+                           static_errors=result.errors)
+
+
+def lint_exit_code(run: LintRun, *, strict: bool = False, exit_zero: bool = False,
+                   engines: Sequence["EngineCheck"] = ()) -> int:
+    """Return `patchops lint`'s exit code for `run` and the engine checks that followed it.
+
+    With --diff, PROBLEMS_FOUND when a fix would change a file. An input not linted, or an
+    engine check vLLM could not run (no verdict on the config), is USAGE_OR_INPUT_ERROR. Else
+    PROBLEMS_FOUND for errors (warnings too when `strict`) or a refusal, unless `exit_zero`.
+    """
+    if run.diff_only:
+        return PROBLEMS_FOUND if any(f.changed for f in run.fixes or ()) else OK
+    if run.unlinted or any(not found.verdict.ran for found in engines):
+        return USAGE_OR_INPUT_ERROR
+    failing = sum(r.errors + (r.warnings if strict else 0) for r in run.results)
+    failing += sum(not found.verdict.ok for found in engines)
+    return PROBLEMS_FOUND if failing and not exit_zero else OK
 
 
 def _by_file(files: Sequence[Path], results: List[LintResult]) -> List[LintResult]:

@@ -19,14 +19,11 @@ import typer
 
 from patchops import api
 from patchops.cli.render import copies as render
-from patchops.core.errors import PatchopsError, UsageError
+# The exit codes are core's (the api returns them); commands and cli/fleet.py take them from here.
+from patchops.core.errors import (DRIFTED, IO_ERROR, OK, PROBLEMS_FOUND, USAGE_OR_INPUT_ERROR,
+                                  PatchopsError, UsageError)
 from patchops.cli.output import Line, Output
 
-OK = 0
-PROBLEMS_FOUND = 1
-USAGE_OR_INPUT_ERROR = 2
-DRIFTED = 3
-IO_ERROR = 5  # FileIOError: a read or write failed, naming the file
 NODES_DISAGREE = 6   # fleet: nodes hold different vLLM, files, patch states or lint verdicts
 NODE_FAILED = 7      # fleet: a node refused, failed or died; the message says what became of it
 INTERNAL_ERROR = 70  # EX_SOFTWARE
@@ -412,63 +409,27 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
     output_format = Format.json if json_out else output_format
     # The settings file's `hardware` comes before detection: it names the box that will serve.
     assumed = _hardware(hardware, not no_detect_hardware and not _settings().hardware)
-    options = dict(vllm_path=vllm, python=python, vllm_version=vllm_version, select=select,
-                   ignore=ignore, hardware=assumed, model_config=model_config, fetch=fetch)
-    fixed = None
-    if fix or diff:
-        if cmd is not None:
-            raise UsageError("--fix and --diff rewrite files; --cmd has none (put the command in a .sh file)")
-        with _progress("linting"):
-            fixes = api.fix_inputs(files, unsafe=unsafe_fixes, write=not diff, **options)
-        if diff:
-            sys.stdout.write("".join(f.diff for f in fixes))
-            Output(stderr=True).print(render_lint.fix_diff_summary(fixes))
-            raise typer.Exit(PROBLEMS_FOUND if any(f.changed for f in fixes) else OK)
-        results, fixed = [f.result for f in fixes], sum(f.fixed for f in fixes)
-    else:
-        with _progress("linting (the first lint of a vLLM copy reads its facts)"):
-            results = api.lint_inputs(files or (), command=cmd, cache=not no_cache, **options)
-    console = _console()
-    if output_format is Format.json:
-        print(render_formats.lint_json(results))
-    elif output_format is Format.sarif:
-        print(render_formats.lint_sarif(results, api.rules()))
-    elif output_format is Format.github:
-        sys.stdout.write(render_formats.lint_github(results))
-    else:
-        render_lint.lint_text(console, results, concise=output_format is Format.concise,
-                              unsafe=unsafe_fixes, fixed=fixed, verbosity=-1 if quiet else int(verbose))
-    unlinted = [r for r in results if r.error is not None]
-    if unlinted and output_format not in (Format.text, Format.concise):
-        for result in unlinted:  # stdout holds the machine output; say it where people look
+    with _progress("linting" if fix or diff else "linting (the first lint of a vLLM copy reads its facts)"):
+        run = api.lint_run(files or (), command=cmd, fix=fix, diff=diff, unsafe=unsafe_fixes,
+                           cache=not no_cache, vllm_path=vllm, python=python, vllm_version=vllm_version,
+                           select=select, ignore=ignore, hardware=assumed, model_config=model_config,
+                           fetch=fetch)
+    if run.diff_only:
+        sys.stdout.write("".join(f.diff for f in run.fixes))
+        Output(stderr=True).print(render_lint.fix_diff_summary(run.fixes))
+        raise typer.Exit(api.lint_exit_code(run))
+    render_formats.print_lint(_console(), run.results, output_format.value, unsafe=unsafe_fixes,
+                              fixed=run.fixed, verbosity=-1 if quiet else int(verbose))
+    if output_format not in (Format.text, Format.concise):
+        for result in run.unlinted:  # stdout holds the machine output; say it where people look
             _error(result.error)
-    if unlinted:
-        raise typer.Exit(USAGE_OR_INPUT_ERROR)
-    failing = sum(r.errors + (r.warnings if strict else 0) for r in results)
-    if engine:
-        refused, unrun = _engine_checks(files or (), cmd, python, hardware, results)
-        if unrun:   # nothing was asked of vLLM: not a verdict on the config
-            raise typer.Exit(USAGE_OR_INPUT_ERROR)
-        failing += refused
-    raise typer.Exit(PROBLEMS_FOUND if failing and not exit_zero else OK)
-
-
-def _engine_checks(files, cmd, python, hardware, results):
-    """Run `lint --engine` for each input; return how many vLLM refused and how many it could not run."""
-    from patchops.host import hardware as box
-    from patchops.cli.render import lint as render_lint
-
-    stated = box.parse_hardware(hardware) if hardware is not None else None
-    detected = box.detect()
-    inputs = [dict(path=f) for f in api.expand_inputs(files)] + ([dict(command=cmd)] if cmd is not None else [])
-    refused = unrun = 0
-    for given, result in zip(inputs, results):
-        found = api.engine_check(**given, python=python, hardware=stated, detected=detected,
-                                 static_errors=result.errors)
-        render_lint.engine_text(_console(), found)
-        unrun += not found.verdict.ran
-        refused += found.verdict.ran and not found.verdict.ok
-    return refused, unrun
+    engines = []
+    if engine and not run.unlinted:
+        for found in api.engine_checks(files or (), command=cmd, python=python,
+                                       hardware=_hardware(hardware, detect=False), results=run.results):
+            render_lint.engine_text(_console(), found)
+            engines.append(found)
+    raise typer.Exit(api.lint_exit_code(run, strict=strict, exit_zero=exit_zero, engines=engines))
 
 
 @command("explain")

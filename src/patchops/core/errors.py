@@ -2,11 +2,19 @@
 
 from typing import Optional
 
+# The exit codes every command uses, named once: api functions return them, the CLI exits with them.
+OK = 0
+PROBLEMS_FOUND = 1         # findings, a refusal, a fix --diff would make
+USAGE_OR_INPUT_ERROR = 2   # a command line or an input patchops cannot act on
+DRIFTED = 3
+STORE_FAILED = 4
+IO_ERROR = 5               # FileIOError: a read or write failed, naming the file
+
 
 class PatchopsError(Exception):
     """Base class; the CLI prints `error: <message>` and exits with `exit_code`."""
 
-    exit_code = 2
+    exit_code = USAGE_OR_INPUT_ERROR
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -27,13 +35,13 @@ class PatchsetError(PatchopsError):
 class DriftError(PatchopsError):
     """A target file is neither pristine nor in the wanted state, or changed since patchops wrote it."""
 
-    exit_code = 3
+    exit_code = DRIFTED
 
 
 class StoreError(PatchopsError):
     """The backup store or journal is missing, locked or fails its hash check."""
 
-    exit_code = 4
+    exit_code = STORE_FAILED
 
 
 class LockedError(StoreError):
@@ -51,7 +59,7 @@ class LinkError(StoreError):
 class FileIOError(PatchopsError):
     """Reading or writing a file failed (disk full, I/O error, read-only, permission)."""
 
-    exit_code = 5
+    exit_code = IO_ERROR
 
     def __init__(self, message: str, errno: Optional[int] = None):
         super().__init__(message)

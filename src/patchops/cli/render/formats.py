@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Optional
 
 from patchops import __version__
@@ -13,6 +14,24 @@ from patchops.cli.render.lint import lint_summary
 PROJECT_URL = "https://pypi.org/project/vllm-patchops/"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def print_lint(console, results, output_format: str, *, unsafe: bool = False,
+               fixed: Optional[int] = None, verbosity: int = 0) -> None:
+    """Print lint's results in `output_format`: text, concise, json, sarif or github."""
+    from patchops.cli.render.lint import lint_text
+
+    if output_format == "json":
+        print(lint_json(results))
+    elif output_format == "sarif":
+        from patchops import api
+
+        print(lint_sarif(results, api.rules()))
+    elif output_format == "github":
+        sys.stdout.write(lint_github(results))
+    else:
+        lint_text(console, results, concise=output_format == "concise", unsafe=unsafe, fixed=fixed,
+                  verbosity=verbosity)
 
 
 def lint_json(results) -> str:

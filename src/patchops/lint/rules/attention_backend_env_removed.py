@@ -8,6 +8,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import attention, inputs, messages, releases
+from patchops.lint.vllm.attention import ATTENTION_BACKEND_ENV as ENV
 
 
 def truthy(value) -> bool:
@@ -54,11 +55,11 @@ class AttentionBackendEnvRemoved(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        setting = cfg.env.get(attention.ATTENTION_BACKEND_ENV)
-        value = inputs.env_text(cfg, attention.ATTENTION_BACKEND_ENV)
+        setting = cfg.env.get(ENV)
+        value = inputs.env_text(cfg, ENV)
         if setting is None or value is None or facts.attention_env_var:
             return
-        fields = [attention.ATTENTION_BACKEND_ENV]
+        fields = [ENV]
         fail_hard = cfg.args.get("fail_on_environ_validation")
         if releases.release(facts) < releases.ENVIRON_VALIDATED:
             outcome = "vLLM ignores it without a word and picks the backend itself"
@@ -70,7 +71,7 @@ class AttentionBackendEnvRemoved(Rule):
         else:
             outcome = "vLLM warns that the variable is unknown and picks the backend itself"
             severity, vllm_message = self.severity, messages.UNKNOWN_ENV_VARIABLE
-        message = f'environment variable {attention.ATTENTION_BACKEND_ENV}="{value}" is no longer read by vLLM {facts.version}'
+        message = f'environment variable {ENV}="{value}" is no longer read by vLLM {facts.version}'
         explanation = f"the backend is now an option: {outcome}"
         name = self._backend_name(value, facts)
         if "attention_backend" in facts.flags:

@@ -7,7 +7,8 @@ from typing import Dict, Iterator, List
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import cuda_graphs, inputs, wording
+from patchops.lint.vllm import inputs, wording
+from patchops.lint.vllm.cuda_graphs import CAPTURE_COMPILATION_KEYS, CAPTURE_FLAGS
 
 
 class CaptureSettingsMootWithEager(Rule):
@@ -70,12 +71,12 @@ class CaptureSettingsMootWithEager(Rule):
             return
         found: Dict[int, List[str]] = {}
         anchors: Dict[int, Setting] = {}
-        for name in cuda_graphs.CAPTURE_FLAGS:
+        for name in CAPTURE_FLAGS:
             setting = inputs.setting(cfg, name)
             if setting is not None:
                 found.setdefault(id(setting), []).append(name)
                 anchors[id(setting)] = setting
-        for key in cuda_graphs.CAPTURE_COMPILATION_KEYS:
+        for key in CAPTURE_COMPILATION_KEYS:
             _, setting = inputs.compilation_value(cfg, key)
             if setting is not None:
                 found.setdefault(id(setting), []).append(f"compilation_config.{key}")

@@ -9,7 +9,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, local_files, messages
+from patchops.lint.vllm import inputs, messages
+from patchops.lint.vllm.local_files import CHAT_TEMPLATE, JINJA_CHARS
 
 
 class ChatTemplateNotFound(Rule):
@@ -46,12 +47,12 @@ class ChatTemplateNotFound(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, local_files.CHAT_TEMPLATE)
+        found = inputs.setting(cfg, CHAT_TEMPLATE)
         how = facts.guards.get("chat_template_must_exist")
         if found is None or how is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
-        if any(c in value for c in local_files.JINJA_CHARS) or (how == "builtin" and "/" not in value):
+        if any(c in value for c in JINJA_CHARS) or (how == "builtin" and "/" not in value):
             return
         candidates = [Path(value).expanduser()]
         if not os.path.isabs(value) and Path(cfg.path).parent != Path(""):
@@ -60,6 +61,7 @@ class ChatTemplateNotFound(Rule):
             return
         yield self.diagnostic(
             cfg, found, f"chat_template {value!r} reads as a file path, and no such file exists here",
-            explanation=f"vLLM {facts.version} stops before loading the model", fields=(local_files.CHAT_TEMPLATE,),
+            explanation=f"vLLM {facts.version} stops before loading the model",
+            fields=(CHAT_TEMPLATE,),
             fix="give the path of the template on the machine that runs vLLM, or the template text",
             vllm_message=messages.CHAT_TEMPLATE_NOT_FOUND.format(value=value))

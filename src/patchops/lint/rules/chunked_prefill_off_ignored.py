@@ -66,7 +66,8 @@ class ChunkedPrefillOffIgnored(Rule):
                 f"enable_chunked_prefill false is respected by vLLM {ver}, which warns about it",
                 explanation="vLLM warns that generative models do not officially support running "
                 "without chunked prefill and may crash or produce incorrect outputs",
-                severity="info", fields=("enable_chunked_prefill",), vllm_message=messages.CHUNKED_PREFILL_OFF_UNSUPPORTED,
+                severity="info", fields=("enable_chunked_prefill",),
+                vllm_message=messages.CHUNKED_PREFILL_OFF_UNSUPPORTED,
                 fix="remove it unless the model needs whole-prompt prefill; then keep "
                     "max-num-batched-tokens at least max-model-len")
             return

@@ -8,6 +8,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, messages, platforms
+from patchops.lint.vllm.platforms import COREX_EAGER_PATCHSET
 
 COREX_TP4 = ("model: /models/Qwen2.5-7B-Instruct\nvllm: {version: 0.8.5}\n"
              "hardware: {platform: corex, gpus: 4, memory_gib: 32}\n")
@@ -75,12 +76,14 @@ class CudaGraphsHangOnCorex(Rule):
             return
         eager = inputs.enforce_eager(cfg, facts)
         restored = ("" if "enforce_eager" in facts.hardcoded else
-                    f"; this copy honours --enforce-eager (no hardcoded enforce_eager=True: the {platforms.COREX_EAGER_PATCHSET} "
-                    "patchset or a build without it), so graphs are on unless it is passed")
+                    "; this copy honours --enforce-eager (no hardcoded enforce_eager=True: the "
+                    f"{COREX_EAGER_PATCHSET} patchset or a build without it), so graphs are on unless it "
+                    "is passed")
         yield self.diagnostic(
             cfg, inputs.setting(cfg, "tensor_parallel_size"),
             f"tensor_parallel_size {tp} with CUDA graphs and custom all-reduce on CoreX hangs at start-up",
-            explanation=f"CoreX: {corex.reason}. Start-up hangs in graph capture at \"{messages.COREX_GRAPH_CAPTURE_HANG}\" and "
-            f"never serves, with no error ({eager.reason}; {allreduce.reason}){restored}",
+            explanation=f"CoreX: {corex.reason}. Start-up hangs in graph capture at "
+            f"\"{messages.COREX_GRAPH_CAPTURE_HANG}\" and never serves, with no error ({eager.reason}; "
+            f"{allreduce.reason}){restored}",
             fields=("tensor_parallel_size", "enforce_eager", "disable_custom_all_reduce") + corex.fields,
             fix="pass --enforce-eager explicitly (or --disable-custom-all-reduce to keep graphs on NCCL)")

@@ -8,6 +8,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
+from patchops.lint.vllm.routing import MULTISTEP_OPTION, V0_COST
 
 # config.json `architectures` of the corpus models these examples stand for.
 MAMBA = {"architectures": ["MambaForCausalLM"], "model_type": "mamba"}
@@ -128,7 +129,7 @@ class FeatureFallsBackToV0(Rule):
                 chosen = trigger
                 break
             chosen = chosen or trigger  # hardware-dependent: report it unless a sure one follows
-        if chosen is None or chosen.feature == routing.MULTISTEP_OPTION:
+        if chosen is None or chosen.feature == MULTISTEP_OPTION:
             return
         yield self._finding(cfg, chosen, env, v >= releases.V0_REMOVED, facts.version)
 
@@ -163,12 +164,12 @@ class FeatureFallsBackToV0(Rule):
                 cfg, trigger.at,
                 f"experimental on V1: {short}; vLLM {ver} falls back to V0",
                 explanation=f"the V1 engine runs {what} only as an experiment, so with VLLM_USE_V1 "
-                f"unset vLLM falls back to V0: {routing.V0_COST}",
+                f"unset vLLM falls back to V0: {V0_COST}",
                 fields=fields, vllm_message=trigger.fallback_message,
                 fix="set VLLM_USE_V1=1 to run it on V1 (experimental), or VLLM_USE_V1=0 to choose V0 on purpose")
         return self.diagnostic(
             cfg, trigger.at,
             f"no V1 support for {short}: vLLM {ver} {may}silently fall{'' if may else 's'} back to V0",
-            explanation=f"the V1 engine does not support {what}, so {routing.V0_COST}",
+            explanation=f"the V1 engine does not support {what}, so {V0_COST}",
             fields=fields, vllm_message=trigger.fallback_message,
             fix=f"{remove} to keep the V1 engine (or set VLLM_USE_V1=0 to choose V0 on purpose)")

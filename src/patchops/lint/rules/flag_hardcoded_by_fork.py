@@ -7,7 +7,7 @@ from typing import Iterator, Optional, Tuple
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import platforms
+from patchops.lint.vllm.platforms import COREX_EAGER_PATCHSET, COREX_HARDCODED
 
 
 def literal_bool(source: str) -> Optional[bool]:
@@ -101,7 +101,7 @@ class FlagHardcodedByFork(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for name, (call, effect) in platforms.COREX_HARDCODED.items():
+        for name, (call, effect) in COREX_HARDCODED.items():
             source = facts.hardcoded.get(name)
             found = user_setting(cfg, name) if source is not None else None
             if found is None:
@@ -125,7 +125,7 @@ class FlagHardcodedByFork(Rule):
                 explanation = (f"this copy hardcodes {name}={source} in {call}; it agrees with you only "
                                "by accident")
                 severity = "warning"
-            fix = f"patchops apply {platforms.COREX_EAGER_PATCHSET} (restores {name}=self.{name})"
+            fix = f"patchops apply {COREX_EAGER_PATCHSET} (restores {name}=self.{name})"
             if severity == "warning":
                 fix += ", or remove the setting"
             yield self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,),
@@ -150,4 +150,5 @@ class FlagHardcodedByFork(Rule):
         message = f"this copy hardcodes {name}={source}: no flag can change it"
         return self.diagnostic(cfg, at, message, explanation=f"it is hardcoded in {call}, so {effect}",
                                fields=(name,), severity="warning",
-                               fix=f"patchops apply {platforms.COREX_EAGER_PATCHSET} (restores {name}=self.{name})")
+                               fix=f"patchops apply {COREX_EAGER_PATCHSET} "
+                                   f"(restores {name}=self.{name})")

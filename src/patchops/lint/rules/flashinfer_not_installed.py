@@ -7,7 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
-from patchops.lint.vllm import attention, inputs, messages, packages, releases
+from patchops.lint.vllm import inputs, messages, packages, releases
+from patchops.lint.vllm.attention import ATTENTION_BACKEND_ENV as ENV
 
 
 class FlashinferNotInstalled(Rule):
@@ -71,8 +72,8 @@ class FlashinferNotInstalled(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        setting = cfg.env.get(attention.ATTENTION_BACKEND_ENV)
-        name = inputs.env_text(cfg, attention.ATTENTION_BACKEND_ENV)
+        setting = cfg.env.get(ENV)
+        name = inputs.env_text(cfg, ENV)
         present = packages.present(facts, "flashinfer")
         if setting is None or name is None or present.value:
             return
@@ -91,21 +92,21 @@ class FlashinferNotInstalled(Rule):
             outcome = "the worker fails to import the FlashInfer backend"
             vllm_message = messages.FLASHINFER_MISSING_IMPORT
         fix = ("install FlashInfer built for this torch/CUDA (pip install flashinfer-python), "
-               f"or set {attention.ATTENTION_BACKEND_ENV}=FLASH_ATTN")
+               f"or set {ENV}=FLASH_ATTN")
         if present.value is None:  # shipped facts that know nothing of the install
-            message = f'the flashinfer package that {attention.ATTENTION_BACKEND_ENV}="{name}" needs may be missing'
+            message = f'the flashinfer package that {ENV}="{name}" needs may be missing'
             explanation = (f"the shipped facts for vLLM {facts.version} cannot tell; if it is, {outcome}")
             fix = f"lint on the machine or with --vllm SITE_PACKAGES to check; else {fix}"
-            found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(attention.ATTENTION_BACKEND_ENV,), fix=fix,
+            found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(ENV,), fix=fix,
                                     severity=self.unsure_severity)
             yield with_vllm_message(found, vllm_message)
             return
         if present.certain:
-            message = f'no flashinfer beside vLLM {facts.version} for {attention.ATTENTION_BACKEND_ENV}="{name}"'
+            message = f'no flashinfer beside vLLM {facts.version} for {ENV}="{name}"'
             explanation = outcome
         else:
-            message = f'no flashinfer in a plain install of vLLM {facts.version} for {attention.ATTENTION_BACKEND_ENV}="{name}"'
+            message = f'no flashinfer in a plain install of vLLM {facts.version} for {ENV}="{name}"'
             explanation = f"{present.reason}; {outcome}"
             fix += "; if flashinfer is installed by hand, lint with --vllm SITE_PACKAGES to check that copy"
-        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(attention.ATTENTION_BACKEND_ENV,), fix=fix)
+        found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=(ENV,), fix=fix)
         yield with_vllm_message(found, vllm_message)

@@ -36,8 +36,8 @@ class Float16RefusedByModel(Rule):
     severity = "error"
     versions = ">=0.9"   # where the copy has _FLOAT16_NOT_SUPPORTED_MODELS (0.9.2 has it, 0.8.5 not)
     needs = Needs(optional=("model",))
-    vllm_message = messages.FLOAT16_REFUSED_BY_MODEL.format(model_type="gemma2", reason="Numerical instability. Please use "
-                                  "bfloat16 or float32 instead.")
+    vllm_message = messages.FLOAT16_REFUSED_BY_MODEL.format(
+        model_type="gemma2", reason="Numerical instability. Please use bfloat16 or float32 instead.")
     VALID = [
         Example("model: /models/gemma-2-9b-it\nargs:\n  dtype: bfloat16\n", vllm="0.10.1.1", model=GEMMA2),
         Example("model: /models/gemma-2-9b-it\nargs:\n  dtype: auto\n", vllm="0.33.0", model=GEMMA2),
@@ -67,4 +67,5 @@ class Float16RefusedByModel(Rule):
             explanation=f"the model type is config.json's model_type; vLLM says \"{reason.rstrip('.')}\" "
             "and will not start",
             fields=("dtype",), fix="use --dtype bfloat16 (or float32)",
-            vllm_message=messages.FLOAT16_REFUSED_BY_MODEL.format(model_type=model.config_model_type, reason=reason))
+            vllm_message=messages.FLOAT16_REFUSED_BY_MODEL.format(model_type=model.config_model_type,
+                                                                  reason=reason))

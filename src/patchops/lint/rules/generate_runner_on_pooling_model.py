@@ -43,7 +43,8 @@ class GenerateRunnerOnPoolingModel(Rule):
     name = "generate-runner-on-pooling-model"
     severity = "error"
     versions = ">=0.8"
-    vllm_message = messages.GENERATE_RUNNER_UNSUPPORTED   # and messages.GENERATE_TASK_UNSUPPORTED before --runner, messages.GENERATE_RUNNER_ON_EMBEDDING from 0.25
+    # and messages.GENERATE_TASK_UNSUPPORTED before --runner, messages.GENERATE_RUNNER_ON_EMBEDDING from 0.25
+    vllm_message = messages.GENERATE_RUNNER_UNSUPPORTED
     needs = Needs(model=True)
     VALID = [
         Example("vllm serve BAAI/bge-m3 --runner pooling\n", kind="command", vllm="0.10.1.1", model=BGE_M3),
@@ -66,7 +67,8 @@ class GenerateRunnerOnPoolingModel(Rule):
         if not (runner == "generate" or by_task) or not architectures.has(cfg, facts, "pooling_only"):
             return
         if "runner" in facts.flags:
-            refusal = messages.GENERATE_RUNNER_ON_EMBEDDING if release(facts) >= EMBEDDING_RUNNER_MESSAGE else messages.GENERATE_RUNNER_UNSUPPORTED
+            refusal = messages.GENERATE_RUNNER_ON_EMBEDDING if release(facts) >= EMBEDDING_RUNNER_MESSAGE \
+                else messages.GENERATE_RUNNER_UNSUPPORTED
         else:   # before --runner: _resolve_task lists the tasks the class supports
             refusal = messages.GENERATE_TASK_UNSUPPORTED
         arch = architectures.resolved(cfg, facts)

@@ -8,6 +8,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory, messages, routing
+from patchops.lint.vllm.memory import DEFAULT_GPU_MEMORY_UTILIZATION
 
 
 class GpuMemoryHeldByOthers(Rule):
@@ -64,7 +65,8 @@ class GpuMemoryHeldByOthers(Rule):
         if free is None or total is None or routing.engine(cfg, facts).value != routing.V1:
             return
         stated = inputs.setting(cfg, "gpu_memory_utilization")
-        util = _gib(inputs.value(cfg, "gpu_memory_utilization")) if stated is not None else memory.DEFAULT_GPU_MEMORY_UTILIZATION
+        util = _gib(inputs.value(cfg, "gpu_memory_utilization")) if stated is not None \
+            else DEFAULT_GPU_MEMORY_UTILIZATION
         if util is None or free >= total * util:
             return
         wanted = round(total * util, 2)
@@ -79,7 +81,8 @@ class GpuMemoryHeldByOthers(Rule):
             fields=("gpu_memory_utilization", "hardware.free_memory_gib", "hardware.memory_gib"),
             fix=f"stop the process that holds the GPU (nvidia-smi lists it), or set gpu-memory-utilization "
                 f"below {int(free / total * 100) / 100:g}",
-            vllm_message=messages.GPU_MEMORY_HELD_BY_OTHERS.format(free=round(free, 2), total=round(total, 2), util=util, wanted=wanted))
+            vllm_message=messages.GPU_MEMORY_HELD_BY_OTHERS.format(free=round(free, 2), total=round(total, 2),
+                                                                   util=util, wanted=wanted))
 
 
 def _gib(raw: object) -> Optional[float]:

@@ -8,7 +8,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import wording
+from patchops.lint.vllm.wording import TYPE_WORDS
 
 
 class InvalidFlagValue(Rule):
@@ -74,6 +74,6 @@ def _fix(why: str) -> str:
         return f"use one of {choices.group(1)}"
     wanted = re.search(r"invalid (\w+) value", why)
     if wanted:
-        kind = wording.TYPE_WORDS.get(wanted.group(1), f"a {wanted.group(1)} value")
+        kind = TYPE_WORDS.get(wanted.group(1), f"a {wanted.group(1)} value")
         return f"write {kind}, with no unit or suffix (this vLLM reads the value as it is)"
     return "write the value as `vllm serve --help` shows it for this flag"

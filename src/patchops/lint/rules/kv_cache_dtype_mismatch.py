@@ -8,6 +8,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory, messages
+from patchops.lint.vllm.memory import FLOAT_KV_CACHE_DTYPES, KV_CACHE_DTYPE
 
 QWEN_7B = {"model_type": "qwen2", "torch_dtype": "bfloat16", "num_attention_heads": 28}
 
@@ -47,19 +48,20 @@ class KvCacheDtypeMismatch(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, memory.KV_CACHE_DTYPE)
-        if found is None or found.value not in memory.FLOAT_KV_CACHE_DTYPES or "float_kv_cache_matches_dtype" not in facts.guards:
+        found = inputs.setting(cfg, KV_CACHE_DTYPE)
+        if found is None or found.value not in FLOAT_KV_CACHE_DTYPES \
+                or "float_kv_cache_matches_dtype" not in facts.guards:
             return
         dtype = memory.served_dtype(inputs.value(cfg, "dtype"), cfg.model_facts,
                                     inputs.compute_capability(cfg))
         if dtype is None or dtype == found.value:
             return
-        allowed = f"`auto` or `{dtype}`" if dtype in memory.FLOAT_KV_CACHE_DTYPES else "`auto`"
+        allowed = f"`auto` or `{dtype}`" if dtype in FLOAT_KV_CACHE_DTYPES else "`auto`"
         origin = "--dtype" if inputs.setting(cfg, "dtype") is not None and \
             str(inputs.value(cfg, "dtype")).lower() != "auto" else "the model's config.json"
         yield self.diagnostic(
             cfg, found, f"kv_cache_dtype {found.value!r} differs from the model's served dtype {dtype}",
             explanation=f"the served dtype comes from {origin}; vLLM {facts.version} refuses it while "
             "building its config",
-            fields=(memory.KV_CACHE_DTYPE, "dtype"), fix=f"use --kv-cache-dtype auto or {dtype}",
+            fields=(KV_CACHE_DTYPE, "dtype"), fix=f"use --kv-cache-dtype auto or {dtype}",
             vllm_message=messages.KV_CACHE_DTYPE_MISMATCH.format(kv=found.value, dtype=dtype, allowed=allowed))

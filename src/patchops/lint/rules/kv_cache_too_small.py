@@ -106,8 +106,9 @@ class KvCacheTooSmall(Rule):
                 vllm_text = messages.NO_MEMORY_FOR_CACHE_BLOCKS
             elif eng.value == routing.V1:
                 owner = "model's" if release(facts) >= KV_FIT_MESSAGE_SPELLED else "models's"
-                vllm_text = messages.KV_CACHE_TOO_SMALL_V1.format(owner=owner, max_model_len=max_len, needed=memory.gib(needed),
-                                              available=memory.gib(found.kv_bytes))
+                vllm_text = messages.KV_CACHE_TOO_SMALL_V1.format(owner=owner, max_model_len=max_len,
+                                                                  needed=memory.gib(needed),
+                                                                  available=memory.gib(found.kv_bytes))
             else:
                 vllm_text = messages.KV_CACHE_TOO_SMALL_V0.format(max_model_len=max_len, tokens=found.tokens)
             origin = "max_model_len" if len_at is not None else "max_model_len (derived from config.json)"

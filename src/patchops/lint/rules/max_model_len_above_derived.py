@@ -7,7 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, messages, model_len
+from patchops.lint.vllm import inputs, messages
+from patchops.lint.vllm.model_len import ALLOW_LONG_MAX_MODEL_LEN_ENV
 from patchops.lint.vllm.model_len import derived_max_len, env_flag
 
 QWEN_7B = {"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,
@@ -71,14 +72,14 @@ class MaxModelLenAboveDerived(Rule):
             return
         if derived.model_max_length is not None and user <= derived.model_max_length:
             return
-        allowed = env_flag(inputs.env_value(cfg, model_len.ALLOW_LONG_MAX_MODEL_LEN_ENV))
+        allowed = env_flag(inputs.env_value(cfg, ALLOW_LONG_MAX_MODEL_LEN_ENV))
         vllm_text = messages.MAX_MODEL_LEN_ABOVE_DERIVED.format(user=user, key=derived.key, derived=derived.shown,
                                         model_max_length=derived.model_max_length)
         limit = int(derived.value)
         if allowed:
             message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"
-            explanation = (f"vLLM {facts.version} accepts it only because {model_len.ALLOW_LONG_MAX_MODEL_LEN_ENV} is set, and positions "
-                           "past the maximum give wrong outputs")
+            explanation = (f"vLLM {facts.version} accepts it only because {ALLOW_LONG_MAX_MODEL_LEN_ENV} is set, "
+                           "and positions past the maximum give wrong outputs")
         else:
             message = f"max_model_len {user} > model maximum {derived.shown} ({derived.key})"
             explanation = f"vLLM {facts.version} will refuse to start"

@@ -8,6 +8,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, local_files, messages
+from patchops.lint.vllm.local_files import CONFIG_FORMAT, MISTRAL_FORMAT, MISTRAL_PARAMS_FILE
 
 # A local folder both here (tests run from the repository root) and in the conformance corpus.
 FOLDER = "tests/conformance/corpus/models/Mistral-7B-v0.1"
@@ -52,24 +53,26 @@ class MistralConfigNotFound(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, local_files.CONFIG_FORMAT)
-        if found is None or not isinstance(found.value, str) or found.value.lower() != local_files.MISTRAL_FORMAT:
+        found = inputs.setting(cfg, CONFIG_FORMAT)
+        if found is None or not isinstance(found.value, str) or found.value.lower() != MISTRAL_FORMAT:
             return
-        if local_files.MISTRAL_FORMAT not in _offered(facts):
+        if MISTRAL_FORMAT not in _offered(facts):
             return
         folder = local_files.local_model_folder(cfg)
-        if folder is None or (folder / local_files.MISTRAL_PARAMS_FILE).is_file():
+        if folder is None or (folder / MISTRAL_PARAMS_FILE).is_file():
             return
         yield self.diagnostic(
-            cfg, found, f"config_format {local_files.MISTRAL_FORMAT!r} needs {local_files.MISTRAL_PARAMS_FILE}, and the model folder has none",
-            explanation=f"a Hugging Face checkpoint has no {local_files.MISTRAL_PARAMS_FILE}; vLLM {facts.version} refuses "
-            "to start", fields=(local_files.CONFIG_FORMAT,), fix="drop config-format (auto reads config.json), or serve the mistral-format checkpoint",
+            cfg, found,
+            f"config_format {MISTRAL_FORMAT!r} needs {MISTRAL_PARAMS_FILE}, and the model folder has none",
+            explanation=f"a Hugging Face checkpoint has no {MISTRAL_PARAMS_FILE}; vLLM {facts.version} refuses "
+            "to start", fields=(CONFIG_FORMAT,),
+            fix="drop config-format (auto reads config.json), or serve the mistral-format checkpoint",
             vllm_message=messages.MISTRAL_CONFIG_NOT_FOUND.format(model=cfg.model.value))
 
 
 def _offered(facts: Facts) -> tuple:
     """Return the formats the copy's `--config-format` accepts (choices or a Literal's values)."""
-    flag = facts.flags.get(local_files.CONFIG_FORMAT)
+    flag = facts.flags.get(CONFIG_FORMAT)
     if flag is None:
         return ()
     return tuple(flag.choices or flag.known_values or ())

@@ -7,7 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, scheduler, wording
+from patchops.lint.vllm import inputs, wording
+from patchops.lint.vllm.scheduler import MULTISTEP_FLAGS
 
 
 class MultistepRemoved(Rule):
@@ -55,7 +56,7 @@ class MultistepRemoved(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for name in scheduler.MULTISTEP_FLAGS:
+        for name in MULTISTEP_FLAGS:
             if facts.flags and name in facts.flags:
                 continue  # a fork that kept multi-step: the flag still parses
             found = inputs.setting(cfg, name) or inputs.unknown_setting(cfg, name)

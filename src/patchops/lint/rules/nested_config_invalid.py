@@ -9,6 +9,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks, nested_values
+from patchops.lint.vllm.nested_values import BOOL_WORDS, BOUND_HOLDS, BOUND_WORDS, TYPE_NOUNS
 
 
 class NestedConfigInvalid(Rule):
@@ -179,9 +180,9 @@ def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optiona
         return f"{key} {json.dumps(item)} is not {kind}", None, f"Input should be {kind}"
     if isinstance(item, (int, float)) and not isinstance(item, bool):
         for bound, limit in field.items():
-            if bound in nested_values.BOUND_HOLDS and not nested_values.BOUND_HOLDS[bound](item, limit):
-                text = f"Input should be {nested_values.BOUND_WORDS[bound]} {limit}"
-                return f"{key} ({item}) must be {nested_values.BOUND_WORDS[bound]} {limit}", None, text
+            if bound in BOUND_HOLDS and not BOUND_HOLDS[bound](item, limit):
+                text = f"Input should be {BOUND_WORDS[bound]} {limit}"
+                return f"{key} ({item}) must be {BOUND_WORDS[bound]} {limit}", None, text
     return None
 
 
@@ -202,7 +203,7 @@ def _wrong_kind(kinds, item: Any) -> Optional[str]:
     elif isinstance(item, float):
         fits = "float" in kinds or ("int" in kinds and item.is_integer())
     elif isinstance(item, str):
-        fits = "str" in kinds or ("bool" in kinds and item.strip().lower() in nested_values.BOOL_WORDS) or \
+        fits = "str" in kinds or ("bool" in kinds and item.strip().lower() in BOOL_WORDS) or \
             (("int" in kinds or "float" in kinds) and _numeric(item))
     elif isinstance(item, list):
         fits = "list" in kinds
@@ -212,8 +213,8 @@ def _wrong_kind(kinds, item: Any) -> Optional[str]:
         fits = True
     if fits:
         return None
-    first = next((k for k in kinds if k in nested_values.TYPE_NOUNS), None)
-    return nested_values.TYPE_NOUNS.get(first) if first else None
+    first = next((k for k in kinds if k in TYPE_NOUNS), None)
+    return TYPE_NOUNS.get(first) if first else None
 
 
 def _numeric(text: str) -> bool:

@@ -9,7 +9,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, local_files, messages, quantization_claims
+from patchops.lint.vllm import inputs, local_files, messages
+from patchops.lint.vllm.quantization_claims import QUANTIZATION
 
 # A local folder both here (tests run from the repository root) and in the conformance corpus.
 FOLDER = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct"
@@ -60,7 +61,7 @@ class QuantizationConfigNotFound(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, quantization_claims.QUANTIZATION)
+        found = inputs.setting(cfg, QUANTIZATION)
         model = cfg.model_facts
         if found is None or model is None or model.quant_config_inline or not isinstance(found.value, str):
             return
@@ -73,7 +74,8 @@ class QuantizationConfigNotFound(Rule):
             yield self.diagnostic(
                 cfg, found, f"quantization {method!r} needs a quantization_config in config.json: none here",
                 explanation=f"it reads its settings only from a quantized checkpoint's config.json; vLLM "
-                f"{facts.version} refuses to start", fields=(quantization_claims.QUANTIZATION,), fix="serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)",
+                f"{facts.version} refuses to start", fields=(QUANTIZATION,),
+                fix="serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)",
                 vllm_message=_missing_arguments(needs["class"], needs["missing"]))
             return
         names = needs["files"]
@@ -84,7 +86,8 @@ class QuantizationConfigNotFound(Rule):
         yield self.diagnostic(
             cfg, found, f"quantization {method!r} finds no {' or '.join(names)} in the model folder",
             explanation="nor a quantization_config in config.json; vLLM "
-            f"{facts.version} refuses to start", fields=(quantization_claims.QUANTIZATION,), fix="serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)",
+            f"{facts.version} refuses to start", fields=(QUANTIZATION,),
+            fix="serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)",
             vllm_message=messages.QUANTIZATION_CONFIG_NOT_FOUND.format(method=method))
 
 

@@ -81,7 +81,8 @@ class QuantizationKernelNotInstalled(Rule):
         how = f"quantization {method!r}" if asked is not None else \
             f"vLLM {facts.version} runs this {checkpoint} checkpoint with the {method} kernel by itself"
         outcome = f"its config class imports {package} and vLLM refuses to start without it"
-        vllm_message = messages.QUANTIZATION_KERNEL_NOT_INSTALLED.format(package=package, version=need.get("min_version", "?"))
+        vllm_message = messages.QUANTIZATION_KERNEL_NOT_INSTALLED.format(package=package,
+                                                                         version=need.get("min_version", "?"))
         if "converts" in entry:
             fix = f"pass --quantization {checkpoint} to keep the plain kernel, or pip install {package}"
         else:   # a serialized format: the override also takes the plain method's name

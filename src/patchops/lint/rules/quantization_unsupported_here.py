@@ -7,7 +7,8 @@ from typing import Iterator, List, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, memory
+from patchops.lint.vllm import inputs
+from patchops.lint.vllm.memory import DTYPE_NAMES
 
 AWQ = {"model_type": "qwen2", "num_attention_heads": 28, "max_position_embeddings": 32768,
        "torch_dtype": "float16", "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}
@@ -92,7 +93,7 @@ class QuantizationUnsupportedHere(Rule):
                 f"Minimum capability: {min(needed)}. Current capability: {current}.")
             return
         found = inputs.setting(cfg, "dtype")
-        dtype = memory.DTYPE_NAMES.get(str(found.value).lower()) if found is not None else None
+        dtype = DTYPE_NAMES.get(str(found.value).lower()) if found is not None else None
         allowed = [entry.get("act_dtypes") for entry in limits]
         if dtype and all(a is not None for a in allowed) and all(dtype not in a for a in allowed):
             listed = ", ".join(f"torch.{d}" for d in allowed[0])

@@ -7,7 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, request_len
+from patchops.lint.vllm import inputs
+from patchops.lint.vllm.request_len import MIN_REASONING_TOKENS
 
 SPEC = "model: /models/QwQ-32B\nargs:\n  reasoning-parser: deepseek_r1\nworkload:\n  max_tokens: %d\n"
 
@@ -55,13 +56,13 @@ class ReasoningBudgetTooSmall(Rule):
             return   # 0.7.3-0.9.2: the parser runs only with --enable-reasoning
         at = inputs.ctx_setting(cfg, "workload.max_tokens")
         budget = inputs.to_int(at.value) if at is not None else None
-        if budget is None or budget >= request_len.MIN_REASONING_TOKENS:
+        if budget is None or budget >= MIN_REASONING_TOKENS:
             return
         yield self.diagnostic(
             cfg, at,
-            f"workload max_tokens {budget} < {request_len.MIN_REASONING_TOKENS} with reasoning parser "
+            f"workload max_tokens {budget} < {MIN_REASONING_TOKENS} with reasoning parser "
             f"{parser.value!r}: answers may come back empty",
             explanation="a request that stops before the model ends its thinking returns an empty "
             f"answer (the thinking goes to reasoning_content), and vLLM {facts.version} says nothing",
             fields=("workload.max_tokens", "reasoning_parser"),
-            fix=f"give reasoning requests max_tokens of {request_len.MIN_REASONING_TOKENS} or more")
+            fix=f"give reasoning requests max_tokens of {MIN_REASONING_TOKENS} or more")

@@ -66,4 +66,5 @@ class RemoteCodeNeedsTrust(Rule):
             cfg, cfg.model,
             f"auto_map model type '{kind}' (unknown to transformers {installed}) needs --trust-remote-code", fields=("model", "trust_remote_code"),
             fix="add --trust-remote-code once you have read the repo's code",
-            vllm_message=messages.TRANSFORMERS_REMOTE_CODE.format(model=model) if reworded else messages.REMOTE_CODE_NEEDS_TRUST)
+            vllm_message=messages.TRANSFORMERS_REMOTE_CODE.format(model=model) if reworded
+            else messages.REMOTE_CODE_NEEDS_TRUST)

@@ -30,9 +30,11 @@ class SpeculativeConfigInvalid(Rule):
     always, suffix from 0.11.1, extract_hidden_states from 0.17, ngram_gpu from 0.18 (which
     also takes the n-gram window); `custom_class` (0.22+) needs its class path as `model`.
     Before 0.11 the target drafts itself by its model_type (deepseek_v3; mimo from 0.9;
-    ernie4_5_moe and qwen3_next from 0.10.2), from 0.11 by method (`mtp` and its aliases). Where the copy has the guards, speculation on the V0 engine
-    (0.10-0.11) and a draft model are refused too: `method: draft_model` (or a draft taken
-    for one) on 0.10.x, `method: draft_model` on 0.11-0.14 (0.15 runs draft models on V1). Bounds that pydantic already states as `Field(ge=1)` are left to
+    ernie4_5_moe and qwen3_next from 0.10.2), from 0.11 by method (`mtp` and its aliases).
+    Where the copy has the guards, speculation on the V0 engine (0.10-0.11) and a draft model
+    are refused too: `method: draft_model` (or a draft taken for one) on 0.10.x, `method:
+    draft_model` on 0.11-0.14 (0.15 runs draft models on V1). Bounds that pydantic already
+    states as `Field(ge=1)` are left to
     `nested-config-invalid`.
 
     Two more refusals, read from the copy. 0.10-0.12 pick the method from the draft model

@@ -80,7 +80,8 @@ class SwapSpaceExceedsHostMemory(Rule):
             severity, text, outcome = None, messages.SWAP_SPACE_TOO_LARGE, "vLLM {ver} will refuse to start"
             share = refuse
         elif warn is not None and usage > warn * total:
-            severity, text, outcome = "warning", messages.SWAP_SPACE_POSSIBLY_TOO_LARGE, "vLLM {ver} warns and pins that much RAM"
+            severity, text = "warning", messages.SWAP_SPACE_POSSIBLY_TOO_LARGE
+            outcome = "vLLM {ver} warns and pins that much RAM"
             share = warn
         else:
             return
@@ -90,8 +91,10 @@ class SwapSpaceExceedsHostMemory(Rule):
                        + outcome.format(ver=facts.version))
         shown = dict(usage=f"{usage / memory.GIB:.2f}", total=f"{total / memory.GIB:.2f}")
         found = self.diagnostic(
-            cfg, at or inputs.setting(cfg, "tensor_parallel_size") or inputs.ctx_setting(cfg, "hardware.host_memory_gib"),
-            message, explanation=explanation, severity=severity, fields=("swap_space", "tensor_parallel_size", "hardware.host_memory_gib"),
+            cfg,
+            at or inputs.setting(cfg, "tensor_parallel_size") or inputs.ctx_setting(cfg, "hardware.host_memory_gib"),
+            message, explanation=explanation, severity=severity,
+            fields=("swap_space", "tensor_parallel_size", "hardware.host_memory_gib"),
             fix=f"lower swap-space to {int(warn * host / tp) if warn else 0} GiB or less per GPU")
         yield with_vllm_message(found, text.format(**shown))
 

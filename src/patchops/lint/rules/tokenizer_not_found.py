@@ -9,6 +9,7 @@ from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, local_files, messages, releases
+from patchops.lint.vllm.local_files import REPO_ID, REPO_ID_MAX, TOKENIZER
 
 MISSING = "/nonexistent/patchops-example/tokenizer"
 
@@ -58,7 +59,7 @@ class TokenizerNotFound(Rule):
         return "config" if releases.release(version) >= releases.TOKENIZER_RESOLVED_OFFLINE else "later"
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, local_files.TOKENIZER)
+        found = inputs.setting(cfg, TOKENIZER)
         if found is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value
@@ -70,7 +71,7 @@ class TokenizerNotFound(Rule):
         yield self.diagnostic(
             cfg, found, f"tokenizer {value!r} is no folder here and no Hugging Face repo id",
             explanation=f"vLLM {facts.version} cannot load it and refuses to start",
-            fields=(local_files.TOKENIZER,), fix="point tokenizer at the tokenizer's folder, or drop it",
+            fields=(TOKENIZER,), fix="point tokenizer at the tokenizer's folder, or drop it",
             vllm_message=messages.TOKENIZER_REPO_ID_INVALID.format(value=value))
 
     def _not_cached(self, cfg: ServeConfig, facts: Facts, found: Setting, repo_id: str) -> Iterator[Diagnostic]:
@@ -82,10 +83,10 @@ class TokenizerNotFound(Rule):
             cfg, found, f"tokenizer {repo_id!r} is not in the Hugging Face cache, and vLLM runs offline",
             explanation=f"it is no folder on this machine and the Hugging Face cache ({snapshots.parent}) "
             f"holds no copy of it, so offline vLLM {facts.version} refuses to start",
-            fields=(local_files.TOKENIZER,), fix="download it into the cache, point tokenizer at its folder, or drop it",
+            fields=(TOKENIZER,), fix="download it into the cache, point tokenizer at its folder, or drop it",
             vllm_message=messages.TOKENIZER_NOT_CACHED)
 
 
 def _could_be_repo_id(value: str) -> bool:
-    return (len(value) <= local_files.REPO_ID_MAX and local_files.REPO_ID.match(value) is not None and "--" not in value
+    return (len(value) <= REPO_ID_MAX and REPO_ID.match(value) is not None and "--" not in value
             and ".." not in value and not value.endswith(".git"))

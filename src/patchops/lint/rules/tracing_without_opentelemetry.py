@@ -7,7 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, messages, packages
+from patchops.lint.vllm import inputs, messages
+from patchops.lint.vllm.packages import OPENTELEMETRY_DISTS
 
 
 class TracingWithoutOpentelemetry(Rule):
@@ -54,7 +55,7 @@ class TracingWithoutOpentelemetry(Rule):
         found = inputs.setting(cfg, "otlp_traces_endpoint")
         if found is None or not found.value or "otlp_needs_opentelemetry" not in facts.guards:
             return
-        if not facts.required_dists or any(d in facts.required_dists for d in packages.OPENTELEMETRY_DISTS):
+        if not facts.required_dists or any(d in facts.required_dists for d in OPENTELEMETRY_DISTS):
             return
         shipped = facts.origin.startswith("shipped facts")
         yield self.diagnostic(

@@ -8,6 +8,8 @@ from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import attention, inputs, messages, releases
+from patchops.lint.vllm.attention import ATTENTION_BACKEND_FLAG
+from patchops.lint.vllm.attention import ATTENTION_BACKEND_ENV as ENV
 from patchops.lint.vllm.routing import v1_oracle_backends
 
 
@@ -83,8 +85,8 @@ class UnknownAttentionBackend(Rule):
         flagged = self._unknown_flag(cfg, facts)
         if flagged is not None:
             yield flagged
-        setting = cfg.env.get(attention.ATTENTION_BACKEND_ENV)
-        name = inputs.env_text(cfg, attention.ATTENTION_BACKEND_ENV)
+        setting = cfg.env.get(ENV)
+        name = inputs.env_text(cfg, ENV)
         if setting is None or name is None or not facts.attention_env_var:
             return
         known = tuple(facts.attention_backends)
@@ -99,9 +101,10 @@ class UnknownAttentionBackend(Rule):
 
     def _unknown_flag(self, cfg: ServeConfig, facts: Facts) -> Optional[Diagnostic]:
         """Check `--attention-backend`: AttentionConfig parses it as `AttentionBackendEnum[X.upper()]`."""
-        setting = cfg.args.get(attention.ATTENTION_BACKEND_FLAG)
+        setting = cfg.args.get(ATTENTION_BACKEND_FLAG)
         known = tuple(facts.attention_backends)
-        if attention.ATTENTION_BACKEND_FLAG not in facts.flags or setting is None or not isinstance(setting.value, str) or not known:
+        if ATTENTION_BACKEND_FLAG not in facts.flags or setting is None or not isinstance(setting.value, str) \
+                or not known:
             return None
         name = setting.value
         if name.lower() == "auto" or name.upper() in known:
@@ -111,8 +114,9 @@ class UnknownAttentionBackend(Rule):
         return self.diagnostic(
             cfg, setting, f'unknown attention backend "{name}" in --attention-backend of vLLM {facts.version}',
             explanation="vLLM does not know it, and refuses to start while it builds its config",
-            fields=(attention.ATTENTION_BACKEND_FLAG,), fix=f"use --attention-backend {guess}" if guess else
-            f"use one of {listing}, or auto", vllm_message=messages.UNKNOWN_BACKEND_FLAG.format(name=name.upper(), backends=listing))
+            fields=(ATTENTION_BACKEND_FLAG,), fix=f"use --attention-backend {guess}" if guess else
+            f"use one of {listing}, or auto",
+            vllm_message=messages.UNKNOWN_BACKEND_FLAG.format(name=name.upper(), backends=listing))
 
     def _unknown(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
                  known: Tuple[str, ...]) -> Diagnostic:
@@ -122,7 +126,7 @@ class UnknownAttentionBackend(Rule):
         case_note = " (names are case-sensitive)" if guess and guess.upper() == name.upper() else ""
         use_v1 = inputs.use_v1_env(cfg)
         severity = "error"
-        fields = [attention.ATTENTION_BACKEND_ENV]
+        fields = [ENV]
         if version < releases.UNKNOWN_BACKEND_IGNORED:
             outcome = "vLLM exits with a ValueError when it selects the attention backend"
             vllm_message = messages.UNKNOWN_BACKEND_063.format(backend_name=name, backends=listing)
@@ -152,10 +156,10 @@ class UnknownAttentionBackend(Rule):
         else:
             outcome = "vLLM exits with a ValueError as soon as it reads the variable"
             vllm_message = messages.UNKNOWN_BACKEND_ENVS.format(value=name, actual_choices=list(known))
-        message = f'unknown attention backend {attention.ATTENTION_BACKEND_ENV}="{name}" in vLLM {facts.version}'
+        message = f'unknown attention backend {ENV}="{name}" in vLLM {facts.version}'
         explanation = f"vLLM does not know it{case_note}, so {outcome}"
         if guess:
-            fix = f'did you mean {attention.ATTENTION_BACKEND_ENV}={guess}?'
+            fix = f'did you mean {ENV}={guess}?'
         else:
             fix = f"use one of {listing}, or remove the variable"
         found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields,
@@ -170,7 +174,7 @@ class UnknownAttentionBackend(Rule):
             return None
         v1_names = [n for n in allowed if n in known]
         guess = attention.suggest_backend(name, tuple(v1_names))
-        fields = [attention.ATTENTION_BACKEND_ENV]
+        fields = [ENV]
         if use_v1 is True:
             outcome = "vLLM refuses to start"
             vllm_message = messages.BACKEND_FORCED_V1.format(x=name)
@@ -185,10 +189,10 @@ class UnknownAttentionBackend(Rule):
                        "`assert envs.VLLM_USE_V1`")
             vllm_message = messages.BACKEND_FALLS_BACK_TO_V0.format(x=name)
             severity = "error"
-        message = f'attention backend {attention.ATTENTION_BACKEND_ENV}="{name}" is not one the V1 engine of vLLM {facts.version} accepts'
+        message = f'attention backend {ENV}="{name}" is not one the V1 engine of vLLM {facts.version} accepts'
         explanation = f"so {outcome}"
         fix = (f"use a V1 backend ({', '.join(v1_names)})" if not guess or guess == name
-               else f"use {attention.ATTENTION_BACKEND_ENV}={guess}")
+               else f"use {ENV}={guess}")
         fix += ", or remove the variable to let vLLM choose"
         found = self.diagnostic(cfg, setting, message, explanation=explanation, fields=fields,
                                 severity=severity, fix=fix)

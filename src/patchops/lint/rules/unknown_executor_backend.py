@@ -7,7 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, messages, routing
+from patchops.lint.vllm import inputs, messages
+from patchops.lint.vllm.routing import EXECUTOR_BACKEND
 
 
 class UnknownExecutorBackend(Rule):
@@ -44,8 +45,8 @@ class UnknownExecutorBackend(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, routing.EXECUTOR_BACKEND)
-        flag = facts.flags.get(routing.EXECUTOR_BACKEND)
+        found = inputs.setting(cfg, EXECUTOR_BACKEND)
+        flag = facts.flags.get(EXECUTOR_BACKEND)
         if found is None or flag is None or flag.choices or not facts.parallel.get("executor_by_qualname"):
             return
         value = found.value
@@ -53,7 +54,7 @@ class UnknownExecutorBackend(Rule):
         if not isinstance(value, str) or not known or value in known or "." in value:
             return
         yield self.diagnostic(
-            cfg, found, f"{routing.EXECUTOR_BACKEND} {value!r} is no executor vLLM {facts.version} knows",
+            cfg, found, f"{EXECUTOR_BACKEND} {value!r} is no executor vLLM {facts.version} knows",
             explanation=f"it is no built-in executor ({', '.join(known)}) and no `module.Class` import "
-            "path; vLLM refuses it while building ParallelConfig", fields=(routing.EXECUTOR_BACKEND,),
+            "path; vLLM refuses it while building ParallelConfig", fields=(EXECUTOR_BACKEND,),
             fix=f"use one of {', '.join(known)}, or the import path of an Executor subclass")

@@ -137,7 +137,8 @@ class UnknownFlag(Rule):
         if suggestion:
             fixes.append(f'did you mean "{wording.spelled(suggestion, setting, cfg)}"?')
         if last and not first and name in options.SUCCESSORS:
-            fixes = [f"use {options.SUCCESSORS[name]} instead (it replaced --{name.replace('_', '-')} after vLLM {last})"]
+            option = name.replace('_', '-')
+            fixes = [f"use {options.SUCCESSORS[name]} instead (it replaced --{option} after vLLM {last})"]
         elif last and not first:
             fixes.append(f"remove it (or run vLLM {last}, the last shipped version that has it)")
         elif first:

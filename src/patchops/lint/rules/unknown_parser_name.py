@@ -9,6 +9,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, plugins
+from patchops.lint.vllm.plugins import PARSERS
 
 
 class UnknownParserName(Rule):
@@ -56,7 +57,7 @@ class UnknownParserName(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for registry, (dest, wording) in plugins.PARSERS.items():
+        for registry, (dest, wording) in PARSERS.items():
             names = facts.registries.get(registry)
             found = inputs.setting(cfg, dest)
             flag = facts.flags.get(dest)

@@ -7,7 +7,8 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, messages, quantization_claims
+from patchops.lint.vllm import inputs, messages
+from patchops.lint.vllm.quantization_claims import ALLOW_DEPRECATED, QUANTIZATION
 
 
 class UnknownQuantizationMethod(Rule):
@@ -54,8 +55,8 @@ class UnknownQuantizationMethod(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        found = inputs.setting(cfg, quantization_claims.QUANTIZATION)
-        flag = facts.flags.get(quantization_claims.QUANTIZATION)
+        found = inputs.setting(cfg, QUANTIZATION)
+        flag = facts.flags.get(QUANTIZATION)
         names = facts.registries.get("quantization")
         if found is None or flag is None or flag.choices or not names or \
                 not isinstance(found.value, str) or not found.value or inputs.quantization_taken_over(cfg, facts):
@@ -65,13 +66,14 @@ class UnknownQuantizationMethod(Rule):
             shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
             yield self.diagnostic(
                 cfg, found, f"quantization method {found.value!r} is not one vLLM {facts.version} has",
-                explanation=f"it has {shown}; vLLM refuses it while building ModelConfig", fields=(quantization_claims.QUANTIZATION,),
+                explanation=f"it has {shown}; vLLM refuses it while building ModelConfig", fields=(QUANTIZATION,),
                 fix=f"use one of {', '.join(names)}",
                 vllm_message=messages.UNKNOWN_QUANTIZATION_METHOD.format(name=method, names=list(names)))
-        elif method in facts.registries.get("quantization_deprecated", ()) and quantization_claims.ALLOW_DEPRECATED in facts.flags \
-                and not inputs.bool_value(cfg, quantization_claims.ALLOW_DEPRECATED):
+        elif method in facts.registries.get("quantization_deprecated", ()) and ALLOW_DEPRECATED in facts.flags \
+                and not inputs.bool_value(cfg, ALLOW_DEPRECATED):
             yield self.diagnostic(
                 cfg, found, f"quantization method {method!r} is deprecated in vLLM {facts.version}",
                 explanation="vLLM refuses it without --allow-deprecated-quantization",
-                fields=(quantization_claims.QUANTIZATION, quantization_claims.ALLOW_DEPRECATED), fix="add --allow-deprecated-quantization, or use another method",
+                fields=(QUANTIZATION, ALLOW_DEPRECATED),
+                fix="add --allow-deprecated-quantization, or use another method",
                 vllm_message=messages.DEPRECATED_QUANTIZATION_METHOD)

@@ -7,7 +7,8 @@ from typing import Any, Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, model_len, nested_values, scheduler
+from patchops.lint.vllm import inputs, model_len, scheduler
+from patchops.lint.vllm.nested_values import BOUND_HOLDS, BOUND_WORDS
 
 
 class ValueOutOfRange(Rule):
@@ -120,18 +121,19 @@ def _problem(value: Any, check: dict) -> Optional[tuple]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     for bound, limit in check.items():
-        if bound in nested_values.BOUND_HOLDS and not nested_values.BOUND_HOLDS[bound](value, limit):
+        if bound in BOUND_HOLDS and not BOUND_HOLDS[bound](value, limit):
             if check.get("how") == "guard":
                 vllm_text = (check.get("message") or "").replace("{value}", str(value)) or None
             else:
-                vllm_text = f"Input should be {nested_values.BOUND_WORDS[bound]} {limit}"
-            return f"({value}) must be {nested_values.BOUND_WORDS[bound]} {limit}", vllm_text, _range(check)
+                vllm_text = f"Input should be {BOUND_WORDS[bound]} {limit}"
+            return f"({value}) must be {BOUND_WORDS[bound]} {limit}", vllm_text, _range(check)
     return None
 
 
 def _range(bounds: dict) -> str:
     """Return every bound of a range in words: `a value greater than 0 and less than or equal to 1`."""
-    return "a value " + " and ".join(f"{nested_values.BOUND_WORDS[b]} {limit}" for b, limit in bounds.items() if b in nested_values.BOUND_HOLDS)
+    return "a value " + " and ".join(f"{BOUND_WORDS[b]} {limit}" for b, limit in bounds.items()
+                                     if b in BOUND_HOLDS)
 
 
 def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
@@ -146,10 +148,10 @@ def _resolved_problem(value: Any, check: dict, flag) -> Optional[tuple]:
     if value == -1 and flag is not None and str(flag.type or "").endswith("_or_auto"):
         return None
     for bound, limit in after.items():
-        if bound in nested_values.BOUND_HOLDS and not nested_values.BOUND_HOLDS[bound](value, limit):
+        if bound in BOUND_HOLDS and not BOUND_HOLDS[bound](value, limit):
             vllm_text = (after.get("message") or "").replace("{type}", type(value).__name__) \
                 .replace("{value}", repr(value)) or None
-            return f"({value}) must be {nested_values.BOUND_WORDS[bound]} {limit}", vllm_text, _range(after)
+            return f"({value}) must be {BOUND_WORDS[bound]} {limit}", vllm_text, _range(after)
     return None
 
 

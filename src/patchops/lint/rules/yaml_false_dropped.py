@@ -9,6 +9,7 @@ from patchops.lint.edits import insert_after, rename_key, replace_value
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
+from patchops.lint.vllm.inputs import NONE_MEANS_FALSE
 
 _UNSET = object()
 
@@ -102,7 +103,7 @@ class YamlFalseDropped(Rule):
             if given is not None and given.source == "cli":
                 continue  # the command line sets it, whatever the file said
             default = default_of(name, facts)
-            if default is False or default is None and name in inputs.NONE_MEANS_FALSE:
+            if default is False or default is None and name in NONE_MEANS_FALSE:
                 continue  # dropping it changes nothing
             yield self._finding(cfg, facts, name, setting, flag, default)
 

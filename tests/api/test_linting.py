@@ -1,0 +1,67 @@
+"""api/linting.py's lint flow: the run record and `patchops lint`'s exit policy."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from patchops import api
+from patchops.core.errors import OK, PROBLEMS_FOUND, USAGE_OR_INPUT_ERROR, UsageError
+
+
+def result(*severities, error=None):
+    return api.LintResult("serve.yaml", "0.8.5", "shipped", [SimpleNamespace(severity=s) for s in severities],
+                          error=error)
+
+
+def engine(ran=True, ok=True):
+    return SimpleNamespace(verdict=SimpleNamespace(ran=ran, ok=ok))
+
+
+def fixes(*changed):
+    return [api.FixResult(result(), fixed=int(c), before="a", after="b" if c else "a") for c in changed]
+
+
+def test_no_finding_is_ok_and_an_error_is_problems_found():
+    assert api.lint_exit_code(api.LintRun([result(), result("info")])) == OK
+    assert api.lint_exit_code(api.LintRun([result(), result("error")])) == PROBLEMS_FOUND
+
+
+def test_warnings_fail_only_when_strict():
+    run = api.LintRun([result("warning")])
+    assert api.lint_exit_code(run) == OK
+    assert api.lint_exit_code(run, strict=True) == PROBLEMS_FOUND
+
+
+def test_exit_zero_passes_findings_but_not_an_input_left_unlinted():
+    assert api.lint_exit_code(api.LintRun([result("error")]), exit_zero=True) == OK
+    unlinted = api.LintRun([result("error", error="serve.yaml: not YAML")])
+    assert unlinted.unlinted == unlinted.results
+    assert api.lint_exit_code(unlinted, exit_zero=True) == USAGE_OR_INPUT_ERROR
+
+
+def test_a_refusal_fails_and_an_engine_check_that_did_not_run_is_no_verdict():
+    run = api.LintRun([result()])
+    assert api.lint_exit_code(run, engines=[engine()]) == OK
+    assert api.lint_exit_code(run, engines=[engine(), engine(ok=False)]) == PROBLEMS_FOUND
+    assert api.lint_exit_code(run, engines=[engine(ok=False), engine(ran=False, ok=False)]) == USAGE_OR_INPUT_ERROR
+    assert api.lint_exit_code(run, engines=[engine(ok=False)], exit_zero=True) == OK
+
+
+def test_diff_fails_when_a_fix_would_change_a_file_whatever_exit_zero_says():
+    changing = api.LintRun([result()], fixes(False, True), diff_only=True)
+    assert api.lint_exit_code(changing, exit_zero=True) == PROBLEMS_FOUND
+    assert api.lint_exit_code(api.LintRun([result("error")], fixes(False), diff_only=True)) == OK
+
+
+def test_fixed_counts_the_fixes_and_is_none_without_fixing():
+    assert api.LintRun([result()]).fixed is None
+    assert api.LintRun([result(), result()], fixes(True, True, False)).fixed == 2
+
+
+def test_a_command_has_no_file_to_fix():
+    with pytest.raises(UsageError, match="--cmd has none"):
+        api.lint_run(command="vllm serve m", fix=True)
+    with pytest.raises(UsageError, match="--cmd has none"):
+        api.lint_run(command="vllm serve m", diff=True)
