@@ -1,6 +1,6 @@
 """Print patchops' reliability report: crashes, I/O faults, races, hostile links, generated input.
 
-Runs the reliability suite's harness (tests/reliability/harness.py) over every point, not the
+Runs the reliability suite's harness (devtools/reliability_harness.py) over every point, not the
 sample CI runs: a real SIGKILL at every write step of apply and rollback on two copies of real
 vLLM files, ENOSPC and EIO at each of them, every race and hostile-filesystem case, a copy made
 unwritable (immutable, read-only folder or mount) between apply's plan and its swap, and
@@ -25,17 +25,17 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
-# tests.support and the harness live beside src/, not in the package.
-sys.path[:0] = [str(ROOT / "tests" / "reliability"), str(ROOT), str(ROOT / "src")]
+# devtools/ lives beside src/, not in the package.
+sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-import harness  # noqa: E402
+from devtools import reliability_harness as harness  # noqa: E402
 
 # ENOSPC is what a full disk returns to writes and creates; EIO can come from any call.
 ENOSPC_STEPS = ("mkdir", "write", "append")
 
 
 def source_tree() -> Path:
-    from tests.support.wheelcache import site_packages
+    from devtools.wheelcache import site_packages
 
     return site_packages(harness.VERSION)
 
@@ -149,7 +149,7 @@ def midway(report: Report, base: Path, *, smoke: bool) -> List[str]:
 
 def generated_inputs(report: Report, base: Path, source: Path, *, examples: int) -> None:
     """Run each generator `examples` times, counting every input (no shrinking, no stop)."""
-    import generated
+    from devtools import generated_inputs as generated
 
     world = harness.build_world(base / "generated-world", source)
     kinds = [

@@ -2,10 +2,10 @@
 
 Each row is the fastest of N runs of a real `python -m patchops ...` process on a
 CoreX-style layout holding two copies of a real vLLM (unpacked from its PyPI wheel), so the
-numbers include interpreter start-up, which is what a user waits for. Targets (issue 11):
+numbers include interpreter start-up, which is what a user waits for. Targets:
 status, a no-op re-apply and cached lint (an unchanged spec: its result is cached) each within 1.3x of `python -c "import typer, rich"`
 (the "ui floor", measured in the same run; the "x ui" column is the ratio); a first lint from an
-empty cache (issue 27) within 5x of it on an unmodified 0.8.5 and 0.33.0, 15x on the CoreX-style
+empty cache within 5x of it on an unmodified 0.8.5 and 0.33.0, 15x on the CoreX-style
 fork (facts/vouch.py: a release's facts where the copy's files are the release's); apply to two
 copies of 0.8.5 under 1 s; verify of a full 0.33.0 copy within 1.5x of a bare
 single-threaded hashlib pass over the same files. `status` on copies with nothing recorded parses the target
@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.support lives beside src/, not in the package
-from tests.support import wheelcache  # noqa: E402
+sys.path.insert(0, str(ROOT))  # devtools/ lives beside src/, not in the package
+from devtools import wheelcache  # noqa: E402
 
 UI_GOAL = 1.3  # each everyday command within this ratio of the typer+rich import floor
 COLD_GOALS = {"release": 5.0, "fork": 15.0}  # a first lint, empty cache: unmodified release, CoreX fork

@@ -5,7 +5,7 @@
     python scripts/generate_facts.py 0.8.5 0.9.2 ...     # or --all: every release shipped now
     python scripts/generate_facts.py --reads 0.8.5 ...   # what each fact group reads, per release
 
-Each wheel is downloaded once into the patchops cache (tests/support/wheelcache.py), its
+Each wheel is downloaded once into the patchops cache (devtools/wheelcache.py), its
 sources are read with `ast` exactly as for an installed copy, and the result goes into its
 minor series' pack in src/patchops/lint/facts/shipped/ (lint/facts/packs.py). The packs are
 data, regenerated rather than edited. `--new` asks the index (PyPI's simple API) for the final
@@ -31,8 +31,8 @@ from patchops.lint.facts.model import Facts, shipped_versions
 from patchops.lint.extract import extract
 from patchops.lint.facts.vouch import READS_DIR, group_reads
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, beside src/
-from tests.support import release_day, wheelcache  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # devtools/, beside src/
+from devtools import release_day, wheelcache  # noqa: E402
 
 FIRST_RELEASE = "0.6.0"   # facts ship for every final release from here on
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: real vLLM trees unpacked from PyPI wheels (see tests/support/wheelcache.py)."""
+"""Shared fixtures: real vLLM trees unpacked from PyPI wheels (see devtools/wheelcache.py)."""
 
 from __future__ import annotations
 

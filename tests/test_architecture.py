@@ -224,3 +224,36 @@ def test_test_file_names_are_unique():
     """Test folders have no __init__.py, so pytest imports each test file by its bare name."""
     names = [rel.rpartition("/")[2] for rel in all_test_files()]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+# The conformance suite's own command line: it records and compares tests/conformance/'s verdicts.
+SCRIPTS_OF_A_SUITE = {"scripts/conformance.py"}
+
+
+def test_scripts_and_bench_do_not_import_tests():
+    """Their dev helpers live in devtools/; tests are free to change without breaking them."""
+    importing = []
+    for path in sorted([*(ROOT / "scripts").glob("*.py"), *(ROOT / "bench").glob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        names = {alias.name for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Import)
+                 for alias in node.names}
+        names |= {node.module for node in ast.walk(ast.parse(text))
+                  if isinstance(node, ast.ImportFrom) and node.module}
+        on_path = '"tests"' in text   # ROOT / "tests" put on sys.path
+        if rel not in SCRIPTS_OF_A_SUITE and (on_path or any(n.split(".")[0] == "tests" for n in names)):
+            importing.append(rel)
+    assert not importing, f"import tests (move what they need to devtools/): {importing}"
+
+
+def test_comments_give_reasons_not_pointers_to_issues_or_outside_documents():
+    """A comment says the reason itself: "issue 11" or "reference §5" means nothing to a reader."""
+    pointer = re.compile(r"\b[Ii]ssue[ -]\d+|§ ?\d|shared/reference/")
+    found = []
+    for folder in ("src", "tests", "scripts", "bench", "devtools"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".py", ".yaml", ".md") and "__pycache__" not in path.parts:
+                for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                    if pointer.search(line) and path.name != "test_architecture.py":
+                        found.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not found, f"comments pointing at issues or outside documents: {found}"

@@ -1,6 +1,6 @@
 """`status` and a no-op `apply` answer from hashes: they import no parser, no op, no libcst.
 
-Issue 11: those commands must start within 1.3x of the typer+rich import floor (bench/run.py
+Those commands must start within 1.3x of the typer+rich import floor (bench/run.py
 measures it); yaml, packaging, the ops and libcst together cost more than the rest of the
 run. These tests run the real command in a fresh interpreter and read `sys.modules` as it exits,
 so an eager import put back anywhere on those paths fails here, without timing anything.

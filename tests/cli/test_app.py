@@ -240,7 +240,7 @@ def test_error_text_with_brackets_is_printed_as_is(run, vllm_site):
     assert result.stderr.startswith('error: unknown patchset "[bold]eager"')
 
 
-# ---------------------------------------------------------------- everyday use (issue 11)
+# ---------------------------------------------------------------- everyday use
 
 GOOD = "model: m\nvllm: {version: 0.6.3.post1}\nargs:\n  enable-chunked-prefill: false\n" \
        "  max-model-len: 100000\n  max-num-batched-tokens: 8192\n"
@@ -658,6 +658,6 @@ def test_concise_lint_of_the_seed_examples_fits_one_80_column_screen(monkeypatch
     piped = _Terminal()
     piped.is_terminal = False
     lint_text(piped, results, concise=True)
-    # Never cut (issue 25): a terminal gets each finding whole, as a pipe does.
+    # Never cut, a value lost to an ellipsis cannot be fixed: a terminal gets each finding whole, as a pipe does.
     assert terminal.lines[:findings] == piped.lines[:findings]
     assert all(f"{d.message} [{d.code}]" in " ".join(terminal.lines) for r in results for d in r.diagnostics)

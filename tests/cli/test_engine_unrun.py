@@ -1,7 +1,7 @@
 """`lint --engine` that cannot ask vLLM says so and exits 2, not 1 with "disagrees".
 
 The copy is a real vLLM 0.8.5 tree without torch beside it (this box has none), so its CLI
-cannot be imported: there is no verdict to agree or disagree with (issue 25).
+cannot be imported: there is no verdict to agree or disagree with.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`explain` warns before its table when lint finds errors, and says where every value is from.
 
 It used to print a clean table for `gpu_memory_utilization 1.2 set by you`, `? ?` for values
-vLLM decides at start-up, and `file:0:0` for values --hardware gave (issue 25).
+vLLM decides at start-up, and `file:0:0` for values --hardware gave (no line of the input holds them).
 """
 
 from __future__ import annotations

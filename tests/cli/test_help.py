@@ -1,7 +1,7 @@
 """Every command's `--help` reads at 80 columns: nothing cut, every option's help whole.
 
 At 80 columns rich's help table used to give the help text 16 characters and cut option
-names and examples with an ellipsis (`--format,--outpu…`, `4xBI-V100:32GiB…`, issue 25).
+names and examples with an ellipsis (`--format,--outpu…`, `4xBI-V100:32GiB…`, unreadable).
 """
 
 from __future__ import annotations

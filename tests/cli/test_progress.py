@@ -1,6 +1,6 @@
 """A spinner on stderr for any step over half a second, on a terminal only.
 
-The first lint of a new copy takes 2-5 s and used to print nothing meanwhile (issue 25).
+The first lint of a new copy takes 2-5 s and used to print nothing meanwhile, as if hung.
 """
 
 from __future__ import annotations

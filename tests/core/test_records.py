@@ -95,7 +95,7 @@ COPIES_SIDE = ("patchops.api.copies", "patchops.core.settings", "patchops.patchs
 @pytest.mark.parametrize("name", COPIES_SIDE)
 def test_the_copies_side_defines_records_not_dataclasses(name):
     """What status, apply and rollback import defines no dataclass: each would cost ~4.5M
-    instructions of exec (issue 11)."""
+    instructions of exec at startup."""
     module = importlib.import_module(name)
     classes = [value for value in vars(module).values()
                if isinstance(value, type) and value.__module__ == name]

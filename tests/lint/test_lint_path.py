@@ -1,6 +1,6 @@
 """`patchops lint` and `explain` must stay light: no vLLM, torch or libcst import, even with
-vLLM importable, and on a cached run only what judging a config needs (issue 11's speed goal,
-guarded here by what is imported rather than by a timing)."""
+vLLM importable, and on a cached run only what judging a config needs (lint's speed
+goal, guarded here by what is imported rather than by a timing)."""
 
 from __future__ import annotations
 

@@ -69,6 +69,13 @@ def test_multimodal_reads_text_config():
     assert facts.num_attention_heads == 40 and facts.model_type == "llava"
 
 
+def test_the_vision_tower_config_is_kept_apart_from_the_text_config():
+    facts = model_facts_from_dict({"model_type": "qwen2_vl", "num_attention_heads": 12,
+                                   "vision_config": {"num_heads": 16}})
+    assert (facts.num_attention_heads, facts.vision_config) == (12, {"num_heads": 16})
+    assert model_facts_from_dict({"model_type": "llama", "vision_config": "x"}).vision_config == {}
+
+
 def test_qwen_sliding_window_off_is_no_window():
     on = model_facts_from_dict({"sliding_window": 4096})
     off = model_facts_from_dict({"sliding_window": 4096, "use_sliding_window": False})
@@ -173,16 +180,17 @@ def test_unknown_model_says_what_was_skipped(tmp_path):
                               "generate-runner-on-pooling-model", "heads-not-divisible-by-tp",
                               "max-model-len-above-derived",
                               "expert-parallel-without-experts", "prefix-caching-with-sliding-window",
-                              "kv-cache-too-small", "remote-code-needs-trust", "quantized-shard-breaks-kernel-tile",
-                              "quantization-config-not-found",
+                              "kv-cache-too-small", "remote-code-needs-trust", "vision-heads-not-divisible-by-tp",
+                              "quantized-shard-breaks-kernel-tile",
+                              "mla-unsupported-on-gpu", "quantization-config-not-found",
                               "sliding-window-off-with-rope-scaling", "quantization-unsupported-here",
                               "multimodal-limit-on-text-model", "quantization-kernel-not-installed"]
     assert skipped_notes([result], verbose=True)[:1] == [
-        f"{spec}: 15 checks did not run, no model config.json (pass --model-config FILE): "
+        f"{spec}: 17 checks did not run, no model config.json (pass --model-config FILE): "
         f"{', '.join(model_not_run(result))}"]
     other, third = (records.replace(result, path=f"{name}.yaml") for name in ("b", "c"))
     assert skipped_notes([result, other, third])[0].startswith(
-        "17 checks did not run for 3 inputs: no model config.json (pass --model-config FILE)")
+        "19 checks did not run for 3 inputs: no model config.json (pass --model-config FILE)")
     assert api.lint(spec, vllm_version="0.8.5",
                     ignore=["PO312", "PO313", "PO314", "PO70", "PO71", "PO809", "PO812", "PO813", "PO814",
                             "PO818"]).not_run == []
@@ -200,7 +208,8 @@ def test_cli_model_config_option(tmp_path):
     document = json.loads(given.stdout)
     assert [d["code"] for d in document["diagnostics"] if d["code"] != "PO507"] == ["PO701"]
     assert {n["rule"] for n in document["inputs"][0]["not_run"]} == {  # for want of hardware.* only
-        "world-size-exceeds-gpus", "kv-cache-too-small", "swap-space-exceeds-host-memory"}
+        "world-size-exceeds-gpus", "kv-cache-too-small", "swap-space-exceeds-host-memory",
+        "mla-unsupported-on-gpu"}
 
 
 def test_a_model_name_too_long_for_a_path_is_not_a_local_folder(tmp_path):

@@ -66,7 +66,7 @@ def test_invalid_example_is_caught(rule, example):
 
 # --- every example on every shipped release ----------------------------------------------------
 
-# The releases the matrix runs on: the 15 shipped before every final release was (issue 22).
+# The releases the matrix runs on: the 15 shipped before every final release was.
 # The other releases lint as themselves (tests/lint/facts/test_resolution.py); on them some rules'
 # examples do not fire yet (0.6.0-0.6.2, 0.8.0-0.8.4, 0.9.0-0.9.1, 0.11.1-0.11.2, 0.13-0.19,
 # 0.27-0.29: ranges or examples still to fit), so they are not in the matrix until triaged.

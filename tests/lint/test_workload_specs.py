@@ -1,4 +1,4 @@
-"""The issue-10 workload situations as serve specs beside their model's config.json, linted as a user would."""
+"""Field workload situations (CoreX, long contexts, speculative decoding) as serve specs beside their model's config.json, linted as a user would."""
 
 from __future__ import annotations
 

@@ -510,7 +510,7 @@ def test_transformer_with_list_params_on_identical_copies(corex_tree, tmp_path, 
     assert all(b"enforce_eager=self.enforce_eager," in change.new for change in plan.changes)
 
 
-# --- mutations that used to survive (issue 7) --------------------------------------------------
+# --- mutations of the code that no test used to catch --------------------------------------------------
 
 
 def test_a_patchset_producing_code_that_does_not_compile_is_refused_at_plan(corex_tree, tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-import harness
+from devtools import reliability_harness as harness
 
 
 @pytest.fixture(scope="session")

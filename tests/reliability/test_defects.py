@@ -1,6 +1,5 @@
-"""One test per defect of issue 6 not already covered by the matrix, race and hostile tests.
-
-Defects 1 (race): test_races.py; 2 and 3 (links): test_hostile_fs.py.
+"""One test per reliability defect found in review not already covered by the matrix, race
+and hostile tests (the apply/rollback race: test_races.py; links: test_hostile_fs.py).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import sys
 
 import pytest
 
-import harness
+from devtools import reliability_harness as harness
 from reliability_fixtures import expected, source  # noqa: F401 (fixtures)
 from patchops import patching
 from patchops.host.locate import locate_site
@@ -48,7 +47,7 @@ def test_deep_patchset_yaml_is_a_clear_error_naming_the_file(command, source, tm
     if command == ("patchsets",):
         assert done.returncode == 2, done.stderr
         assert f"{path}:9:" in done.stderr and "nested more than 100 levels deep" in done.stderr
-    else:  # status skips the broken file with a note and reports the rest (issue 11, point 12)
+    else:  # status skips the broken file with a note and reports the rest: one bad file does not hide the others
         assert done.returncode in (0, 3), done.stderr
         assert f"note: skipped: {path}:9:" in done.stdout
         assert "nested more than 100 levels deep" in done.stdout

@@ -10,8 +10,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-import generated
-import harness
+from devtools import generated_inputs as generated
+from devtools import reliability_harness as harness
 from reliability_fixtures import source  # noqa: F401 (fixtures)
 
 FEW = settings(max_examples=int(os.environ.get("RELIABILITY_EXAMPLES", "40")), deadline=None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import harness
+from devtools import reliability_harness as harness
 from reliability_fixtures import source  # noqa: F401 (fixtures)
 
 

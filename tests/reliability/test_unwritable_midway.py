@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import harness
+from devtools import reliability_harness as harness
 from reliability_fixtures import expected, source  # noqa: F401 (fixtures)
 
 

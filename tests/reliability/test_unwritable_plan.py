@@ -11,7 +11,7 @@ from typing import Callable, Tuple
 
 import pytest
 
-import harness
+from devtools import reliability_harness as harness
 from reliability_fixtures import source  # noqa: F401 (fixtures)
 
 COPY = harness.LAST     # the lib64 copy is made unwritable; lib stays writable

@@ -332,7 +332,7 @@ def test_crash_before_state_is_written_is_repaired_from_the_journal(tmp_path, mo
     assert stores[0].read_state() == State()
     for store in stores:
         with store.lock():
-            [note] = recover(store)  # defect 11 of issue 6: a repair is reported
+            [note] = recover(store)  # a repair is reported, never silent
             assert note.startswith(f"recovered {store.state_path}") and "rebuilt it" in note
             assert recover(store) == []  # and only once
         assert store.read_state().files == states[store].files
@@ -370,7 +370,7 @@ def test_journal_lines_are_json(tmp_path):
         assert isinstance(json.loads(line), dict)
 
 
-# --- promises observed through the calls (issue 7's surviving mutations) -----------------------
+# --- promises observed through the calls (mutations a result check misses) ---------------------
 
 
 def _fd_path(fd: int) -> str:

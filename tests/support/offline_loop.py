@@ -21,6 +21,7 @@ WHEEL_NAMES = frozenset({"wheelcache", "vllm_site", "corex_tree", "site_packages
 FOLLOW_DEPTH = 4
 SWITCH = "PATCHOPS_TEST_OFFLINE"
 TESTS_DIR = Path(__file__).resolve().parents[1]
+DEVTOOLS_DIR = TESTS_DIR.parent / "devtools"   # the dev helpers beside src/, followed as the suite's own
 
 
 class WheelsForbidden(RuntimeError):
@@ -102,8 +103,9 @@ def _all_names(code: types.CodeType) -> Iterable[str]:
 
 
 def _ours(obj) -> bool:
-    """Only the suite's own code is followed (files under tests/), not the library's."""
+    """Only the suite's own code is followed (files under tests/ and devtools/), not the library's."""
     try:
-        return Path(inspect.getfile(obj)).resolve().is_relative_to(TESTS_DIR)
+        path = Path(inspect.getfile(obj)).resolve()
+        return path.is_relative_to(TESTS_DIR) or path.is_relative_to(DEVTOOLS_DIR)
     except (TypeError, OSError):
         return False

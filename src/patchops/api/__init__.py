@@ -3,7 +3,7 @@
 Other programs (CI gates, launch scripts) call these directly (`from patchops import api`,
 `api.status_report()`, `api.lint_inputs([...])`); nothing here prints. Each name loads its
 module on first use: `status` and `apply` run without defining lint's result classes, and
-`lint` without the patch engine's (issue 11). The work lives in the modules below.
+`lint` without the patch engine's, so each command starts near the typer+rich import floor. The work lives in the modules below.
 """
 
 from importlib import import_module

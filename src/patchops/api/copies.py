@@ -1,7 +1,7 @@
 """The library API for the copies: locate, patchsets, apply, status, rollback, verify, diff, capture.
 
 Reached through `patchops.api` (its names load this module on first use), so `status` and
-`apply` never load lint's modules (issue 11). Plain functions returning plain records
+`apply` never load lint's modules and start near the typer+rich import floor. Plain functions returning plain records
 (patchops.core.records); nothing here prints.
 """
 

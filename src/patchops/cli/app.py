@@ -89,7 +89,7 @@ def command(*args, group: Optional[typer.Typer] = None, **kwargs):
 
 def _printable_streams() -> None:
     """Escape what the terminal cannot encode: a lone surrogate ("\\uD800") in a user's YAML
-    must print, not crash the output stream (issue 6)."""
+    must print, not crash the output stream."""
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -226,7 +226,7 @@ def status_command(names: List[str] = typer.Argument(None, help="Patchsets to re
     console = _console()
     if json_out:
         render.print_json(console, render.status_dicts(report))
-        render.status_notes(Output(stderr=True), report)  # recovery is reported (issue 6)
+        render.status_notes(Output(stderr=True), report)  # a repair is never silent
     else:
         render.status_text(console, report)
     raise typer.Exit(DRIFTED if api.any_drift(report.rows) else OK)
@@ -323,7 +323,7 @@ class Format(str, Enum):
 
 
 # `--help` groups options as ruff's does; each group is its own table, so one long option
-# name cannot squeeze the help of every other option at 80 columns (issue 25).
+# name cannot squeeze the help of every other option at 80 columns.
 INPUT, RULES, FIXES, OUTPUT, VLLM = "Input", "Rule selection", "Fixes", "Output", "vLLM and hardware"
 
 HardwareOption = typer.Option(
@@ -544,7 +544,7 @@ def _app_for(args: List[str]) -> typer.Typer:
 
     Typer turns every registered command into a click command, reading its signature and
     type hints, before it parses anything: for all of patchops's commands that costs as much
-    as the rest of a `status` run (issue 11). A command built alone parses, helps and fails
+    as the rest of a `status` run. A command built alone parses, helps and fails
     the same way.
     """
     name = args[0] if args else None

@@ -4,7 +4,7 @@ Git's index does the same: any write moves ctime, which no user can set back. A 
 ctime is this close to the run that hashed it may have been written again in the same clock
 tick, after the read ("racily clean" in git), so its digest is not kept. `verify` keeps the
 digests of a whole copy here; `status` and `apply` those of the files patchsets target, so an
-unchanged copy is judged without importing hashlib (a twentieth of a `status` run, issue 11).
+unchanged copy is judged without importing hashlib (a twentieth of a `status` run).
 A cache that cannot be read or written is only slower.
 """
 

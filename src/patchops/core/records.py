@@ -3,7 +3,7 @@
 `@dataclass` compiles each class's `__init__`, `__repr__` and `__eq__` (a frozen one also
 `__setattr__`, `__delattr__` and `__hash__`) with `exec`: about 4.5M instructions a class on
 CPython 3.11, and `status` defines thirteen, over a third of what it adds to the typer+rich
-import floor (issue 11 wants it within 1.3x of that floor). `@record` gives the same
+import floor (`status` must start within 1.3x of that floor). `@record` gives the same
 constructor (positional or keyword, defaults, default factories), repr, field-wise
 equality, hashing and immutability from functions shared by every record. Its constructor
 is slower than a generated one, which no everyday command notices: they build a few dozen

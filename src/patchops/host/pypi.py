@@ -1,7 +1,7 @@
 """Fetch the official wheel of one release from PyPI, once, into patchops's cache.
 
 `patchops capture --from-wheel` reads a vLLM file's pristine text from it; the tests and the
-benchmark unpack real vLLM trees from the same cache (tests/support/wheelcache.py), and the
+benchmark unpack real vLLM trees from the same cache (devtools/wheelcache.py), and the
 conformance judge the transformers its vLLM venvs were installed with. `final_releases` lists
 what an index offers (`scripts/generate_facts.py --new`).
 """

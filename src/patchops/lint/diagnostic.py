@@ -43,7 +43,7 @@ class Diagnostic:
     """One finding, positioned at the setting that causes it.
 
     `message` is the headline: one line of at most about 100 characters with the values, as
-    ruff's are; `explanation` is the why, printed under the snippet (issue 25).
+    ruff's are; `explanation` is the why, printed under the snippet, so the headline stays one line.
     """
 
     file: str

@@ -1,8 +1,8 @@
 """Patch every vLLM copy as one transaction: plan, commit, status and rollback.
 
 The entry points api/, the fleet and the tests call are named here and loaded on first
-use, so `patchops status` does not import the planner, the committer or the rollback (the
-startup budget of issue 11). Each lives in the module of its job: `plan`, `commit`,
+use, so `patchops status` does not import the planner, the committer or the rollback (it
+must start within 1.3x of the typer+rich import floor). Each lives in the module of its job: `plan`, `commit`,
 `status_check`, `restore`, `recorded_patchsets`.
 """
 

@@ -48,7 +48,7 @@ def commit_apply(plan: ApplyPlan) -> ApplyReport:
     entry_updates = [f for f in plan.files if f.entry_after != f.entry_before]
     if not changes and not entry_updates and not plan.satisfied:
         return ApplyReport(plan.outcomes, (), (), (), None, plan.notes)
-    from patchops.store.transaction import Change, transact  # a no-op re-apply needs no journal (issue 11)
+    from patchops.store.transaction import Change, transact  # a no-op re-apply needs no journal, nor its import cost
 
     faults.point("commit")
     stores = plan._stores

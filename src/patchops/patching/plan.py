@@ -79,7 +79,7 @@ class ApplyPlan:
     force: bool = False
     _stores: Dict[Path, Store] = field(default_factory=dict, repr=False)
     # Per store: the transaction its state.json reflected when planned; commit_apply stops
-    # if another patchops committed anything since (issue 6: apply racing rollback).
+    # if another patchops committed anything since (a rollback racing this apply would otherwise be undone).
     _planned_txn: Dict[Path, Optional[str]] = field(default_factory=dict, repr=False)
 
     @property

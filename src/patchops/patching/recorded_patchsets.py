@@ -17,7 +17,7 @@ def load_patchsets(copies: Sequence["VllmCopy"], names: Sequence[str],
                    dirs: Sequence[Path] = ()) -> List["Patchset"]:
     """Load patchsets by name, falling back to the YAML a copy's store kept when it was applied.
 
-    So `patchops status` after `apply --patchsets DIR` needs no `--patchsets` (issue 6).
+    So `patchops status` after `apply --patchsets DIR` needs no `--patchsets`: the store keeps what it applied.
     """
     stores = [ctx.store for ctx in unique_targets(copies)]
     return [named_or_recorded(name, dirs, stores) for name in names]

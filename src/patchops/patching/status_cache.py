@@ -5,7 +5,7 @@ target files (seconds on current vLLM). The answer depends only on the file's by
 patchsets' YAML, the vLLM version and patchops itself, so it is kept under
 $PATCHOPS_CACHE/verdicts/ and the next status answers from the file's sha. An entry holds its
 whole key and answers only that key (a crc of the key names its file: no hashlib on the way
-when the file's digest is cached, issue 11). A cache that cannot be read or written is only
+when the file's digest is cached: hashlib's import is a startup cost). A cache that cannot be read or written is only
 slower.
 """
 

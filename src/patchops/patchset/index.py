@@ -5,7 +5,7 @@ status and planning ask before any file needs rewriting (name, notes, version ra
 files its ops target on a vLLM version) depends only on the YAML's text, its path and
 patchops itself, so it is kept under $PATCHOPS_CACHE/patchsets/ once the patchset loaded;
 the ops load when something needs them. An entry holds all three and answers only when they
-are the same (a crc of the path names its file: no hashlib on the way, issue 11). A patchset that fails to load is never indexed, so
+are the same (a crc of the path names its file: importing hashlib would cost `status` its startup budget). A patchset that fails to load is never indexed, so
 its error is the loader's every time. A cache that cannot be read or written is only slower.
 """
 

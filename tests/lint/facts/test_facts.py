@@ -24,7 +24,7 @@ from tests.support import release_day, wheelcache
 
 pytestmark = pytest.mark.vllm
 
-# The releases shipped before every release was (issue 22): the ones the tests here sample.
+# The 15 releases first shipped, before every final release was: the ones the tests here sample.
 ALL_SHIPPED = ["0.6.3.post1", "0.7.3", "0.8.5", "0.9.2", "0.10.0", "0.10.1.1", "0.10.2",
                "0.11.0", "0.12.0", "0.15.0", "0.20.0", "0.25.0", "0.30.0", "0.32.0", "0.33.0"]
 
@@ -80,7 +80,7 @@ def test_063_flags(facts_of):
 
 
 def test_063_literal_option_count_matches_reference(facts_of):
-    # reference §7: 117 option strings in engine/arg_utils.py + entrypoints/openai/cli_args.py;
+    # 117 option strings (counted in 0.6.3.post1's source) in engine/arg_utils.py + entrypoints/openai/cli_args.py;
     # --config comes from the serve subparser in scripts.py on top of those.
     facts = facts_of("0.6.3.post1")
     strings = sum(1 + len(f.aliases) for f in facts.flags.values())
@@ -88,7 +88,7 @@ def test_063_literal_option_count_matches_reference(facts_of):
 
 
 def test_033_literal_option_count_matches_reference(facts_of):
-    # reference §7: 282 option strings written out in add_argument calls; the FrontendArgs
+    # 282 option strings (counted in 0.33.0's source) written out in add_argument calls; the FrontendArgs
     # fields (entrypoints/common/cli_args.py, 62 with BaseFrontendArgs') come on top.
     facts = facts_of("0.33.0")
     src = Source(wheelcache.site_packages("0.33.0"))
@@ -101,7 +101,7 @@ def test_033_literal_option_count_matches_reference(facts_of):
     assert len(facts.flags) == len(literal) + len(frontend)
 
 
-# reference §6.10: flags that disappeared, by the first shipped version without them
+# Flags that disappeared, by the first shipped version whose EngineArgs lacks them
 REMOVED = {
     "use_v2_block_manager": "0.10.0", "enable_reasoning": "0.10.0",
     "num_scheduler_steps": "0.10.1.1", "multi_step_stream_outputs": "0.10.1.1",

@@ -1,4 +1,4 @@
-"""read_as_vllm: what a given vLLM version makes of a ServeConfig (reference §7, §6.1, §6.4)."""
+"""read_as_vllm: what a given vLLM version makes of a ServeConfig: the YAML layer, the parser's rewrites, argparse."""
 
 from __future__ import annotations
 

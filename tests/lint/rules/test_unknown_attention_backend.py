@@ -1,4 +1,4 @@
-"""PO501 unknown-attention-backend across the version table of §5."""
+"""PO501 unknown-attention-backend across the releases whose backend enums differ."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PO801's fix names the values vLLM takes, not "use a value vLLM accepts" (issue 25)."""
+"""PO801's fix names the values vLLM takes, not "use a value vLLM accepts": the fix must be actionable."""
 
 from __future__ import annotations
 

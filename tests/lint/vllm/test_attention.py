@@ -129,3 +129,91 @@ def test_builtin_multistep_lists_match_the_source(vllm_site, version, chunked, e
             assert tuple(ast.literal_eval(node.value)) == expected
             return
     raise AssertionError(f"{name} not found in vLLM {version}")
+# --------------------------------------------------------------------------- MLA on this GPU
+
+MLA = {"model_type": "deepseek_v3", "kv_lora_rank": 512, "qk_rope_head_dim": 64, "torch_dtype": "bfloat16"}
+SPARSE = dict(MLA, model_type="deepseek_v32", index_topk=2048)
+
+
+def mla(version, cc, args=(), env="", model=MLA, platform="cuda"):
+    cfg = config(args=args, hardware=f"platform: {platform}, compute_capability: '{cc}'", env=env)
+    return attention.mla_refusal(cfg, facts_for_version(version), model)
+
+
+def test_fp8_triton_mla_refused_on_every_gpu_in_0_7_and_off_hopper_from_0_8():
+    assert mla("0.6.3.post1", "9.0", ["kv-cache-dtype: fp8"]) is None          # before MLA_TRITON_FP8_REFUSED
+    found = mla("0.7.3", "9.0", ["kv-cache-dtype: fp8"])
+    assert found.refusal == attention.TRITON_FP8 and found.fields[0] == "kv_cache_dtype"
+    assert mla("0.8.5", "9.0", ["kv-cache-dtype: fp8"]) is None                # MLA_FLASHMLA_ON_HOPPER
+    assert mla("0.8.5", "8.0", ["kv-cache-dtype: fp8"]).refusal == attention.TRITON_FP8
+    assert mla("0.8.5", "8.0", ["kv-cache-dtype: auto"]) is None
+
+
+def test_fp8_mla_names_the_no_valid_backend_refusal_from_0_12_until_triton_takes_fp8_in_0_18():
+    assert mla("0.11.0", "8.9", ["kv-cache-dtype: fp8"]).refusal == attention.TRITON_FP8
+    found = mla("0.12.0", "8.9", ["kv-cache-dtype: fp8"])
+    assert found.refusal == attention.NO_VALID
+    assert found.config.startswith("head_size: 576, dtype: torch.bfloat16, kv_cache_dtype: fp8,")
+    assert found.takes == "compute capability 9.x or 10.x"
+    assert mla("0.17.0", "12.0", ["kv-cache-dtype: fp8"]) is not None
+    assert mla("0.18.0", "12.0", ["kv-cache-dtype: fp8"]) is None               # MLA_TRITON_FP8
+    assert mla("0.12.0", "10.0", ["kv-cache-dtype: fp8"]) is None
+
+
+def test_sparse_mla_needs_hopper_or_blackwell_and_sm120_from_0_25():
+    assert mla("0.11.0", "8.0", model=SPARSE) is None                          # before BACKENDS_VALIDATED
+    found = mla("0.12.0", "8.0", model=SPARSE)
+    assert found.problem == "sparse MLA" and found.config.endswith("use_sparse: True")
+    assert mla("0.12.0", "9.0", model=SPARSE) is None
+    assert mla("0.20.0", "12.0", model=SPARSE).takes == "compute capability 9.x or 10.x"
+    assert mla("0.25.0", "12.0", model=SPARSE) is None                         # SPARSE_MLA_ON_SM120
+
+
+def test_a_named_mla_backend_is_checked_against_the_gpu_from_0_12():
+    env = "VLLM_ATTENTION_BACKEND: FLASHMLA"
+    assert mla("0.11.0", "8.9", env=env) is None
+    found = mla("0.12.0", "8.9", env=env)
+    assert (found.refusal, found.problem, found.reasons) == (attention.SELECTED, "FLASHMLA",
+                                                              "['compute capability not supported']")
+    assert found.fields == ("VLLM_ATTENTION_BACKEND", "hardware.compute_capability")
+    assert mla("0.12.0", "9.0", env=env) is None
+    assert mla("0.12.0", "9.0", env="VLLM_ATTENTION_BACKEND: CUTLASS_MLA").takes == "compute capability 10.x"
+    assert mla("0.12.0", "8.0", env="VLLM_ATTENTION_BACKEND: TRITON_MLA") is None
+    assert mla("0.33.0", "8.9", ["attention-backend: flashmla"]).fields[0] == "attention_backend"
+
+
+def test_mla_off_disabled_or_not_cuda_is_not_judged():
+    assert mla("0.12.0", "8.0", ["kv-cache-dtype: fp8"], env="VLLM_MLA_DISABLE: '1'") is None
+    assert mla("0.12.0", "8.0", ["kv-cache-dtype: fp8"], model=dict(MLA, model_type="qwen2")) is None
+    assert mla("0.12.0", "8.0", ["kv-cache-dtype: fp8"], platform="rocm") is None
+
+
+# --------------------------------------------------------------------------- attention sinks
+
+GPT_OSS = {"model_type": "gpt_oss", "head_dim": 64, "torch_dtype": "bfloat16"}
+
+
+def sinks(version, cc, args=(), env=""):
+    cfg = config(args=args, hardware=f"platform: cuda, compute_capability: '{cc}'", env=env)
+    return attention.sink_refusal(cfg, facts_for_version(version), GPT_OSS)
+
+
+def test_flash_attn_takes_sinks_as_fa3_on_hopper_only_and_fa4_on_blackwell_from_0_20():
+    env = "VLLM_ATTENTION_BACKEND: FLASH_ATTN"
+    assert sinks("0.10.0", "8.0", env=env) is None                               # before ATTENTION_SINKS
+    assert sinks("0.10.1.1", "8.0", env=env).refusal == attention.FA3_SINKS
+    assert sinks("0.10.1.1", "9.0", env=env) is None
+    assert sinks("0.10.1.1", "8.0") is None                                      # vLLM's own pick: Triton
+    found = sinks("0.12.0", "10.0", env=env)
+    assert (found.refusal, found.reasons) == (attention.SELECTED, "['sink setting not supported']")
+    assert sinks("0.19.1", "10.0", ["attention-backend: FLASH_ATTN"]) is not None
+    assert sinks("0.20.0", "10.0", ["attention-backend: FLASH_ATTN"]) is None    # FA4_SINKS
+    assert "compute capability not supported" in sinks("0.12.0", "7.5", env=env).reasons
+
+
+def test_flashinfer_takes_sinks_on_blackwell_and_flex_never_from_0_12():
+    assert sinks("0.11.0", "9.0", env="VLLM_ATTENTION_BACKEND: FLASHINFER") is None
+    assert sinks("0.12.0", "9.0", env="VLLM_ATTENTION_BACKEND: FLASHINFER").takes == "compute capability 10.x"
+    assert sinks("0.12.0", "10.0", env="VLLM_ATTENTION_BACKEND: FLASHINFER") is None
+    assert sinks("0.33.0", "10.0", ["attention-backend: FLEX_ATTENTION"]).takes == "no GPU"
+    assert sinks("0.12.0", "9.0", env="VLLM_ATTENTION_BACKEND: TRITON_ATTN") is None

@@ -121,6 +121,19 @@ V1_ON = 'VLLM_USE_V1: "1"'
 V1_OFF = 'VLLM_USE_V1: "0"'
 
 # boundary -> (probe, value below, value at)
+def refusal(predict, text, model):
+    """Probe an MLA / sinks refusal: how vLLM refuses, None when it does not."""
+    def probe(f):
+        found = predict(load_text(text), f, model)
+        return None if found is None else found.refusal
+    return probe
+
+
+MLA_MODEL = {"model_type": "deepseek_v3", "kv_lora_rank": 512, "qk_rope_head_dim": 64}
+SINK_MODEL = {"model_type": "gpt_oss", "head_dim": 64}
+FP8_ON = "kv-cache-dtype: fp8"
+
+
 PROBES = {
     # engine
     "V1_ENGINE": (lambda f: engine(spec(env=V1_ON))(f).value, routing.V0, routing.V1),
@@ -174,6 +187,22 @@ PROBES = {
                                            spec("tensor-parallel-size: 2", hardware="platform: cpu")), 2048, 4096),
     "TPU_BATCH_BY_CHIP": (predict(scheduler.max_num_batched_tokens,
                                   spec(env=V1_ON, hardware="platform: tpu\nname: TPU v5e\nmemory_gib: 16")), 2048, 512),
+    "MLA_TRITON_FP8_REFUSED": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '9.0'"),
+                                       MLA_MODEL), None, attention.TRITON_FP8),
+    "MLA_FLASHMLA_ON_HOPPER": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '9.0'"),
+                                       MLA_MODEL), attention.TRITON_FP8, None),
+    "BACKENDS_VALIDATED": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '8.0'"),
+                                   MLA_MODEL), attention.TRITON_FP8, attention.NO_VALID),
+    "MLA_TRITON_FP8": (refusal(attention.mla_refusal, spec(FP8_ON, hardware="compute_capability: '8.0'"),
+                               MLA_MODEL), attention.NO_VALID, None),
+    "SPARSE_MLA_ON_SM120": (refusal(attention.mla_refusal, spec(hardware="compute_capability: '12.0'"),
+                                    dict(MLA_MODEL, model_type="deepseek_v32", index_topk=2048)), attention.NO_VALID, None),
+    "ATTENTION_SINKS": (refusal(attention.sink_refusal, spec(env="VLLM_ATTENTION_BACKEND: FLASH_ATTN",
+                                                             hardware="compute_capability: '8.0'"), SINK_MODEL),
+                        None, attention.FA3_SINKS),
+    "FA4_SINKS": (refusal(attention.sink_refusal, spec("attention-backend: FLASH_ATTN",
+                                                       hardware="compute_capability: '10.0'"), SINK_MODEL),
+                  attention.SELECTED, None),
     "AUTO_DTYPE_BY_PLATFORM": (lambda f: [d.severity for d in lint_example(Example(
         "model: m\nhardware: {compute_capability: 7.5}\n", vllm=_shipped_for(f), facts={"version": f.version},
         model={"torch_dtype": "bfloat16"})) if d.code == "PO602"], ["error"], ["info"]),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from patchops.lint.vllm import speculative
+import pytest
+
+from patchops.lint.vllm import releases, speculative
 
 
 def problem(value, fields=None, model_type="qwen2", version="0.8.5"):
@@ -80,3 +82,40 @@ def test_ngram_gpu_takes_the_ngram_window_from_0_18():
     value = {"method": "ngram_gpu", "num_speculative_tokens": 3, "prompt_lookup_min": 5, "prompt_lookup_max": 3}
     assert problem(value, version="0.18.0")[1] == "prompt_lookup_min=5 must be <= prompt_lookup_max=3"
     assert "ngram_gpu" not in speculative.window_methods("0.17.1")
+
+
+# --- against real vLLM: each wording where the boundaries say --------------------------------
+
+
+def _speculative_source(site) -> str:
+    import re
+
+    for name in ("vllm/config/speculative.py", "vllm/config/__init__.py", "vllm/config.py"):
+        path = site / name
+        if path.exists() and "class SpeculativeConfig" in path.read_text():
+            # adjacent string literals, as Python joins them
+            return re.sub(r'"\s*\n\s*"', "", path.read_text())
+    raise AssertionError(f"no SpeculativeConfig in {site}")
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("version,method", [("0.10.0", "eagle"), ("0.11.0", "eagle"), ("0.12.0", "eagle"),
+                                            ("0.25.0", "custom_class")])
+def test_the_no_draft_model_wording_is_the_releases_own(vllm_site, version, method):
+    source = _speculative_source(vllm_site(version))
+    assert speculative.no_draft_model(version, method) in source
+    if method == "eagle":
+        other = speculative.NO_DRAFT_MODEL_011 if releases.release(version) < releases.SPEC_NO_MODEL_WORDING \
+            else speculative.NO_DRAFT_MODEL
+        assert other not in source
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("version", ["0.11.0", "0.12.0", "0.25.0", "0.33.0"])
+def test_every_method_said_to_need_no_draft_model_is_given_one_by_the_release(vllm_site, version):
+    source = _speculative_source(vllm_site(version))
+    for method in speculative.self_drafting(version):
+        if method != "[ngram]":
+            assert f'self.model = "{method}"' in source, (version, method)
+    for method in {"suffix", "extract_hidden_states", "ngram_gpu"} - set(speculative.self_drafting(version)):
+        assert f'self.model = "{method}"' not in source, (version, method)

@@ -151,7 +151,7 @@ def skipped_notes(results, verbose: bool = False) -> List[str]:
     line per input and reason naming the checks.
 
     A batch of specs without their model's config.json used to repeat a 500-character list
-    of rule names for every file (issue 25): `13 checks did not run for 2 inputs: no model
+    of rule names for every file, burying the findings: `13 checks did not run for 2 inputs: no model
     config.json (pass --model-config FILE); -v lists them`.
     """
     found = [(result.path, reason) for result in results for reason in not_run(result)]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 ARG_UTILS = "vllm/engine/arg_utils.py"
 CLI_ARGS_FILES = ("vllm/entrypoints/openai/cli_args.py", "vllm/entrypoints/common/cli_args.py")
 SERVE_PARSER_FILES = ("vllm/scripts.py", "vllm/entrypoints/cli/serve.py")
-# The flash-attn extension whose absence makes V0 fall back to XFORMERS (reference §5):
+# The flash-attn extension whose absence makes V0 fall back to XFORMERS (vllm/attention/selector.py):
 # 0.6.3 ships vllm_flash_attn_c.abi3.so, 0.7.3+ _vllm_fa2_C.abi3.so and _vllm_fa3_C.abi3.so.
 FLASH_ATTN_SO = (
     "vllm/vllm_flash_attn/vllm_flash_attn_c.abi3.so",

@@ -19,7 +19,7 @@ from patchops.lint.extract.hint_kwargs import kwargs_style
 from patchops.lint.extract.source_tree import Source, last_name, str_const
 from patchops.lint.extract.static_eval import UNRESOLVED, Classes
 
-# Where the attention-backend enum lives, newest first (reference §5).
+# Where the attention-backend enum lives, newest first.
 BACKEND_ENUMS = (
     ("vllm/v1/attention/backends/registry.py", "AttentionBackendEnum"),  # 0.15+
     ("vllm/attention/backends/registry.py", "AttentionBackendEnum"),     # 0.12
@@ -100,8 +100,8 @@ def multistep_facts(src: Source) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
 def hardcoded_facts(src: Source) -> Dict[str, str]:
     """Find EngineArgs passing enforce_eager / disable_custom_all_reduce as anything but self.<kw>.
 
-    This is how the CoreX fork hardcodes them (`enforce_eager=True`); reference §1 gives the
-    call sites, which have the same shape in every release from 0.6.3.post1 to 0.33.0.
+    This is how the CoreX fork hardcodes them (`enforce_eager=True`); the call sites
+    (EngineArgs.create_engine_config in vllm/engine/arg_utils.py) have the same shape in every release from 0.6.3.post1 to 0.33.0.
     """
     mod = src.module_file(ARG_UTILS)
     if mod is None:

@@ -4,7 +4,7 @@ A cache entry (under $PATCHOPS_CACHE/facts) is two files: `NAME.json` lists ever
 extraction consulted, present or absent, with the sha256 of its bytes and its stat stamp,
 and the digest of that list; `NAME.facts.json` holds the facts of that digest. A hit reads
 both and stats those files, hashing only those whose stamp moved; a cached lint result asks
-only the first (the facts are two thirds of the bytes, issue 11). A miss asks facts/vouch.py,
+only the first (the facts are two thirds of the bytes a hit would read). A miss asks facts/vouch.py,
 which takes a release's facts for the groups whose files are the release's; the `ast` readers
 (`facts_extract`) load only for the others.
 """

@@ -42,6 +42,7 @@ class ModelFacts:
     config_model_type: str = ""                 # the file's own `model_type` (hf_config's, not its text config's)
     remote_config: bool = False                 # `auto_map` names an AutoConfig: trust_remote_code loads the repo's class
     name_or_path: str = ""                      # `_name_or_path`: the model the file was saved from
+    vision_config: Dict[str, Any] = field(default_factory=dict)  # the file's `vision_config`: its vision tower
 
     def _first(self, keys: Sequence[str]) -> Optional[int]:
         for key in keys:
@@ -207,7 +208,9 @@ def model_facts_from_dict(data: Dict[str, Any], path: str = "config.json",
                       architectures=tuple(a for a in architectures if isinstance(a, str)),
                       is_encoder_decoder=enc_dec, config_model_type=str(data.get("model_type") or ""),
                       remote_config=isinstance(data.get("auto_map"), dict) and "AutoConfig" in data["auto_map"],
-                      name_or_path=str(data.get("_name_or_path") or ""))
+                      name_or_path=str(data.get("_name_or_path") or ""),
+                      vision_config=dict(data["vision_config"]) if isinstance(data.get("vision_config"), dict)
+                      else {})
 
 
 def with_launch_overrides(model: ModelFacts, cfg: Any) -> ModelFacts:

@@ -13,7 +13,7 @@ dest (== EngineArgs field), with typed values, and:
 * `ignored`  - values vLLM drops or mangles without a word (`false` from YAML, lists before
   0.10.2, `--config=FILE`).
 
-The behaviour table is §7 of the vLLM launch-checks reference; each branch names its source.
+Each branch names the vLLM file and release it follows.
 The steps are the modules here: `config_file` (the YAML layer -> argv tokens),
 `command_line` (the parser's rewriting of option tokens), `option_table` (the version's
 option strings and prefix matching), `value_types` (argparse `type` conversion) and

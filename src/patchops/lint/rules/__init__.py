@@ -29,6 +29,8 @@ from patchops.lint.rules.generate_runner_on_pooling_model import GenerateRunnerO
 from patchops.lint.rules.gpu_memory_held_by_others import GpuMemoryHeldByOthers
 from patchops.lint.rules.heads_not_divisible_by_tp import HeadsNotDivisibleByTp
 from patchops.lint.rules.quantized_shard_breaks_kernel_tile import QuantizedShardBreaksKernelTile
+from patchops.lint.rules.mla_unsupported_on_gpu import MlaUnsupportedOnGpu
+from patchops.lint.rules.attention_sinks_unsupported import AttentionSinksUnsupported
 from patchops.lint.rules.input_not_linted import InputNotLinted
 from patchops.lint.rules.invalid_flag_value import InvalidFlagValue
 from patchops.lint.rules.config_check_refuses import ConfigCheckRefuses
@@ -74,6 +76,7 @@ from patchops.lint.rules.unknown_flag import UnknownFlag
 from patchops.lint.rules.unknown_parser_name import UnknownParserName
 from patchops.lint.rules.unknown_quantization_method import UnknownQuantizationMethod
 from patchops.lint.rules.unused_suppression import UnusedSuppression
+from patchops.lint.rules.vision_heads_not_divisible_by_tp import VisionHeadsNotDivisibleByTp
 from patchops.lint.rules.world_size_exceeds_gpus import WorldSizeExceedsGpus
 from patchops.lint.rules.value_out_of_range import ValueOutOfRange
 from patchops.lint.rules.yaml_11_boolean import Yaml11Boolean
@@ -140,7 +143,10 @@ ALL_RULES = (
     UnknownExecutorBackend,
     RemoteCodeNeedsTrust,
     GpuMemoryHeldByOthers,
+    VisionHeadsNotDivisibleByTp,
     QuantizedShardBreaksKernelTile,
+    MlaUnsupportedOnGpu,
+    AttentionSinksUnsupported,
     MambaBlocksBelowMaxSeqs,
     ValueOutOfRange,
     NestedConfigInvalid,

@@ -1,7 +1,7 @@
 """Predict the CUDA graph batch sizes a version captures, and how to change them.
 
 Sources: `worker/model_runner.py` (0.6.3 `_BATCH_SIZES_TO_CAPTURE`), `config.py` /
-`config/vllm.py` (`_set_cudagraph_sizes`); shared/reference/vllm-launch-checks.md section 4.
+`config/vllm.py` (`_set_cudagraph_sizes`).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
     Precedence: enforce_eager (or a fork hardcoding it) -> nothing; the user's explicit list
     (compilation_config.cudagraph_capture_sizes, and by version cudagraph_capture_sizes or
     cuda_graph_sizes); else the fork's default (facts.capture_sizes_default); else the version's
-    derivation from max_num_seqs / max_num_batched_tokens (reference section 4).
+    derivation from max_num_seqs / max_num_batched_tokens (`_set_cudagraph_sizes`).
     """
     v = release(facts)
     ver = facts.version

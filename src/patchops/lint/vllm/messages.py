@@ -64,7 +64,7 @@ CUDA_GRAPH_SIZES_DEPRECATED = ("--cuda-graph-sizes is deprecated and will be rem
                                "instead.")
 
 # cuda-graphs-hang-on-corex
-# What a CoreX start-up logs before it stops making progress (field logs, issue 10).
+# What a CoreX start-up logs before it stops making progress (seen in CoreX field logs).
 COREX_GRAPH_CAPTURE_HANG = "Waiting for pending NCCL work to finish before starting graph capture"
 
 # custom-allreduce-off
@@ -141,6 +141,18 @@ MAMBA_BLOCKS_BELOW_MAX_SEQS = ("max_num_seqs ({seqs}) exceeds available Mamba ca
 MAX_MODEL_LEN_ABOVE_DERIVED = ("User-specified max_model_len ({user}) is greater than the derived "
                                "max_model_len ({key}={derived} or model_max_length={model_max_length} "
                                "in model's config.json).")
+
+# mla-unsupported-on-gpu, attention-sinks-unsupported: the CUDA attention backend selection
+# Triton MLA's _forward_decode (attention/backends/triton_mla.py:707 0.7.3;
+# v1/attention/backends/mla/triton_mla.py:136 0.11.0, still there in 0.17.0).
+FP8_TRITON_MLA = "FP8 Triton MLA not yet supported"
+# CudaPlatform.get_attn_backend_cls (platforms/cuda.py:360,399 0.12.0; :444 0.33.0).
+NO_VALID_ATTENTION_BACKEND = "No valid attention backend found for cuda with {config}. Reasons: {reasons}."
+SELECTED_BACKEND_INVALID = ("Selected backend AttentionBackendEnum.{name} is not valid for this configuration. "
+                            "Reason: {reasons}")
+
+# FlashAttentionImpl.__init__ (v1/attention/backends/flash_attn.py:425 0.10.1.1, :417 0.11.0).
+SINKS_NEED_FA3 = "Sinks are only supported in FlashAttention 3"
 
 # mistral-config-not-found
 MISTRAL_CONFIG_NOT_FOUND = ("Failed to load mistral 'params.json' config for model {model}. Please "

@@ -268,6 +268,22 @@ BACKEND_VALIDATED_BY_ENVS = Boundary("0.12", "an unknown VLLM_ATTENTION_BACKEND 
 ENVIRON_VALIDATED = Boundary("0.20", "an unknown VLLM_* variable is reported (0.15.0 ignores it)",
                              "vllm/envs.py:502 environment_variables (0.20.0)")
 
+MLA_TRITON_FP8_REFUSED = Boundary("0.7", "MLA runs on Triton MLA where no faster MLA backend takes the GPU, and Triton "
+                                  "MLA refuses an fp8 KV cache", "vllm/attention/backends/triton_mla.py:707 (0.7.3)")
+MLA_FLASHMLA_ON_HOPPER = Boundary("0.8", "MLA picks FlashMLA on Hopper (compute capability 9.x) before Triton MLA",
+                                  "vllm/platforms/cuda.py:151,191 (0.8.5); 0.7.3 always picks Triton MLA")
+BACKENDS_VALIDATED = Boundary("0.12", "each backend is checked against the GPU, dtypes, MLA, sparse and sinks: a named "
+                              "one that fails, or none left, raises", "vllm/platforms/cuda.py:360,399 (0.12.0)")
+MLA_TRITON_FP8 = Boundary("0.18", "Triton MLA takes an fp8 KV cache", "vllm/v1/attention/backends/mla/triton_mla.py:30 "
+                          "(0.18.0); [\"auto\", \"bfloat16\"] in 0.17.0")
+SPARSE_MLA_ON_SM120 = Boundary("0.25", "sparse MLA (DeepSeek-V3.2) runs on compute capability 12.x",
+                               "vllm/v1/attention/backends/mla/flashinfer_mla_sparse.py (0.25.0); not in 0.20.0")
+ATTENTION_SINKS = Boundary("0.10.1", "attention sinks (gpt-oss): FlashAttention takes them only as FA3, Triton is "
+                           "picked off Hopper",
+                           "vllm/v1/attention/backends/flash_attn.py:425, platforms/cuda.py:322 (0.10.1.1)")
+FA4_SINKS = Boundary("0.20", "FlashAttention takes sinks as FA4 too (compute capability 10.x)",
+                     "vllm/v1/attention/backends/fa_utils.py:203 (0.20.0); `== 3` in 0.19.1")
+
 AUTO_DTYPE_BY_PLATFORM = Boundary("0.9", "dtype auto falls back to float16 (with a warning) on a GPU without "
                                   "bfloat16 (compute capability < 8.0); before, the bfloat16 model failed at "
                                   "worker start", "vllm/config.py _resolve_auto_dtype (0.9.2); "

@@ -3,7 +3,7 @@
 Sources: `engine/arg_utils.py` (`_set_default_args_v0/_v1`, `_set_default_args`,
 `get_batch_defaults`), `config.py` / `config/scheduler.py` (SchedulerConfig). vLLM fills these
 in at launch from the engine, the usage context (`vllm serve` is always OPENAI_API_SERVER) and
-the hardware; see shared/reference/vllm-launch-checks.md sections 2 and 3.
+the hardware.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Build two-copy vLLM worlds from real vLLM files and judge them after a crash or a fault.
 
-Shared by the tests in this folder (a fast subset) and `bench/reliability.py` (every point).
+Shared by tests/reliability/ (a fast subset) and `bench/reliability.py` (every point).
 A world is a root holding two copies (`lib`, `lib64`, like CoreX images) of real vLLM files,
 a folder of test patchsets and an `outside/` folder that nothing may ever touch. Commands run
 as `python -m patchops` subprocesses, so a SIGKILL is a real one.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 # The patchops the subprocesses run; pointing it at an older tree shows which tests fail there.
 SRC = Path(os.environ.get("RELIABILITY_SRC", REPO / "src"))
 VERSION = "0.8.5"
@@ -437,7 +437,7 @@ class Race:
 
 
 RACES = (
-    # Issue 6, defect 1: apply of two patchsets on different files while a rollback of one
+    # A defect found in review: apply of two patchsets on different files while a rollback of one
     # runs between planning the first and the second copy.
     Race("apply-vs-rollback", (("apply", "mark-b", "--yes"),),
          ("apply", "mark-b", "mark-c", "--yes"), "plan-copy:2", ("rollback", "mark-b"),

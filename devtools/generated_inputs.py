@@ -13,7 +13,7 @@ from typing import List
 
 from hypothesis import strategies as st
 
-from harness import World, run_here, tree_digest
+from devtools.reliability_harness import World, run_here, tree_digest
 
 SHIPPED = ["0.6.3.post1", "0.8.5", "0.10.1.1", "0.11.0", "0.20.0", "0.33.0"]
 FLAGS = ["max-model-len", "max-num-batched-tokens", "enable-chunked-prefill", "num-scheduler-steps",
