@@ -21,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]  # the suite it drives; devtools/ beside src/
 
 from conformance import compare, harness  # noqa: E402
 from conformance.cases import all_cases  # noqa: E402

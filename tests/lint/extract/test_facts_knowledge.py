@@ -233,6 +233,18 @@ def test_executor_import_paths_and_guards_by_version(source_of):
     assert "float_kv_cache_matches_dtype" not in guard_facts(source_of("0.30.0"))
 
 
+
+@pytest.mark.parametrize("version,expected", [
+    ("0.10.1.1", {"draft_model_unsupported": "always"}),
+    ("0.11.0", {"draft_method_unsupported": "always"}),
+    ("0.14.1", {"draft_method_unsupported": "always"}),
+    ("0.15.0", {}),
+])
+def test_draft_model_refusals_until_0_15(source_of, version, expected):
+    found = guard_facts(source_of(version))
+    names = ("draft_model_unsupported", "draft_method_unsupported")
+    assert {k: v for k, v in found.items() if k in names} == expected
+
 # --- swap space and what a plain install brings -----------------------------------------------
 
 

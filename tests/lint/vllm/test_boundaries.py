@@ -21,6 +21,7 @@ from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing
 from patchops.lint.rule import Example
 from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
 from patchops.lint.rules.kv_cache_too_small import LLAMA_31_8B
+from patchops.lint.rules.speculative_config_invalid import DRAFT_ON_SELF, QWEN_7B
 from patchops.lint.rules.mamba_blocks_below_max_seqs import QWEN35_27B, SPEC_80G
 from patchops.lint.runner import lint_example
 from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
@@ -315,6 +316,9 @@ PROBES = {
         "your prompt contains at least 7169 input tokens, for a total of at least 8193 tokens. Please reduce "
         "the length of the input prompt or the number of requested output tokens.")), ("warning", None)),
     # pooling models
+    "DRAFT_MODEL_ON_V1": (lambda f: [d.vllm_message for d in lint_example(Example(
+        DRAFT_ON_SELF, kind="command", vllm=_shipped_for(f), model=QWEN_7B, facts={"version": f.version}))
+        if d.code == "PO803"], ["Draft model speculative decoding is not supported yet."], []),
     "MAMBA_BLOCKS_BOUND_SEQS": (lambda f: [d.severity for d in lint_example(Example(
         SPEC_80G + "  max-num-seqs: 1024\n", vllm=_shipped_for(f), model=QWEN35_27B,
         facts={"version": f.version})) if d.code == "PO718"], [], ["error"]),

@@ -10,6 +10,8 @@ of the raised message, so moved code is still found:
 * `expert_parallel_needs_experts` (ModelConfig._verify_with_expert_parallelism, 0.8.5+);
 * `spec_decode_needs_v1` (CudaPlatform.check_and_update_config, 0.10-0.11: "v0");
 * `draft_model_unsupported` (EngineArgs._is_v1_supported_oracle, 0.10.x);
+* `draft_method_unsupported` (`method: draft_model` in EngineArgs._is_v1_supported_oracle, 0.11;
+  in _check_feature_supported, 0.12-0.14; 0.15 runs draft models on V1);
 * `partial_prefills_need_chunked` (SchedulerConfig._verify_args, 0.7.3-0.25);
 * `prefix_hash_sha256_v0`, `pooling_without_chunked_prefill` (EngineArgs._set_default_args_v0,
   0.8.5-0.10.x: "v0"; the pooling one sits in create_engine_config in 0.7.3: "always").
@@ -58,6 +60,7 @@ MESSAGES = {
     "expert_parallel_needs_experts": "Number of experts in the model must be greater than 0",
     "spec_decode_needs_v1": "Speculative decoding is not supported on vLLM V0",
     "draft_model_unsupported": "Speculative decoding with draft model is not supported yet",
+    "draft_method_unsupported": "Draft model speculative decoding is not supported yet",
     "partial_prefills_need_chunked": "Chunked prefill must be enabled to set max_num_partial_prefills > 1",
     "prefix_hash_sha256_v0": "sha256 is not supported for prefix caching in V0",
     "pooling_without_chunked_prefill": "Chunked prefill is not supported for pooling models",

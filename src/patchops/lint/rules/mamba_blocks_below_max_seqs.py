@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import cuda_graphs, inputs, mamba_cache, memory, routing, scheduler
+from patchops.lint.vllm import cuda_graphs, inputs, mamba_cache, memory, messages, routing, scheduler
 
 # Qwen/Qwen3.5-27B's config.json (text_config): 48 gated delta net layers and 16 attention
 # layers, the SSM state in float32 (mamba_ssm_dtype).
@@ -58,7 +58,7 @@ class MambaBlocksBelowMaxSeqs(Rule):
     name = "mamba-blocks-below-max-seqs"
     severity = "error"
     versions = ">=0.20"
-    vllm_message = mamba_cache.MESSAGE
+    vllm_message = messages.MAMBA_BLOCKS_BELOW_MAX_SEQS
     stage = "later"      # raised by the worker after the KV cache is sized (initialize_kv_cache)
     needs = Needs(model=True, hardware=("memory_gib",),
                   optional=("hardware.compute_capability", "hardware.name", "hardware.platform"))

@@ -13,6 +13,8 @@ from patchops.lint.vllm import speculative
 QWEN_7B = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "num_attention_heads": 28}
 MEDUSA_ON_SELF = ("vllm serve m --speculative-config "
                   "'{\"method\": \"medusa\", \"model\": \"m\", \"num_speculative_tokens\": 2}'\n")
+DRAFT_ON_SELF = ("vllm serve m --speculative-config "
+                 "'{\"method\": \"draft_model\", \"model\": \"m\", \"num_speculative_tokens\": 2}'\n")
 NGRAM_4 = "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}'"
 
 
@@ -29,8 +31,10 @@ class SpeculativeConfigInvalid(Rule):
     also takes the n-gram window); `custom_class` (0.22+) needs its class path as `model`.
     Before 0.11 the target drafts itself by its model_type (deepseek_v3; mimo from 0.9;
     ernie4_5_moe and qwen3_next from 0.10.2), from 0.11 by method (`mtp` and its aliases).
-    Where the copy has the guards, speculation on the V0 engine
-    (0.10-0.11) and a draft model (0.10.x) are refused too. Bounds that pydantic already states as `Field(ge=1)` are left to
+    Where the copy has the guards, speculation on the V0 engine (0.10-0.11) and a draft model
+    are refused too: `method: draft_model` (or a draft taken for one) on 0.10.x, `method:
+    draft_model` on 0.11-0.14 (0.15 runs draft models on V1). Bounds that pydantic already
+    states as `Field(ge=1)` are left to
     `nested-config-invalid`.
 
     Two more refusals, read from the copy. 0.10-0.12 pick the method from the draft model
@@ -47,7 +51,8 @@ class SpeculativeConfigInvalid(Rule):
     vLLM refuses to build its config: "prompt_lookup_min=5 must be <= prompt_lookup_max=3",
     "num_speculative_tokens must be provided with speculative model unless the draft model
     config contains an n_predict parameter.", "Speculative decoding with draft model is not
-    supported yet." (0.10.1.1), "Consider increasing max_num_batched_tokens or decreasing
+    supported yet." (0.10.1.1), "Draft model speculative decoding is not supported yet."
+    (0.11.0-0.14.1), "Consider increasing max_num_batched_tokens or decreasing
     num_speculative_tokens" (0.33.0).
 
     ## Fix
@@ -69,6 +74,8 @@ class SpeculativeConfigInvalid(Rule):
                 "\"prompt_lookup_min\": 4, \"prompt_lookup_max\": 4}'\n", kind="command", vllm="0.33.0"),
         # 0.9.2 runs a draft it cannot name as a plain draft model
         Example(MEDUSA_ON_SELF, kind="command", vllm="0.9.2", model=QWEN_7B),
+        # 0.15 runs a draft model on V1
+        Example(DRAFT_ON_SELF, kind="command", vllm="0.15.0", model=QWEN_7B),
         # the budget holds 128 x (1 + 4) tokens
         Example("vllm serve m --enable-lora --max-num-batched-tokens 640 --max-num-seqs 128 "
                 f"--speculative-config {NGRAM_4}\n", kind="command", vllm="0.33.0"),
@@ -90,6 +97,7 @@ class SpeculativeConfigInvalid(Rule):
         Example("vllm serve m --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 0}'\n",
                 kind="command", vllm="0.8.5", at=(1, 14)),
         Example(MEDUSA_ON_SELF, kind="command", vllm="0.10.1.1", model=QWEN_7B, at=(1, 14)),
+        Example(DRAFT_ON_SELF, kind="command", vllm="0.12.0", model=QWEN_7B, at=(1, 14)),
         Example("vllm serve m --enable-lora --max-num-batched-tokens 639 --max-num-seqs 128 "
                 f"--speculative-config {NGRAM_4}\n", kind="command", vllm="0.33.0", at=(1, 76)),
         # max_num_seqs defaults by GPU (256 or 1024 sequences x 3 tokens): unknown hardware

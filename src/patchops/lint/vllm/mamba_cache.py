@@ -23,13 +23,10 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from patchops.lint.input.model_config import ModelFacts
-from patchops.lint.vllm import memory
+from patchops.lint.vllm import memory, messages
 from patchops.lint.vllm.memory import ParamCount
 
-# vllm/config/compilation.py:1436 (0.20.0), resolve_cudagraph_mode_and_sizes.
-MESSAGE = ("max_num_seqs ({seqs}) exceeds available Mamba cache blocks ({blocks}). Each decode sequence "
-           "requires one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs "
-           "to at most {blocks} or increase gpu_memory_utilization.")
+MESSAGE = messages.MAMBA_BLOCKS_BELOW_MAX_SEQS
 # vllm/model_executor/models/config.py:410 (0.20.0): NemotronH's SSM state in float32 unless configured.
 NEMOTRON_H_SSM_DTYPE = "float32"
 # Qwen3NextConfig (vllm/transformers_utils/configs/qwen3_next.py:251, 0.20.0): every 4th layer is full attention.

@@ -129,6 +129,13 @@ KV_CACHE_TOO_SMALL_V1 = ("To serve at least one request with the {owner} max seq
                          "the available KV cache memory ({available} GiB).")
 NO_MEMORY_FOR_CACHE_BLOCKS = "No available memory for the cache blocks."
 
+# mamba-blocks-below-max-seqs
+# config/compilation.py CompilationConfig.resolve_cudagraph_mode_and_sizes (0.20.0:1436; 0.34.0 too).
+MAMBA_BLOCKS_BELOW_MAX_SEQS = ("max_num_seqs ({seqs}) exceeds available Mamba cache blocks ({blocks}). Each "
+                               "decode sequence requires one Mamba cache block, so CUDA graph capture cannot "
+                               "proceed. Please lower max_num_seqs to at most {blocks} or increase "
+                               "gpu_memory_utilization.")
+
 # max-model-len-above-derived
 # The sentence every release raises with (then version-specific advice follows).
 MAX_MODEL_LEN_ABOVE_DERIVED = ("User-specified max_model_len ({user}) is greater than the derived "

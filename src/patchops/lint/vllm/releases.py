@@ -173,6 +173,9 @@ ORACLE_SPEC_METHODS = Boundary("0.9", "speculative methods medusa and deepseek_m
                                "vllm/engine/arg_utils.py:1430-1436 (0.9.2)")
 ORACLE_SPEC_CHECK_GONE = Boundary("0.10", "speculative decoding no longer falls back (draft_model raises instead)",
                                   "vllm/engine/arg_utils.py:1396 (0.10.0)")
+DRAFT_MODEL_ON_V1 = Boundary("0.15", "a separate draft model (`method: draft_model`) runs on V1, no longer refused",
+                             "vllm/v1/spec_decode/draft_model.py (0.15.0); vllm/engine/arg_utils.py:1775 "
+                             "_check_feature_supported refuses it (0.12.0-0.14.1)")
 ORACLE_PP_MP_OK = Boundary("0.9", "pipeline parallelism may use the mp or external_launcher executor",
                            "vllm/engine/arg_utils.py:1482 (0.9.2)")
 ORACLE_MULTISTEP_GONE = Boundary("0.10.1", "--num-scheduler-steps and guided decoding checks leave the oracle",

@@ -21,6 +21,8 @@ SELF_DRAFTING_TARGETS = (("deepseek_v3", None), ("mimo", releases.SPEC_MIMO_TARG
                          ("ernie4_5_moe", releases.SPEC_MORE_TARGETS), ("qwen3_next", releases.SPEC_MORE_TARGETS))
 SPEC_NEEDS_V1 = "Speculative decoding is not supported on vLLM V0."
 DRAFT_UNSUPPORTED = "Speculative decoding with draft model is not supported yet."
+# vllm/engine/arg_utils.py:1486 (0.11.0) _is_v1_supported_oracle, :1775 (0.12.0) _check_feature_supported.
+DRAFT_METHOD_UNSUPPORTED = "Draft model speculative decoding is not supported yet."
 # Draft model names SpeculativeConfig recognises as another method (eagle-, medusa heads).
 DETECTED = ("eagle", "medusa", "mlp_speculator", "mlp-speculator")
 NO_DRAFT_MODEL = "num_speculative_tokens was provided without speculative model."
@@ -64,7 +66,7 @@ def no_draft_model(version: Any, method: Optional[str]) -> str:
 
 
 def unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Optional[tuple]:
-    """The copy's refusals of a whole kind of speculation: on V0 (0.10-0.11), by draft model (0.10).
+    """The copy's refusals of a whole kind of speculation: on V0 (0.10-0.11), by draft model (0.10-0.14).
 
     Without a method, a draft is guessed to be a plain one by its name only when `guess`: the
     copy's detection cannot be run on the draft's config.json.
@@ -77,6 +79,9 @@ def unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Opt
                                         and not any(k in model.lower() for k in DETECTED))
     if facts.guards.get("draft_model_unsupported") and draft:
         return "uses a draft model, which this vLLM does not support yet", DRAFT_UNSUPPORTED
+    if facts.guards.get("draft_method_unsupported") and method == "draft_model":
+        return ("uses method 'draft_model', which this vLLM does not support yet",
+                f"draft models run on V1 from vLLM {releases.DRAFT_MODEL_ON_V1}"), DRAFT_METHOD_UNSUPPORTED
     return None
 
 
