@@ -16,7 +16,7 @@ from patchops.lint.input.loaders import load_command, load_text
 from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
-from patchops.lint.vllm import attention, cuda_graphs, inputs, releases, routing, scheduler, speculative
+from patchops.lint.vllm import attention, cuda_graphs, inputs, lora, releases, routing, scheduler, speculative
 
 from patchops.lint.rule import Example
 from patchops.lint.rules.generate_runner_on_pooling_model import BGE_M3
@@ -335,6 +335,7 @@ PROBES = {
                          ("warning", "Failed to load module 'my_company' from my_company.parsers."), None),
     # model and tokenizer paths: where a missing tokenizer stops vLLM
     "TOKENIZER_RESOLVED_OFFLINE": (lambda f: TokenizerNotFound.stage_in(f.version), "later", "config"),
+    "LORA_AT_CONFIG": (lambda f: lora.stage(f), "later", "config"),
 }
 # Probes that need a file on disk take tmp_path.
 FILE_PROBES = ("MODEL_IN_CONFIG", "CONFIG_FIRST_OK")

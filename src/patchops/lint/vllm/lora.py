@@ -35,7 +35,7 @@ class LoraRefusal:
 
 def stage(version) -> str:
     """Return when vLLM `version` refuses LoRA on a class without it: "config" from 0.33."""
-    return "config" if releases.release(version) >= releases.LORA_CHECKED_AT_CONFIG else "later"
+    return "config" if releases.release(version) >= releases.LORA_AT_CONFIG else "later"
 
 
 def refusal(cfg: ServeConfig, facts: Facts) -> Optional[LoraRefusal]:

@@ -378,11 +378,7 @@ TOKENIZER_RESOLVED_OFFLINE = Boundary(
     "0.12", "with HF_HUB_OFFLINE, EngineArgs.__post_init__ resolves --tokenizer through the hub cache, so a "
     "missing path fails before the engine config (before: when the tokenizer loads at start-up)",
     "vllm/engine/arg_utils.py:596 (0.12.0); absent in 0.11.0 (vllm-project/vllm#29706)")
-
-LORA_CHECKED_AT_CONFIG = Boundary(
-    "0.33", "--enable-lora on a class without SupportsLoRA is refused while the config is built "
-    "(LoRAConfig.verify_with_model_config); before, the worker refuses when it loads the model",
-    "vllm/config/lora.py:147 (0.33.0); absent in 0.32.0, whose v1/worker/lora_model_runner_mixin.py raises")
+LORA_AT_CONFIG = Boundary("0.33", "LoRA without SupportsLoRA fails the config build", "vllm/config/lora.py:147 (0.33.0)")
 
 # --------------------------------------------------------------------------- parser plugins
 
