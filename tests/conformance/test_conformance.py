@@ -367,3 +367,15 @@ def test_recorded_files_name_their_release():
     for version in harness.VERSIONS:
         data = json.loads(harness.verdict_path(version).read_text())
         assert data["vllm"] == version and re.match(r"\d{4}-\d\d-\d\dT", data["exclude_newer"])
+
+
+def test_the_script_runs_from_a_plain_interpreter():
+    """scripts/conformance.py finds the suite and devtools/ itself, outside pytest's path."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[2] / "scripts" / "conformance.py"
+    done = subprocess.run([sys.executable, str(script), "--help"],
+                          capture_output=True, text=True, cwd="/", env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert "record" in done.stdout and "baseline" in done.stdout
