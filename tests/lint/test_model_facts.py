@@ -208,8 +208,7 @@ def test_cli_model_config_option(tmp_path):
     document = json.loads(given.stdout)
     assert [d["code"] for d in document["diagnostics"] if d["code"] != "PO507"] == ["PO701"]
     assert {n["rule"] for n in document["inputs"][0]["not_run"]} == {  # for want of hardware.* only
-        "world-size-exceeds-gpus", "kv-cache-too-small", "swap-space-exceeds-host-memory",
-        "mla-unsupported-on-gpu"}
+        "world-size-exceeds-gpus", "kv-cache-too-small", "swap-space-exceeds-host-memory"}  # no MLA here
 
 
 def test_a_model_name_too_long_for_a_path_is_not_a_local_folder(tmp_path):

@@ -67,3 +67,29 @@ def test_a_finding_on_one_config_key_names_it_so_a_removed_flag_beside_it_stays(
     found = {d.code: d for d in lint_config(cfg, facts_for_version("0.10.1.1"))}
     assert {"PO101", "PO110"} <= set(found)
     assert found["PO110"].fields == ("otlp_traces_endpoint",) and found["PO101"].severity == "error"
+
+
+def _not_run(model: dict, version: str = "0.20.0"):
+    from patchops.lint.input import model_source
+    from patchops.lint.input.model_config import model_facts_from_dict
+    from patchops.lint.runner import run_rules
+
+    cfg = load_text("model: org/m\nargs:\n  tensor-parallel-size: 1\n")
+    given = model_source.GivenConfigs(read=model_facts_from_dict(model))
+    return {n.rule: n.reason for n in run_rules(cfg, facts_for_version(version), given=given).not_run}
+
+
+def test_a_rule_about_other_models_is_not_listed_as_not_run_for_this_one():
+    from patchops.lint.rules.attention_sinks_unsupported import GPT_OSS_20B
+    from patchops.lint.rules.heads_not_divisible_by_tp import LLAMA_8B
+    from patchops.lint.rules.mamba_blocks_below_max_seqs import QWEN35_27B
+    from patchops.lint.rules.mla_unsupported_on_gpu import MOONLIGHT
+
+    gpu, memory = "hardware.compute_capability not known", "hardware.memory_gib not known"
+    llama = _not_run(LLAMA_8B)
+    assert {"mla-unsupported-on-gpu", "attention-sinks-unsupported", "mamba-blocks-below-max-seqs"} \
+        .isdisjoint(llama)
+    assert llama["kv-cache-too-small"] == memory         # a rule about every model still says so
+    assert _not_run(MOONLIGHT)["mla-unsupported-on-gpu"] == gpu
+    assert _not_run(GPT_OSS_20B)["attention-sinks-unsupported"] == gpu
+    assert _not_run(QWEN35_27B)["mamba-blocks-below-max-seqs"] == memory

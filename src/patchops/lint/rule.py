@@ -88,6 +88,15 @@ class Rule:
     def check(self, cfg: "ServeConfig", facts: "Facts") -> Iterator[Diagnostic]:
         raise NotImplementedError
 
+    def concerns(self, cfg: "ServeConfig") -> bool:
+        """Say whether the known model (`cfg.model_facts`) has what the rule judges.
+
+        The runner asks only once the model config is there: a rule for MLA, sink or hybrid
+        models is then neither run nor listed as not run for another model, so a launch that
+        states no GPU is not told that checks irrelevant to its model were skipped.
+        """
+        return True
+
     @classmethod
     def applies_to(cls, version: str) -> bool:
         """Return whether `version` is inside the rule's vLLM range (pre-releases included)."""

@@ -63,10 +63,13 @@ def run_rules(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (), ign
                 not selectors.is_selected(rule_class.code, rule_class.name, select, ignore) or \
                 not rule_class.applies_to(facts.version):
             continue
+        rule = rule_class()
+        if seen.model_facts is not None and not rule.concerns(seen):
+            continue
         lacking = missing(rule_class.needs, seen)
         not_run.extend(NotRun(rule_class.name, cfg.path, reason, hint) for reason, hint in lacking)
         if not lacking:
-            found.extend(rule_class().check(seen, facts))
+            found.extend(rule.check(seen, facts))
     found = _drop_explained(found)
     kept = [d for d in found if not suppressed(cfg, d)]
     if selectors.is_selected(UnusedSuppression.code, UnusedSuppression.name, select, ignore):

@@ -62,6 +62,9 @@ class AttentionSinksUnsupported(Rule):
                 at=(4, 3)),
     ]
 
+    def concerns(self, cfg: ServeConfig) -> bool:
+        return cfg.model_facts.text_config.get("model_type") in attention.SINK_MODEL_TYPES
+
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         if model is None:

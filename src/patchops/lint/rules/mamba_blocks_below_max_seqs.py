@@ -79,6 +79,9 @@ class MambaBlocksBelowMaxSeqs(Rule):
                 at=(5, 3)),
     ]
 
+    def concerns(self, cfg: ServeConfig) -> bool:
+        return mamba_cache.layout(cfg.model_facts) is not None
+
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         memory_gib = inputs.memory_gib(cfg)

@@ -67,6 +67,9 @@ class MlaUnsupportedOnGpu(Rule):
                 at=(4, 3)),
     ]
 
+    def concerns(self, cfg: ServeConfig) -> bool:
+        return attention.uses_mla(cfg, cfg.model_facts.text_config)
+
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         if model is None:
