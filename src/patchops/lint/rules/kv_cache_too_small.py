@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
@@ -89,10 +89,10 @@ class KvCacheTooSmall(Rule):
         tp = inputs.int_value(cfg, "tensor_parallel_size") or 1
         pp = inputs.int_value(cfg, "pipeline_parallel_size") or 1
         found, why = memory.estimate(
-            model, memory_gib=memory_gib, utilization=_float(inputs.value(cfg, "gpu_memory_utilization"), 0.9),
+            model, memory_gib=memory_gib, utilization=inputs.to_float(inputs.value(cfg, "gpu_memory_utilization"), 0.9),
             tp=max(tp, 1), pp=max(pp, 1), block_size=inputs.int_value(cfg, "block_size") or 16,
-            dtype=_text(inputs.value(cfg, "dtype")), kv_cache_dtype=_text(inputs.value(cfg, "kv_cache_dtype")),
-            quantization=_text(inputs.value(cfg, "quantization")))
+            dtype=inputs.to_text(inputs.value(cfg, "dtype")), kv_cache_dtype=inputs.to_text(inputs.value(cfg, "kv_cache_dtype")),
+            quantization=inputs.to_text(inputs.value(cfg, "quantization")))
         at = len_at or cfg.model
         if found is None:
             yield with_vllm_message(self.diagnostic(cfg, at, f"no memory estimate: {why}", severity="info",
@@ -162,14 +162,3 @@ def _arithmetic(found: memory.MemoryEstimate, memory_gib: float, tp: int, pp: in
             f"/ TP {tp} x PP {pp}), which at {found.kv_bytes_per_token} bytes per token (2 x {found.layers} "
             f"layers x {found.kv_heads} KV heads x {found.head_size} head size x {found.kv_dtype_bytes} bytes) "
             f"holds {found.tokens} tokens in blocks of {found.block_size}")
-
-
-def _float(value, default: float) -> float:
-    try:
-        return float(str(value).strip()) if value is not None else default
-    except ValueError:
-        return default
-
-
-def _text(value) -> Optional[str]:
-    return str(value).strip() if value is not None else None

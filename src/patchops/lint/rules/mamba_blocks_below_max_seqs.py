@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
@@ -108,9 +108,9 @@ class MambaBlocksBelowMaxSeqs(Rule):
             blocks, how = override, f"num_gpu_blocks_override sets {override} blocks"
         else:
             est = mamba_cache.estimate(
-                model, found, memory_gib=memory_gib, utilization=_float(inputs.value(cfg, "gpu_memory_utilization"), 0.9),
-                tp=tp, dtype=_text(inputs.value(cfg, "dtype")), quantization=_text(inputs.value(cfg, "quantization")),
-                ssm_cache_dtype=_text(inputs.value(cfg, "mamba_ssm_cache_dtype")))
+                model, found, memory_gib=memory_gib, utilization=inputs.to_float(inputs.value(cfg, "gpu_memory_utilization"), 0.9),
+                tp=tp, dtype=inputs.to_text(inputs.value(cfg, "dtype")), quantization=inputs.to_text(inputs.value(cfg, "quantization")),
+                ssm_cache_dtype=inputs.to_text(inputs.value(cfg, "mamba_ssm_cache_dtype")))
             if est is None:
                 return
             blocks, how = est.blocks, _arithmetic(est, memory_gib, tp)
@@ -141,14 +141,3 @@ def _arithmetic(est: mamba_cache.BlockEstimate, memory_gib: float, tp: int) -> s
             f"{mem.params.total / 1e9:.2f}B parameters / TP {tp}), and a block takes at least "
             f"{est.page_bytes} bytes ({found.family} state per layer) x {found.group_size} layers per group "
             f"({', '.join(mamba_cache.layer_counts(found))}): at most {est.blocks} blocks")
-
-
-def _float(value, default: float) -> float:
-    try:
-        return float(str(value).strip()) if value is not None else default
-    except ValueError:
-        return default
-
-
-def _text(value) -> Optional[str]:
-    return str(value).strip() if value is not None else None

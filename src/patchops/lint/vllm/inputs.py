@@ -379,3 +379,16 @@ def quantization_taken_over(cfg: ServeConfig, facts: Facts) -> bool:
     method = model.quant_method if model is not None else None
     return bool(method) and any(method in entry.get("takes_over", ())
                                 for entry in facts.quantization_limits.values())
+
+
+def to_float(value, default: float) -> float:
+    """Return a setting's value as a float, `default` when unset or not a number."""
+    try:
+        return float(str(value).strip()) if value is not None else default
+    except ValueError:
+        return default
+
+
+def to_text(value) -> Optional[str]:
+    """Return a setting's value as stripped text, None when unset."""
+    return str(value).strip() if value is not None else None
