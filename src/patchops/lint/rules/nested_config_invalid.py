@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, Optional
+from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import config_checks, nested_values
-from patchops.lint.vllm.nested_values import BOOL_WORDS, BOUND_HOLDS, BOUND_WORDS, TYPE_NOUNS
+from patchops.lint.vllm import config_checks, nested_fields, nested_values
 
 
 class NestedConfigInvalid(Rule):
@@ -96,17 +95,15 @@ class NestedConfigInvalid(Rule):
                 continue
             problems = 0
             for key, item in value.items():
-                problem = _field_problem(spec, key, item)
+                problem = nested_fields.field_problem(spec, key, item)
                 if problem is None:
                     continue
-                text, severity, vllm_text = problem
-                head, detail = text if isinstance(text, tuple) else (text, None)
-                problems += severity != "warning"     # vLLM stops before its post-init
-                refuses = None if severity == "warning" else f"vLLM {facts.version} refuses it"
+                problems += problem.severity != "warning"     # vLLM stops before its post-init
+                refuses = None if problem.severity == "warning" else f"vLLM {facts.version} refuses it"
                 yield self.diagnostic(
-                    cfg, found, f"{dest} {head}",
-                    explanation="; ".join(part for part in (detail, refuses) if part) or None,
-                    fields=(dest,), severity=severity, vllm_message=vllm_text,
+                    cfg, found, f"{dest} {problem.headline}",
+                    explanation="; ".join(part for part in (problem.takes, refuses) if part) or None,
+                    fields=(dest,), severity=problem.severity, vllm_message=problem.vllm_message,
                     fix=f"use the {spec['class']} fields of vLLM {facts.version}: "
                         + ", ".join(sorted(spec["fields"])[:12]) + (", ..." if len(spec["fields"]) > 12 else ""))
             refused = nested_values.refusal(spec, value) if not problems else None
@@ -131,95 +128,3 @@ def _example_key(spec: dict) -> str:
         if key in spec["fields"]:
             return key
     return next(iter(spec["fields"]), "key")
-
-
-def _field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optional[tuple]:
-    """Return (message, severity or None, vLLM's message) for one key, or None.
-
-    The message is a headline, or (headline, the values it may take) for a value of a choice.
-
-    `within` is the enclosing field of a nested class ("pass_config."), as vLLM names it.
-    """
-    fields = spec["fields"]
-    cls = spec["class"]
-    if key not in fields:
-        if spec["extra"] == "reject":
-            vllm_text = (f"{within}{key}: Unexpected keyword argument" if within else
-                         "Extra inputs are not permitted") if spec.get("validated") else \
-                f"{cls}.__init__() got an unexpected keyword argument '{key}'"
-            return f"has no field {within + key!r} in {cls}", None, vllm_text
-        return (f"key {within + key!r} is not a {cls} field, and vLLM drops it without a word",
-                "warning", None)
-    field = fields[key]
-    if not spec.get("validated") or field.get("unchecked"):
-        return None
-    names = field.get("names")
-    if names and isinstance(item, str) and item.upper() not in names:
-        return ((f"{key} {item!r} is not one of its {len(names)} values", f"one of {', '.join(names)} "
-                 "(any case)"), None,
-                f"KeyError: {item.upper()!r}")
-    nested = field.get("nested")
-    if nested and isinstance(item, dict):
-        for inner_key, inner in item.items():
-            problem = _field_problem(nested, inner_key, inner, f"{within}{key}.")
-            if problem is not None:
-                return problem
-        return None
-    values = field.get("enum_values")
-    if values and type(item) is type(values[0]) and item not in values:
-        listed = _either(values)
-        return ((f"{key} {item!r} is not one of its {len(values)} values", f"one of {listed}"), None,
-                f"{within}{key}: Input should be {listed}")
-    choices = field.get("choices")
-    if choices is not None and item is not None and item not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        return ((f"{key} {item!r} is not one of its {len(choices)} values", f"one of {listed}"), None,
-                f"Input should be {listed}")
-    kind = _wrong_kind(field.get("kinds") or [], item)
-    if kind is not None:
-        return f"{key} {json.dumps(item)} is not {kind}", None, f"Input should be {kind}"
-    if isinstance(item, (int, float)) and not isinstance(item, bool):
-        for bound, limit in field.items():
-            if bound in BOUND_HOLDS and not BOUND_HOLDS[bound](item, limit):
-                text = f"Input should be {BOUND_WORDS[bound]} {limit}"
-                return f"{key} ({item}) must be {BOUND_WORDS[bound]} {limit}", None, text
-    return None
-
-
-def _either(values) -> str:
-    """Join values as pydantic lists what an enum takes: `0, 1, 2 or 3`."""
-    shown = [repr(v) for v in values]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
-
-
-def _wrong_kind(kinds, item: Any) -> Optional[str]:
-    """Return what pydantic (lax mode) wants when `item` fits none of `kinds`, else None."""
-    if not kinds or "other" in kinds or item is None:
-        return None
-    if isinstance(item, bool):
-        fits = "bool" in kinds or "int" in kinds or "float" in kinds
-    elif isinstance(item, int):
-        fits = "int" in kinds or "float" in kinds or ("bool" in kinds and item in (0, 1))
-    elif isinstance(item, float):
-        fits = "float" in kinds or ("int" in kinds and item.is_integer())
-    elif isinstance(item, str):
-        fits = "str" in kinds or ("bool" in kinds and item.strip().lower() in BOOL_WORDS) or \
-            (("int" in kinds or "float" in kinds) and _numeric(item))
-    elif isinstance(item, list):
-        fits = "list" in kinds
-    elif isinstance(item, dict):
-        fits = "dict" in kinds
-    else:
-        fits = True
-    if fits:
-        return None
-    first = next((k for k in kinds if k in TYPE_NOUNS), None)
-    return TYPE_NOUNS.get(first) if first else None
-
-
-def _numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
