@@ -406,6 +406,22 @@ def test_the_read_log_records_stats_listings_and_reads(tmp_path):
     assert not all(result_cache._holds([k, str(tmp_path / n), s]) for (k, n), s in records.items())
 
 
+def test_a_file_read_whole_is_hashed_as_it_is_read(tmp_path):
+    import hashlib
+
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    whole.write_bytes(b"whole text\n")
+    part.write_bytes(b"part text\n")
+    with result_cache.ReadLog() as log:
+        assert whole.read_bytes() == b"whole text\n"
+        with open(part, "rb") as handle:
+            assert handle.read(4) == b"part"
+    assert log.digests == {str(whole): hashlib.sha256(b"whole text\n").hexdigest()}
+    reads = {Path(path).name: seen[0] for kind, path, seen in log.records() if kind == "read"}
+    assert reads == {name: hashlib.sha256(text).hexdigest()
+                     for name, text in (("whole", b"whole text\n"), ("part", b"part text\n"))}
+
+
 def test_the_key_covers_every_variable_lint_reads():
     """Every environment variable named in the code that lint runs is in relevant_env()."""
     package = ROOT / "src" / "patchops"

@@ -9,7 +9,8 @@ runs inside a ReadLog, which records every stat, listing and read the code makes
 holds only while each still answers the same: a read file by its stamp or else its sha256, a
 listing by its names, a stat by what it showed. Reads under patchops itself (its source stamp
 is in the key) and the cache root are not recorded; the facts cache vouches for what it reads
-(a hit asks facts_cache.still_answers(), which knows what its own stamps mean).
+(a hit asks facts_cache.still_answers(), which knows what its own stamps mean). A file read
+whole in binary (the input) is hashed as it is read: storing a run does not read it again.
 """
 
 from __future__ import annotations
@@ -270,6 +271,40 @@ def vouch(kind: str, path: str, seen: Any) -> None:
         _RUNNING[-1].seen[(kind, path)] = seen
 
 
+def _unordered(name: str) -> Callable[..., Any]:
+    """Return io.BufferedReader's method `name`, which leaves the bytes hashed out of file order."""
+    def method(self, *args):
+        self._in_order = False
+        return getattr(io.BufferedReader, name)(self, *args)
+    return method
+
+
+class _HashedRead(io.BufferedReader):
+    """A file opened `rb` under a ReadLog, hashed as the code reads it: read in order to its
+    end, its digest goes to the log (`digests`), which then need not read it again."""
+
+    def __init__(self, file, full: str, log: "ReadLog"):
+        import hashlib  # a ReadLog only runs on a miss
+
+        super().__init__(io.FileIO(file, "rb"))
+        self._hash, self._full, self._log = hashlib.sha256(), full, log
+        self._in_order, self._at_end = True, False
+
+    def read(self, size: Optional[int] = -1) -> bytes:
+        data = super().read(size)
+        self._hash.update(data)
+        self._at_end = self._at_end or size is None or size < 0 or len(data) < size
+        return data
+
+    seek, readinto, read1 = _unordered("seek"), _unordered("readinto"), _unordered("read1")
+    readline, readlines, __next__ = _unordered("readline"), _unordered("readlines"), _unordered("__next__")
+
+    def close(self) -> None:
+        if self._in_order and self._at_end and not self.closed:
+            self._log.digests.setdefault(self._full, self._hash.hexdigest())
+        super().close()
+
+
 class ReadLog:
     """Record what the file system tells the code run inside `with ReadLog(): ...`.
 
@@ -283,6 +318,7 @@ class ReadLog:
         self.ignored = tuple(os.path.join(os.path.abspath(p), "") for p in ignored)
         self.seen: Dict[Tuple[str, str], Any] = {}
         self.opened: Dict[str, Optional[List[int]]] = {}
+        self.digests: Dict[str, str] = {}   # files read whole as _HashedRead: their sha256
         self.keyable = True
         self.paused = 0
 
@@ -319,13 +355,15 @@ class ReadLog:
             log._note("list", path)
             return _REAL["scandir"](path)
 
-        def open_(file, mode="r", *args, **kwargs):
-            if not isinstance(file, int) and not set(mode) & set("wax+"):
-                full = log._path(file)
-                if full is not None and full not in log.opened:
-                    log.opened[full] = _stamp(full)
-                    log._note("stat", full)
-            return _REAL["open"](file, mode, *args, **kwargs)
+        def open_(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None,
+                  closefd=True, opener=None):
+            full = log._path(file) if not isinstance(file, int) and not set(mode) & set("wax+") else None
+            if full is not None and full not in log.opened:
+                log.opened[full] = _stamp(full)
+                log._note("stat", full)
+            if full is not None and sorted(mode) == ["b", "r"] and (buffering, closefd, opener) == (-1, True, None):
+                return _HashedRead(file, full, log)
+            return _REAL["open"](file, mode, buffering, encoding, errors, newline, closefd, opener)
 
         os.stat, os.lstat, os.listdir, os.scandir = stat, lstat, listdir, scandir
         builtins.open = io.open = open_
@@ -341,8 +379,9 @@ class ReadLog:
         """Return the observations as stored, None when the run cannot be cached.
 
         Each file system observation is checked once more here: a file that moved while lint
-        ran was read in one state and would be recorded in another. What was vouched for was
-        just answered by its owner.
+        ran was read in one state and would be recorded in another. A read file is checked by
+        its stamp at open, its digest that of the bytes read when read whole (a racy file is not
+        read again); what was vouched for was just answered by its owner.
         """
         if not self.keyable:
             return None
@@ -352,7 +391,8 @@ class ReadLog:
             if stamp is None:
                 continue  # it could not be opened: the stat recorded beside it says so
             racy = stamp[4] / 1e9 >= now - RACY_SECONDS
-            records.append(["read", path, [_digest(path), None if racy else stamp]])
+            digest = self.digests.get(path) or _digest(path)
+            records.append(["read", path, [digest, None if racy else stamp]])
             if _stamp(path) != stamp:
                 return None
-        return records if all(_holds(r) for r in records if r[0] not in VOUCHED) else None
+        return records if all(_holds(r) for r in records if r[0] not in (*VOUCHED, "read")) else None
