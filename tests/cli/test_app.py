@@ -324,6 +324,25 @@ def test_suppressions_and_selectors_take_codes_prefixes_names_and_lists(run, tmp
     assert "## Why is this bad?" in run("rules", "multistep-removed").stdout
 
 
+def test_an_old_rule_code_works_and_is_named_once_on_stderr(run, tmp_path, monkeypatch):
+    from patchops.lint.codes import REDIRECTS
+
+    monkeypatch.setitem(REDIRECTS, "PO399", "PO302")
+    spec = _files(tmp_path, serve="model: m\nvllm: {version: 0.8.5}\nargs:\n  num-scheduler-steps: 8\n")["serve"]
+    shown = run("lint", spec, "--json", "--select", "PO399,po399", "--ignore", "PO101")
+    assert [d["code"] for d in json.loads(shown.stdout)["diagnostics"]] == ["PO302"]
+    assert shown.stderr.count("warning: rule code PO399 is now PO302") == 1
+    docs = run("rules", "PO399")
+    assert docs.stdout.startswith("# PO302 multistep-falls-back-to-v0") and "PO399 is now PO302" in docs.stderr
+    assert "warning" not in run("lint", spec, "--json", "--select", "PO302").stderr
+    sarif = json.loads(run("lint", spec, "--format", "sarif", "--select", "PO399").stdout)["runs"][0]
+    described = {rule["id"]: rule for rule in sarif["tool"]["driver"]["rules"]}
+    assert described["PO302"]["deprecatedIds"] == ["PO399"] and "deprecatedIds" not in described["PO301"]
+    assert [r["ruleId"] for r in sarif["results"]] == ["PO302"]
+    listed = {rule["code"]: rule for rule in json.loads(run("rules", "--json").stdout)}
+    assert listed["PO302"]["old_codes"] == ["PO399"] and listed["PO301"]["old_codes"] == []
+
+
 def test_concise_and_full_output(run, tmp_path):
     spec = _files(tmp_path, serve=GOOD)["serve"]
     concise = run("lint", spec, "--format", "concise").stdout.splitlines()

@@ -12,7 +12,7 @@ _HOMES = {
     "patchops.api.linting": ("STDIN", "LINTABLE_SUFFIXES", "LintResult", "lint", "lint_inputs",
                              "FixResult", "fix_inputs", "expand_inputs", "settings_hardware",
                              "load_input", "lint_file", "rules", "LintRun", "lint_run",
-                             "engine_checks", "lint_exit_code"),
+                             "engine_checks", "lint_exit_code", "renamed_codes"),
     "patchops.api.explaining": ("ExplainResult", "explain", "plan_launch", "EngineCheck",
                                 "engine_check"),
     "patchops.api.copies": ("locate", "patchsets", "patchset", "Targets", "find_targets",

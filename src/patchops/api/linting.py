@@ -456,6 +456,19 @@ def _assume_hardware(cfg, hardware: "Hardware") -> Optional[str]:
     return hardware.describe() if added else None
 
 
+def renamed_codes(selectors: Sequence[str] = (), settings=None) -> List[Tuple[str, str]]:
+    """Return (old, new) for each old rule code among `selectors` and, given, a settings file's lists.
+
+    An old code acts as its new one everywhere (lint/codes.py); the CLI says so once, as ruff does.
+    """
+    from patchops.lint import codes, selectors as selector_lists
+
+    given = list(selectors)
+    if settings is not None:
+        given += [*settings.select, *settings.ignore, *(s for _, listed in settings.per_file_ignores for s in listed)]
+    return codes.redirects_in(selector_lists.split(given))
+
+
 def rules(code: Optional[str] = None):
     """Return every rule class, or those `code` names: a code, prefix, name or comma list of them."""
     from patchops.core.errors import UsageError

@@ -100,6 +100,13 @@ def _error(message: str) -> None:
     Output(stderr=True).print(Line.assemble(("error:", "bold red"), " ", message))
 
 
+def _warn_renamed(selectors, settings=None) -> None:
+    """Print `warning: PO601 is now PO611 (...)` once per old rule code given, as ruff does."""
+    for old, new in api.renamed_codes(selectors, settings):
+        Output(stderr=True).print(Line.assemble(("warning:", "yellow"), " ",
+                                                f"rule code {old} is now {new}"))
+
+
 def _is_cli_flow(error: Exception) -> bool:
     """Say whether `error` is typer's/click's own control flow (Exit, Abort, usage errors)."""
     return type(error).__module__.split(".")[0] in ("typer", "click")
@@ -407,6 +414,7 @@ def lint_command(files: List[Path] = typer.Argument(None, metavar="[FILES]...",
     if not files and cmd is None:
         raise UsageError("give a serve spec, vLLM config or launch script to lint, or --cmd COMMAND")
     output_format = Format.json if json_out else output_format
+    _warn_renamed([*select, *ignore], _settings())
     # The settings file's `hardware` comes before detection: it names the box that will serve.
     assumed = _hardware(hardware, not no_detect_hardware and not _settings().hardware)
     with _progress("linting" if fix or diff else "linting (the first lint of a vLLM copy reads its facts)"):
@@ -511,6 +519,7 @@ def rules_command(code: Optional[str] = typer.Argument(None, help="A rule code o
     """List every lint rule, or print one rule's documentation."""
     from patchops.cli.render import rules as render_rules
 
+    _warn_renamed([code] if code is not None else [])
     found = api.rules(code)
     console = _console()
     if json_out:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
 
 from patchops.core import records
+from patchops.lint.codes import Category, category_of
 # The findings live apart from the rules, so cached results load them without the rule API.
 from patchops.lint.diagnostic import APPLICABILITIES, Diagnostic, Edit, Fix, NotRun
 
@@ -103,6 +104,11 @@ class Rule:
         from patchops.lint.vllm.releases import in_range  # packaging: not for a cached result
 
         return in_range(version, cls.versions)
+
+    @classmethod
+    def category(cls) -> Category:
+        """Return the rule's area, read off its code in lint/codes.py's CATEGORIES."""
+        return category_of(cls.code)
 
     @classmethod
     def stage_in(cls, version: str) -> str:

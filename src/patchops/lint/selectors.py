@@ -2,7 +2,8 @@
 
 One home for the matching that `--select`, `--ignore`, `# patchops: ignore[...]`,
 `patchops rules` and the config file's `select`/`ignore`/`per-file-ignores` share, so a name
-that works in one place works in all of them (as in ruff).
+that works in one place works in all of them (as in ruff). An old code (lint/codes.py's
+REDIRECTS) names the rule that has its new code.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Iterable, List, Sequence
 
 from patchops.core.errors import UsageError
+from patchops.lint.codes import redirected
 
 ALL = "ALL"
 
@@ -21,7 +23,7 @@ def split(values: Iterable[str]) -> List[str]:
 
 def matches(selector: str, code: str, name: str) -> bool:
     """Return whether `selector` names the rule with `code` and `name`."""
-    wanted = selector.strip()
+    wanted = redirected(selector).strip()
     if wanted.upper() == ALL:
         return True
     if wanted[:2].upper() == "PO":

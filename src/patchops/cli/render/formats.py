@@ -9,6 +9,7 @@ from typing import Optional
 from patchops import __version__
 from patchops.core.records import as_dict
 from patchops.cli.render.lint import lint_summary
+from patchops.lint.codes import old_codes
 
 # The distribution is vllm-patchops: `patchops` on PyPI is an unrelated project.
 PROJECT_URL = "https://pypi.org/project/vllm-patchops/"
@@ -105,6 +106,7 @@ def lint_sarif(results, rules) -> str:
                 "informationUri": PROJECT_URL,
                 "rules": [{
                     "id": rule.code,
+                    **({"deprecatedIds": list(old_codes(rule.code))} if old_codes(rule.code) else {}),
                     "name": rule.name,
                     "shortDescription": {"text": rule.summary()},
                     "fullDescription": {"text": rule.docs()},

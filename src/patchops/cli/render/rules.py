@@ -7,22 +7,36 @@ import textwrap
 
 from patchops.cli.output import Line, Output
 from patchops.cli.render.lint import SEVERITY_STYLE
+from patchops.lint.codes import CATEGORIES, old_codes
 
 
 def rules_table(console: Output, rules) -> None:
-    """Print each rule as a heading line (code, name, severity, vLLM versions) and its summary."""
+    """Print each category's rules: a heading line (code, name, severity, vLLM versions) and its summary."""
     width = max(len(rule.name) for rule in rules)
-    for rule in rules:
-        line = Line(f"{rule.code}  ", style="bold")
-        line.append(f"{rule.name:<{width}}  ")
-        line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
-        line.append(f"vLLM {_versions(rule.versions)}", style="dim")
-        if rule.fixable:
-            line.append(f"  fix: {rule.fixable}", style="green")
-        console.print(line)
-        summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
-                                subsequent_indent=" " * 7)
-        console.print(Line(summary))
+    for category, members in by_category(rules):
+        console.print(Line(f"{category.prefix} {category.name}: {category.description}", style="dim"))
+        for rule in members:
+            _rule_line(console, rule, width)
+
+
+def by_category(rules):
+    """Return (category, its rules in the given order) for each category of lint/codes.py holding some."""
+    return [(category, [rule for rule in rules if rule.category() == category]) for category in CATEGORIES
+            if any(rule.category() == category for rule in rules)]
+
+
+def _rule_line(console: Output, rule, width: int) -> None:
+    """Print one rule: code, name, severity, vLLM versions, fix kind, then its summary indented."""
+    line = Line(f"{rule.code}  ", style="bold")
+    line.append(f"{rule.name:<{width}}  ")
+    line.append(f"{_severities(rule):<12}  ", style=SEVERITY_STYLE[rule.severity])
+    line.append(f"vLLM {_versions(rule.versions)}", style="dim")
+    if rule.fixable:
+        line.append(f"  fix: {rule.fixable}", style="green")
+    console.print(line)
+    summary = textwrap.fill(rule.summary(), max(console.width, 40), initial_indent=" " * 7,
+                            subsequent_indent=" " * 7)
+    console.print(Line(summary))
 
 
 def _severities(rule) -> str:
@@ -48,7 +62,7 @@ def rule_json(rules) -> str:
         "code": rule.code, "name": rule.name, "severity": rule.severity,
         "unsure_severity": rule.unsure_severity, "versions": rule.versions,
         "summary": rule.summary(), "docs": rule.docs(), "vllm_message": rule.vllm_message,
-        "fix": rule.fixable,
+        "fix": rule.fixable, "category": rule.category().name, "old_codes": list(old_codes(rule.code)),
     } for rule in rules], indent=2)
 
 
@@ -65,7 +79,9 @@ def rule_docs(console: Output, rule) -> None:
 
 def rule_markdown(rule) -> str:
     """Return a rule's documentation as Markdown: docs, vLLM's message, first failing and passing example."""
-    text = (f"# {rule.code} {rule.name}\n\nSeverity: {_severities(rule)}; "
+    formerly = f" (formerly {', '.join(old_codes(rule.code))})" if old_codes(rule.code) else ""
+    text = (f"# {rule.code} {rule.name}{formerly}\n\nCategory: {rule.category().prefix} {rule.category().name}; "
+            f"severity: {_severities(rule)}; "
             f"vLLM {_versions(rule.versions)}; {_fix_kind(rule)}\n\n{rule.docs()}")
     if rule.vllm_message:
         text += f"\n\n## vLLM message prevented\n{rule.vllm_message}"
@@ -91,9 +107,13 @@ def _example(example, failing: bool) -> str:
 
 
 def rules_markdown_table(rules) -> str:
-    """Return the README's rule table: code, name, severity, vLLM versions and stage of each rule."""
-    rows = ["| code | name | severity | vLLM | stage |", "| --- | --- | --- | --- | --- |"]
-    for rule in rules:
-        severity = _severities(rule).replace("|", "\\|")
-        rows.append(f"| {rule.code} | {rule.name} | {severity} | {_versions(rule.versions)} | {rule.stage} |")
-    return "\n".join(rows) + "\n"
+    """Return the README's rule tables, one per category: code, name, severity, vLLM versions, stage."""
+    tables = []
+    for category, members in by_category(rules):
+        rows = [f"**{category.prefix} {category.name}**: {category.description}", "",
+                "| code | name | severity | vLLM | stage |", "| --- | --- | --- | --- | --- |"]
+        for rule in members:
+            severity = _severities(rule).replace("|", "\\|")
+            rows.append(f"| {rule.code} | {rule.name} | {severity} | {_versions(rule.versions)} | {rule.stage} |")
+        tables.append("\n".join(rows) + "\n")
+    return "\n".join(tables)
