@@ -60,8 +60,10 @@ def test_a_copy_every_node_sees_is_committed_once_and_shown_once(cluster, tmp_pa
     assert rolled.exit_code == cli.OK, rolled.output
     assert (shared / ARG).read_bytes() == original
 
-    # Now its store has an id, the plan itself shows the shared copy once.
-    planned = run(cluster, shared, "apply", NAME, "--dry-run")
+    # Now its store has an id, the plan itself shows the shared copy once. Every node plans it
+    # at the same moment; one holding its lock then (held here, so always) stops no other.
+    with Store(shared).lock():
+        planned = run(cluster, shared, "apply", NAME, "--dry-run")
     assert planned.exit_code == cli.OK, planned.output
     rows = [line for line in planned.output.splitlines() if str(shared) in line]
     assert len(rows) == 1 and all(n[:8] in rows[0] for n in nodes), planned.output

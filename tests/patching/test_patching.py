@@ -445,6 +445,24 @@ def test_second_patchops_is_refused(corex_tree):
     assert b"enforce_eager=True," in arg_utils(sites[0]).read_bytes()
 
 
+def test_a_plan_beside_another_patchops_reads_a_clean_copy_and_waits_on_a_crashed_one(corex_tree, monkeypatch):
+    # Fleet nodes that share a copy plan it at the same moment: one holding its lock while it
+    # checks for a crash must not make the others refuse. A copy a crash left does need it.
+    sites, copies = corex(corex_tree, MID)
+    patchset = get_patchset(NAME)
+    patching.commit_apply(patching.plan_apply(copies, [patchset]))
+    with Store(sites[1]).lock():
+        plan = patching.plan_apply(copies, [patchset])
+    assert not plan.changes and not plan.problems
+    monkeypatch.setattr(transaction, "crash_at", ("swap", 1))
+    with pytest.raises(SimulatedCrash):
+        patching.rollback(copies, [NAME])
+    monkeypatch.setattr(transaction, "crash_at", None)
+    with Store(sites[1]).lock():
+        with pytest.raises(StoreError, match="another patchops is working on"):
+            patching.plan_apply(copies, [patchset])
+
+
 def test_corrupted_backup_is_refused_and_nothing_restored(corex_tree):
     sites, copies = corex(corex_tree, MID)
     vendor = arg_utils(sites[0]).read_bytes()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from patchops.core.digest_cache import DigestCache
 from patchops.host.locate import distinct_copies
 from patchops.core.records import field, record
-from patchops.store.recovery import recover
+from patchops.store.recovery import pending, recover
 from patchops.store.site_store import Store
 from patchops.store.writability import first_unwritable
 
@@ -68,10 +68,15 @@ def unique_targets(copies: Sequence["VllmCopy"], stores: Optional[Dict[Path, Sto
 
 
 def recover_stores(stores: Sequence[Store]) -> List[str]:
-    """Repair what a crashed patchops left, in every store that exists."""
+    """Repair what a crashed patchops left, in every store that has something to repair.
+
+    A clean store is not locked: planning only reads, and the commit checks under the lock
+    that nothing changed since. So the nodes of a fleet that share a copy plan it at once
+    without refusing each other, as status reads beside a running apply.
+    """
     notes = []
     for store in sorted(stores):
-        if store.exists():
+        if store.exists() and pending(store):
             with store.lock(create=False):
                 notes += recover(store)
     return notes
