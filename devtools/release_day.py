@@ -12,13 +12,16 @@ import functools
 import json
 import urllib.request
 from pathlib import Path
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Dict, Optional
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import (InvalidSdistFilename, InvalidWheelFilename, canonicalize_name, parse_sdist_filename,
                              parse_wheel_filename)
 from packaging.version import Version
+
+if TYPE_CHECKING:
+    from patchops.lint.facts.groups import Transformers
 
 # Dependencies PyPI had this long after the release: what `pip install vllm==X` gave then.
 GRACE = dt.timedelta(days=4)
@@ -75,13 +78,14 @@ def resolved_dependency(vllm_version: str, site: Path, project: str) -> Optional
     return None
 
 
-def transformers_of(vllm_version: str, site: Path) -> dict:
+def transformers_of(vllm_version: str, site: Path) -> Transformers:
     """Return the facts of the transformers an install of vLLM `vllm_version` (in `site`) took on
-    its release day, marked with that day; {} when the wheel names none."""
+    its release day, marked with that day; empty when the wheel names none."""
     from patchops.lint.extract.source_tree import Source
     from patchops.lint.extract.transformers_beside import transformers_facts
+    from patchops.lint.facts.groups import Transformers
     from . import wheelcache
 
     wanted = resolved_dependency(vllm_version, site, "transformers")
     found = transformers_facts(Source(wheelcache.transformers_site(wanted))) if wanted else {}
-    return dict(found, resolved_on=cutoff(vllm_version).date().isoformat()) if found else {}
+    return Transformers.from_dict(dict(found, resolved_on=cutoff(vllm_version).date().isoformat()) if found else {})

@@ -49,8 +49,8 @@ def test_shipped_facts_assume_the_install_the_judge_ran(version):
 
     recorded = harness.load_verdicts(version)
     assumed = facts_for_version(version).transformers
-    assert assumed["version"] == recorded["environment"]["transformers"]
-    assert recorded["exclude_newer"].startswith(assumed["resolved_on"])
+    assert assumed.version == recorded["environment"]["transformers"]
+    assert recorded["exclude_newer"].startswith(assumed.resolved_on)
 
 
 @pytest.mark.vllm  # lints the whole corpus: the judge, not the fast loop

@@ -15,6 +15,7 @@ RULES = SRC / "lint" / "rules"
 # What a rule may import from patchops: the rule API (its fix edits too), the data it checks (the
 # facts and which release they are of), and lint/vllm/.
 RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.edits", "patchops.lint.input.serve_config", "patchops.lint.facts.model",
+                "patchops.lint.facts.groups",
                 "patchops.lint.facts.resolution", "patchops.lint.vllm")
 
 

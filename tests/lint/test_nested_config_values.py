@@ -16,7 +16,8 @@ from lintkit import linter
 from patchops.lint.extract.config_fields import nested_config_facts
 from patchops.lint.extract.source_tree import Source
 from patchops.lint.extract.static_eval import Classes
-from patchops.lint.vllm.nested_values import refusal
+from patchops.lint.facts.groups import NestedConfig
+from patchops.lint.vllm import nested_values
 
 lint = linter("PO802", kind="command")
 
@@ -57,6 +58,11 @@ def _spec(tmp_path, body: str, annotation: str = "Optional[CompilationConfig]"):
     (tmp_path / "vllm/config.py").write_text(textwrap.dedent(CONFIG) + textwrap.indent(textwrap.dedent(body), "    "))
     src = Source(tmp_path)
     return nested_config_facts(src, Classes(src))["compilation_config"]
+
+
+def refusal(spec, value):
+    """Run nested_values.refusal on the extractor's dict, read as Facts reads it."""
+    return nested_values.refusal(NestedConfig.from_dict(spec), value)
 
 
 def _refused(spec, value):

@@ -41,8 +41,8 @@ def test_oracle_features_read_from_real_trees():
 
 
 def test_custom_allreduce_world_sizes_from_real_trees():
-    assert facts_for_copy(wheelcache.site_packages("0.25.0")).custom_allreduce == {"world_sizes": [2, 4, 6, 8]}
-    assert facts_for_copy(wheelcache.site_packages("0.30.0")).custom_allreduce == {"world_sizes": [2, 4, 6, 8, 16]}
+    assert facts_for_copy(wheelcache.site_packages("0.25.0")).custom_allreduce.world_sizes == (2, 4, 6, 8)
+    assert facts_for_copy(wheelcache.site_packages("0.30.0")).custom_allreduce.world_sizes == (2, 4, 6, 8, 16)
 
 
 def test_vendor_markers():

@@ -7,8 +7,6 @@ with each input it requires taken away, the rule fires or the runner lists it as
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from patchops.lint import runner
@@ -68,10 +66,7 @@ def _cases():
 
 
 def _prepared(example, drop=()):
-    facts = facts_for_version(example.vllm)
-    if example.facts:
-        overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in example.facts.items()}
-        facts = dataclasses.replace(facts, **overrides)
+    facts = runner.example_facts(example)
     cfg = load_text(example.text, path="example.yaml", kind=example.kind)
     for key in drop:
         cfg.context.pop(key, None)

@@ -161,16 +161,24 @@ def read_elsewhere(results: List) -> List:
         for r, user in zip(results, loader)]
 
 
+def example_facts(example: Example) -> Facts:
+    """Return the shipped facts of an Example's vLLM version with its `facts`, said as in the facts' JSON."""
+    from patchops.lint.facts.model import GROUP_RECORDS, facts_for_version
+
+    facts = facts_for_version(example.vllm)
+    if not example.facts:
+        return facts
+    return dataclasses.replace(facts, **{
+        k: GROUP_RECORDS[k](v) if k in GROUP_RECORDS else tuple(v) if isinstance(v, list) else v
+        for k, v in example.facts.items()})
+
+
 def lint_example(example: Example) -> List[Diagnostic]:
     """Lint a rule's Example against the shipped facts of its vLLM version."""
     from patchops.core.errors import LintInputError
-    from patchops.lint.facts.model import facts_for_version
     from patchops.lint.input.loaders import load_text
 
-    facts = facts_for_version(example.vllm)
-    if example.facts:
-        overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in example.facts.items()}
-        facts = dataclasses.replace(facts, **overrides)
+    facts = example_facts(example)
     try:
         cfg = load_text(example.text, path="example.yaml", kind=example.kind)
     except LintInputError as error:

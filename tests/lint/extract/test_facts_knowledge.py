@@ -82,16 +82,16 @@ def test_nested_config_extra_policy(source_of, version, spec_extra, comp_extra):
 
 
 def test_compilation_level_removed_by_020():
-    assert "level" in facts_for_version("0.15.0").nested_configs["compilation_config"]["fields"]
-    assert "level" not in facts_for_version("0.20.0").nested_configs["compilation_config"]["fields"]
+    assert "level" in facts_for_version("0.15.0").nested_configs["compilation_config"].fields
+    assert "level" not in facts_for_version("0.20.0").nested_configs["compilation_config"].fields
 
 
 def test_speculative_method_literal_grows(source_of):
     src = source_of("0.8.5")
     method = nested_config_facts(src, Classes(src))["speculative_config"]["fields"]["method"]
     assert method["choices"] == ["ngram", "eagle", "medusa", "mlp_speculator", "draft_model"]
-    newer = facts_for_version("0.33.0").nested_configs["speculative_config"]["fields"]
-    assert "mtp" in newer["method"]["choices"] and newer["num_speculative_tokens"]["gt"] == 0
+    newer = facts_for_version("0.33.0").nested_configs["speculative_config"].fields
+    assert "mtp" in newer["method"].choices and newer["num_speculative_tokens"].gt == 0
 
 
 def test_gpu_memory_utilization_range_by_version(source_of):

@@ -71,7 +71,7 @@ def test_a_file_added_to_a_listed_folder_is_read(tmp_path, empty_cache):
         "        return True\n")
     empty_cache()
     facts, _, _ = vouch.read_facts(site)
-    assert facts.read.startswith("partial: ") and facts.v1_platforms["vendor_npu"]["device_type"] == "npu"
+    assert facts.read.startswith("partial: ") and facts.v1_platforms["vendor_npu"].device_type == "npu"
     assert facts == extract(site)[0]
 
 

@@ -154,6 +154,6 @@ def test_an_inspected_copy_answers_for_itself(tmp_path, monkeypatch):
 
 def test_a_claim_path_that_checks_the_package_first_is_not_flagged():
     facts = facts_for_version("0.8.5")
-    entry = facts.quantization_limits["gptq_bitblas"]
-    checked = dict(entry, needs_package=dict(entry["needs_package"], checked_first=True))
-    assert po818(spec("7.0"), quantization_limits={**facts.quantization_limits, "gptq_bitblas": checked}) == []
+    limits = {method: entry.to_dict() for method, entry in facts.quantization_limits.items()}
+    limits["gptq_bitblas"]["needs_package"]["checked_first"] = True
+    assert po818(spec("7.0"), quantization_limits=limits) == []

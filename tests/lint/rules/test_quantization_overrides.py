@@ -39,9 +39,9 @@ def test_an_online_method_on_an_unquantized_checkpoint_is_not_held_to_the_checkp
 
 def test_the_facts_say_which_overrides_take_over_and_which_names_are_online():
     new, old = facts_for_version("0.33.0").quantization_limits, facts_for_version("0.10.1.1").quantization_limits
-    assert "mxfp4" in new["gpt_oss_mxfp4"]["takes_over"] and new["mxfp4"]["online"] is True
-    assert not any("mxfp4" in e.get("takes_over", ()) or e.get("online") for e in old.values())
-    assert "takes_over" not in facts_for_version("0.8.5").quantization_limits.get("ipex", {})  # asks the platform
+    assert "mxfp4" in new["gpt_oss_mxfp4"].takes_over and new["mxfp4"].online is True
+    assert not any("mxfp4" in (e.takes_over or ()) or e.online for e in old.values())
+    assert facts_for_version("0.8.5").quantization_limits["ipex"].takes_over is None  # asks the platform
 
 
 def test_online_names_are_no_variants_a_checkpoint_may_move_to():

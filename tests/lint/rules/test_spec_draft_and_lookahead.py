@@ -81,11 +81,11 @@ def test_the_served_model_as_its_own_draft(tmp_path):
 
 
 def test_detection_chain_read_from_the_copy():
-    chain = facts_for_version("0.10.1.1").nested_configs["speculative_config"]["draft_detection"]
-    assert chain["branches"][:3] == [["keep", ["eagle", "eagle3"], None], ["name", ["eagle-", "eagle3-"], "eagle"],
+    chain = facts_for_version("0.10.1.1").nested_configs["speculative_config"].draft_detection
+    assert list(chain.branches[:3]) == [["keep", ["eagle", "eagle3"], None], ["name", ["eagle-", "eagle3-"], "eagle"],
                                      ["model_type", ["medusa"], "medusa"]]
-    assert "deepseek_v3" in chain["rewritten"]
-    assert "draft_detection" not in facts_for_version("0.9.2").nested_configs["speculative_config"]
+    assert "deepseek_v3" in chain.rewritten
+    assert facts_for_version("0.9.2").nested_configs["speculative_config"].draft_detection is None
 
 
 # --- PO803: LoRA + speculative decoding token budget (0.12+) ----------------------------------

@@ -56,7 +56,7 @@ def test_an_architecture_moved_to_a_plugin_names_the_plugin():
     facts = facts_for_version("0.33.0")
     arch, message = architectures.removed_message(config({"architectures": ["Nemotron3_5AsrForRNNT"]}), facts)
     assert arch == "Nemotron3_5AsrForRNNT" and "is not supported in-tree anymore" in message
-    assert facts.architectures["out_of_tree"][arch] in message
+    assert facts.architectures.out_of_tree[arch] in message
     assert architectures.removed_message(config({"architectures": ["MyModel"]}), facts) is None
 
 

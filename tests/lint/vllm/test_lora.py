@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from patchops.lint.facts.groups import Architectures
 from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
@@ -32,4 +33,4 @@ def test_only_enabled_lora_on_a_class_the_facts_name_is_refused():
     assert lora.refusal(config(GPT2, "  enable-lora: false\n"), facts) is None
     assert lora.refusal(config(LLAMA), facts) is None
     assert lora.refusal(config(GPT2, "  enable-lora: true\n  model-impl: transformers\n"), facts) is None
-    assert lora.refusal(config(GPT2), facts.replace(architectures={})) is None
+    assert lora.refusal(config(GPT2), facts.replace(architectures=Architectures())) is None

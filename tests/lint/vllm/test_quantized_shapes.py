@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
+from patchops.lint.facts.groups import KernelTiles
 from patchops.lint.vllm.quantized_shapes import breach, quant_config, shards, working_sizes
 
 K_MSG = "Weight input_size_per_partition = {} is not divisible by min_thread_k = {}."
-TILES = {
+RAW_TILES = {
     "marlin": {"min_thread_n": 64, "min_thread_k": 128, "n_message": "n {} {}", "k_message": K_MSG,
                "group_message": "g {} {}"},
     "awq": {"input_message": "The input size is not aligned", "output_message": "The output size is not aligned",
@@ -16,6 +18,7 @@ TILES = {
     "fp8_block": {"linear_k_message": "k {} {}", "linear_n_message": "n {} {}", "merged_last_exempt": True,
                   "moe_k_message": "moe k {} {}", "moe_n_message": "moe n {} {}"},
 }
+TILES = KernelTiles.from_dict(RAW_TILES)
 AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
 FP8 = {"quant_method": "fp8", "weight_block_size": [128, 128]}
 DENSE = {"hidden_size": 8192, "num_attention_heads": 64, "num_key_value_heads": 8, "intermediate_size": 29568}
@@ -61,7 +64,7 @@ def test_awq_group_size_boundary_with_fallback():
 
 
 def test_awq_without_fallback_meets_marlin_min_thread_k():
-    tiles = dict(TILES, awq={k: v for k, v in TILES["awq"].items() if k != "marlin_falls_back"})
+    tiles = replace(TILES, awq=replace(TILES.awq, marlin_falls_back=None))
     config, quant = dict(DENSE, intermediate_size=29184), dict(AWQ, group_size=64)   # 3648 = 57 * 64
     found = breach(config, quant, 8, tiles).value
     assert found.kernel == "Marlin k tile" and found.message == K_MSG.format(3648, 128)
@@ -75,7 +78,7 @@ def test_fp8_experts_block_n_and_expert_parallel():
     assert (found.shard.layer, found.size, found.message) == ("experts", 192, "moe n 192 128")
     assert breach(MOE, FP8, 4, TILES).value is None                       # 384 = 3 * 128
     assert breach(MOE, FP8, 8, TILES, expert_parallel=True).value is None
-    refined = dict(TILES, fp8_block=dict(TILES["fp8_block"], moe_refined=True))
+    refined = replace(TILES, fp8_block=replace(TILES.fp8_block, moe_refined=True))
     assert breach(MOE, FP8, 8, refined).value is None
 
 
@@ -83,7 +86,7 @@ def test_fp8_row_layer_block_k_and_merged_mismatch_allowed():
     config = dict(DENSE, intermediate_size=28672 + 1536)   # 30208 / 8 = 3776 = 29.5 * 128
     found = breach(config, FP8, 8, TILES).value
     assert (found.shard.layer, found.message) == ("gate_up_proj", "n 3776 128")
-    allowed = dict(TILES, fp8_block=dict(TILES["fp8_block"], merged_mismatch_allowed=True))
+    allowed = replace(TILES, fp8_block=replace(TILES.fp8_block, merged_mismatch_allowed=True))
     found = breach(config, FP8, 8, allowed).value
     assert (found.shard.layer, found.message) == ("down_proj", "k 3776 128")
     assert breach(dict(DENSE, intermediate_size=28672), FP8, 8, TILES).value is None

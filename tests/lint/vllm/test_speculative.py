@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from patchops.lint.facts.groups import NestedField
 from patchops.lint.vllm import releases, speculative
 
 
-def problem(value, fields=None, model_type="qwen2", version="0.8.5"):
-    return speculative.problem(version, value, fields or {}, model_type)
+def problem(value, bounds=None, model_type="qwen2", version="0.8.5"):
+    """Run speculative.problem with SpeculativeConfig fields of these pydantic bounds."""
+    fields = {name: NestedField(kinds=("int",), **bound) for name, bound in (bounds or {}).items()}
+    return speculative.problem(version, value, fields, model_type)
 
 
 def test_an_ngram_window_fills_a_missing_end_from_the_other():

@@ -5,6 +5,10 @@ facts/vouch.py reads again only the groups whose files differ from a release's, 
 scripts/generate_facts.py records per release by reading each group alone (`Reading.alone`).
 What only the install can say (its version and folder, the packages beside it) is read every
 time. A failing reader costs its group only: it leaves a note and the group's fallback.
+
+Readers return plain dicts, built key by key as the source yields each piece; `facts()` turns
+each into its group's record (facts/groups.py), so a group's shape is written in one place and a
+reader that strays from it fails there, on the first extraction.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from patchops.host.installed_version import read_version
-from patchops.lint.facts.model import Facts, Flag
+from patchops.lint.facts.groups import Transformers
+from patchops.lint.facts.model import GROUP_RECORDS, Facts, Flag
 from patchops.lint import extract as ex
 from patchops.lint.extract.source_tree import Source
 from patchops.lint.extract.transformers_beside import transformers_beside
@@ -172,6 +177,7 @@ class Reading:
         for group in GROUPS:
             if group.name in names:
                 values, group_notes = self.read(group.name), self.notes.get(group.name, [])
+                values = tuple(GROUP_RECORDS[f](v) if f in GROUP_RECORDS else v for f, v in zip(group.fields, values))
             else:
                 assert release is not None and release_notes is not None
                 values = tuple(getattr(release, f) for f in group.fields)
@@ -189,7 +195,8 @@ class Reading:
             beside = {}
         self.src.stat(".")  # the site dir's listing says whether a package (flashinfer) came or went
         return Facts(
-            version=version, origin=str(site), vendor=vendor_of(site, version), transformers=beside,
+            version=version, origin=str(site), vendor=vendor_of(site, version),
+            transformers=Transformers.from_dict(beside),
             has_flash_attn=any(self.src.exists(rel) for rel in ex.FLASH_ATTN_SO),
             has_flashinfer=ex.library_present(site, "flashinfer", extras),
             has_ray=ex.library_present(site, "ray", extras),

@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from patchops.lint.facts.groups import (Architectures, AsyncSpeculative, Companion, CustomAllreduce, FactRecord,
+                                        Guards, KernelTiles, MaxLen, NestedConfig, Parallel, PlatformV1,
+                                        QuantizationLimits, QuantizationNeed, SwapSpace, Transformers)
 from patchops.lint.facts.packs import flag_tables, release_dict, shipped_releases
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
@@ -72,6 +75,29 @@ class Flag:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+def _keyed(load: Callable[[Any], Any]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
+    return lambda data: {key: load(value) for key, value in data.items()}
+
+
+# Facts field -> its group's record read from JSON (a reader's dict), for every typed group.
+GROUP_RECORDS: Dict[str, Callable[[Any], Any]] = {
+    "quantization_needs": _keyed(QuantizationNeed.from_dict), "nested_configs": _keyed(NestedConfig.from_dict),
+    "max_len": MaxLen.from_dict, "parallel": Parallel.from_dict, "guards": Guards.from_dict,
+    "companions": _keyed(lambda pair: Companion(*pair)), "swap_space": SwapSpace.from_dict,
+    "async_speculative": AsyncSpeculative.from_dict, "quantization_limits": _keyed(QuantizationLimits.from_dict),
+    "custom_allreduce": CustomAllreduce.from_dict, "architectures": Architectures.from_dict,
+    "v1_platforms": _keyed(PlatformV1.from_dict), "kernel_tiles": KernelTiles.from_dict,
+    "transformers": Transformers.from_dict,
+}
+
+
+def _dump(value: Any) -> Any:
+    """Return a group's record (or a mapping of them) as the JSON it was read from."""
+    if isinstance(value, FactRecord):
+        return value.to_dict()
+    return {key: item.to_dict() if isinstance(item, FactRecord) else list(item) for key, item in value.items()}
+
+
 @dataclass(frozen=True)
 class Facts:
     """What one vLLM copy or release accepts and does at launch, as read from its source."""
@@ -89,43 +115,37 @@ class Facts:
     hardcoded: Dict[str, str] = field(default_factory=dict)        # EngineArgs keyword -> value source when not self.<kw>
     capture_sizes_default: Optional[Tuple[int, ...]] = None        # a fork's hardcoded default capture sizes
     notes: Tuple[str, ...] = ()                         # what extraction skipped: unparsable files, dynamic flags
-    # Config-time knowledge outside argparse (extract/readers.py names each reader):
+    # Config-time knowledge outside argparse (extract/readers.py names each reader; groups.py each record):
     registries: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # "tool_call_parser" -> registered names
-    quantization_needs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> {"files"} or {"class", "missing"}
-    nested_configs: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # JSON flag dest -> class, extra policy, fields
+    quantization_needs: Dict[str, QuantizationNeed] = field(default_factory=dict)  # by method
+    nested_configs: Dict[str, NestedConfig] = field(default_factory=dict)  # by JSON flag dest
     value_ranges: Dict[str, Dict[str, Any]] = field(default_factory=dict)    # dest -> {"gt"/"le"...: bound, "message"?}
     option_inverses: Dict[str, str] = field(default_factory=dict)  # "--enable-" -> "--disable-" (0.33 EnableDisableAction)
-    max_len: Dict[str, Any] = field(default_factory=dict)          # _get_and_verify_max_len's keys and rope handling
-    parallel: Dict[str, Any] = field(default_factory=dict)         # world size above the GPUs: "ray" or "refuse"; ray_required
-    guards: Dict[str, str] = field(default_factory=dict)           # config-time guard -> "always" | "v0" (guards.py)
-    companions: Dict[str, List[str]] = field(default_factory=dict)  # switch -> [flag it needs, vLLM's message]
+    max_len: MaxLen = field(default_factory=MaxLen)
+    parallel: Parallel = field(default_factory=Parallel)
+    guards: Guards = field(default_factory=Guards)
+    companions: Dict[str, Companion] = field(default_factory=dict)  # by switch
     has_ray: Optional[bool] = None                                  # a `ray` package importable beside the copy
     has_bitblas: Optional[bool] = None                              # a `bitblas` package importable beside the copy
-    swap_space: Dict[str, Any] = field(default_factory=dict)       # host-RAM fractions of the swap guard (guards.py)
-    async_speculative: Dict[str, Any] = field(default_factory=dict)  # methods --async-scheduling allows (guards.py)
+    swap_space: SwapSpace = field(default_factory=SwapSpace)
+    async_speculative: AsyncSpeculative = field(default_factory=AsyncSpeculative)
     config_checks: Dict[str, Any] = field(default_factory=dict)    # config classes' checks as programs (guard_programs.py)
-    quantization_limits: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # method -> min_capability, act_dtypes
+    quantization_limits: Dict[str, QuantizationLimits] = field(default_factory=dict)  # by method
     required_dists: Tuple[str, ...] = ()                           # what `pip install vllm==X` pulls in (requirements.py)
     # _is_v1_supported_oracle's reports in source order: (feature name, "unsupported" |
     # "experimental"), or 0.12+'s _check_feature_supported: (name, "refused"); None when
     # unread (older shipped facts), () when the copy has neither.
     v1_oracle: Optional[Tuple[Tuple[str, str], ...]] = None
-    custom_allreduce: Dict[str, Any] = field(default_factory=dict)  # {"world_sizes": [2, 4, 6, 8]}
-    # The model registry (facts_extract/architectures.py): "registered", "v0_only", "inner_state",
-    # "transcription", "attention_free", "hybrid", "no_pp" (names), "previously_supported"
-    # (name -> last release), "out_of_tree" (name -> plugin URL).
-    architectures: Dict[str, Any] = field(default_factory=dict)
-    # The oracle's `current_platform.supports_v1` by platform module (oracle.py, 0.8.5-0.10):
-    # {"cpu": {"device_type": "cpu", "supports_v1": False}, ...}; {} where it is not asked.
-    v1_platforms: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    custom_allreduce: CustomAllreduce = field(default_factory=CustomAllreduce)
+    architectures: Architectures = field(default_factory=Architectures)
+    # The oracle's `current_platform.supports_v1` by platform module (oracle.py, 0.8.5-0.10);
+    # {} where it is not asked.
+    v1_platforms: Dict[str, PlatformV1] = field(default_factory=dict)
     vendor: Optional[str] = None                                    # "corex" for a CoreX build (vendor.py)
-    # Quantized kernels' per-shard shape checks (kernel_tiles.py): "marlin" (min_thread_n/k,
-    # messages), "awq"/"gptq" (plain kernels' messages), "fp8_block"; {} when unread.
-    kernel_tiles: Dict[str, Any] = field(default_factory=dict)
-    # The transformers beside the copy (transformers_beside.py): {"version", "model_types"}; a
-    # release's shipped facts name the one an install on its release day took ("resolved_on":
-    # that day); {} when none was read.
-    transformers: Dict[str, Any] = field(default_factory=dict)
+    kernel_tiles: KernelTiles = field(default_factory=KernelTiles)
+    # A release's shipped facts name the transformers an install on its release day took
+    # ("resolved_on": that day).
+    transformers: Transformers = field(default_factory=Transformers)
     # How a copy's facts were read (facts/vouch.py): "vouched" (its files are a release's, so
     # the release's facts), "partial: N groups re-read", "extracted"; "" for a release's own.
     # Not a fact of the copy: equal facts read two ways compare equal.
@@ -182,28 +202,28 @@ class Facts:
             if self.capture_sizes_default is not None else None,
             "notes": list(self.notes),
             "registries": {k: list(v) for k, v in self.registries.items()},
-            "quantization_needs": self.quantization_needs,
-            "nested_configs": self.nested_configs,
+            "quantization_needs": _dump(self.quantization_needs),
+            "nested_configs": _dump(self.nested_configs),
             "value_ranges": self.value_ranges,
             "option_inverses": self.option_inverses,
-            "max_len": self.max_len,
-            "parallel": self.parallel,
-            "guards": self.guards,
-            "companions": self.companions,
+            "max_len": _dump(self.max_len),
+            "parallel": _dump(self.parallel),
+            "guards": _dump(self.guards),
+            "companions": _dump(self.companions),
             "has_ray": self.has_ray,
             "has_bitblas": self.has_bitblas,
-            "swap_space": self.swap_space,
-            "async_speculative": self.async_speculative,
+            "swap_space": _dump(self.swap_space),
+            "async_speculative": _dump(self.async_speculative),
             "config_checks": self.config_checks,
-            "quantization_limits": self.quantization_limits,
+            "quantization_limits": _dump(self.quantization_limits),
             "required_dists": list(self.required_dists),
             "v1_oracle": [list(t) for t in self.v1_oracle] if self.v1_oracle is not None else None,
-            "custom_allreduce": self.custom_allreduce,
-            "architectures": self.architectures,
-            "v1_platforms": self.v1_platforms,
+            "custom_allreduce": _dump(self.custom_allreduce),
+            "architectures": _dump(self.architectures),
+            "v1_platforms": _dump(self.v1_platforms),
             "vendor": self.vendor,
-            **({"kernel_tiles": self.kernel_tiles} if self.kernel_tiles else {}),
-            "transformers": self.transformers,
+            **({"kernel_tiles": self.kernel_tiles.to_dict()} if self.kernel_tiles else {}),
+            "transformers": _dump(self.transformers),
             **({"read": self.read} if self.read else {}),   # shipped facts stay without it
         }
 
@@ -225,29 +245,16 @@ class Facts:
             capture_sizes_default=tuple(capture) if capture is not None else None,
             notes=tuple(data.get("notes") or ()),
             registries={k: tuple(v) for k, v in (data.get("registries") or {}).items()},
-            quantization_needs=dict(data.get("quantization_needs") or {}),
-            nested_configs=dict(data.get("nested_configs") or {}),
             value_ranges=dict(data.get("value_ranges") or {}),
             option_inverses=dict(data.get("option_inverses") or {}),
-            max_len=dict(data.get("max_len") or {}),
-            parallel=dict(data.get("parallel") or {}),
-            guards=dict(data.get("guards") or {}),
-            companions={k: list(v) for k, v in (data.get("companions") or {}).items()},
             has_ray=data.get("has_ray"),
             has_bitblas=data.get("has_bitblas"),
-            swap_space=dict(data.get("swap_space") or {}),
-            async_speculative=dict(data.get("async_speculative") or {}),
             config_checks=dict(data.get("config_checks") or {}),
-            quantization_limits=dict(data.get("quantization_limits") or {}),
             required_dists=tuple(data.get("required_dists") or ()),
             v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
-            custom_allreduce=dict(data.get("custom_allreduce") or {}),
-            architectures=dict(data.get("architectures") or {}),
-            v1_platforms=dict(data.get("v1_platforms") or {}),
             vendor=data.get("vendor"),
-            kernel_tiles=dict(data.get("kernel_tiles") or {}),
-            transformers=dict(data.get("transformers") or {}),
             read=data.get("read") or "",
+            **{name: load(data.get(name) or {}) for name, load in GROUP_RECORDS.items()},
         )
 
     def to_json(self, indent: Optional[int] = None) -> str:

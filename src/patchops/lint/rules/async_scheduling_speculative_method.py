@@ -51,7 +51,7 @@ class AsyncSchedulingSpeculativeMethod(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        allowed = facts.async_speculative.get("allowed")
+        allowed = facts.async_speculative.allowed
         switch = inputs.setting(cfg, "async_scheduling")
         if not allowed or switch is None or inputs.bool_value(cfg, "async_scheduling") is not True:
             return
@@ -69,4 +69,4 @@ class AsyncSchedulingSpeculativeMethod(Rule):
             f"{', '.join(m for m in allowed if not m.endswith('_mtp'))} speculative decoding",
             fields=("async_scheduling", "speculative_config"),
             fix="drop async-scheduling, or use a speculative method it supports",
-            vllm_message=facts.async_speculative["message"])
+            vllm_message=facts.async_speculative.message)

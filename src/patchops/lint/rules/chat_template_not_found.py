@@ -48,7 +48,7 @@ class ChatTemplateNotFound(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, CHAT_TEMPLATE)
-        how = facts.guards.get("chat_template_must_exist")
+        how = facts.guards.chat_template_must_exist
         if found is None or how is None or not isinstance(found.value, str) or not found.value:
             return
         value = found.value

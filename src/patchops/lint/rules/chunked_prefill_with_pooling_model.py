@@ -46,7 +46,7 @@ class ChunkedPrefillWithPoolingModel(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        guard = facts.guards.get("pooling_without_chunked_prefill")
+        guard = facts.guards.pooling_without_chunked_prefill
         found = inputs.bool_setting(cfg, "enable_chunked_prefill")
         if guard is None or found is None or not inputs.bool_value(cfg, "enable_chunked_prefill"):
             return

@@ -76,7 +76,7 @@ class CustomAllreduceOff(Rule):
                 severity="info", fields=("tensor_parallel_size", "hardware.platform"), vllm_message=None,
                 fix="pass --disable-custom-all-reduce to make it explicit")
             return
-        sizes = facts.custom_allreduce.get("world_sizes") if facts.custom_allreduce else None
+        sizes = list(facts.custom_allreduce.world_sizes or ())   # vLLM prints its list
         if not sizes or tp in sizes:
             return
         yield self.diagnostic(

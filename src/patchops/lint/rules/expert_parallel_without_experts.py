@@ -50,7 +50,7 @@ class ExpertParallelWithoutExperts(Rule):
         model = cfg.model_facts
         found = inputs.bool_setting(cfg, "enable_expert_parallel")
         if model is None or found is None or not inputs.bool_value(cfg, "enable_expert_parallel") \
-                or "expert_parallel_needs_experts" not in facts.guards or model.num_experts > 0:
+                or facts.guards.expert_parallel_needs_experts is None or model.num_experts > 0:
             return
         yield self.diagnostic(
             cfg, found, "expert parallelism is on for a model without experts",

@@ -53,7 +53,7 @@ class Float16RefusedByModel(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model, found = cfg.model_facts, inputs.setting(cfg, "dtype")
-        refused = facts.architectures.get("float16_unsupported") or {}
+        refused = facts.architectures.float16_unsupported or {}
         if model is None or found is None or str(found.value).strip().lower() == "auto":
             return
         if memory.served_dtype(str(found.value), model, None) != "float16":

@@ -50,7 +50,7 @@ class KvCacheDtypeMismatch(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, KV_CACHE_DTYPE)
         if found is None or found.value not in FLOAT_KV_CACHE_DTYPES \
-                or "float_kv_cache_matches_dtype" not in facts.guards:
+                or facts.guards.float_kv_cache_matches_dtype is None:
             return
         dtype = memory.served_dtype(inputs.value(cfg, "dtype"), cfg.model_facts,
                                     inputs.compute_capability(cfg))

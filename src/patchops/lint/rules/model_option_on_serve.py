@@ -45,7 +45,7 @@ class ModelOptionOnServe(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        refused = facts.guards.get("model_option_refused")
+        refused = facts.guards.model_option_refused
         found = cfg.model
         if cfg.entrypoint != "serve" or not refused or found is None or found.source != "cli" \
                 or found.key != "--model" or (refused == "token" and found.raw != "--model"):

@@ -70,8 +70,8 @@ class ModelTypeUnknownToTransformers(Rule):
         kind = architectures.unknown_model_type(cfg, facts)
         if kind is None:
             return
-        installed = facts.transformers.get("version", "?")
-        day = facts.transformers.get("resolved_on")
+        installed = facts.transformers.version or "?"
+        day = facts.transformers.resolved_on
         which = (f"the transformers {installed} that an install of vLLM {facts.version} took on its release "
                  f"day ({day}; lint the copy itself if yours is newer)" if day
                  else f"the transformers {installed} beside vLLM {facts.version}")

@@ -49,7 +49,7 @@ class MultimodalLimitOnTextModel(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         found = inputs.setting(cfg, "limit_mm_per_prompt")
-        if model is None or model.multimodal or found is None or "limit_mm_needs_multimodal" not in facts.guards:
+        if model is None or model.multimodal or found is None or facts.guards.limit_mm_needs_multimodal is None:
             return
         value = parse_literal(found.value) if isinstance(found.value, str) and found.value.startswith("{") \
             else found.value

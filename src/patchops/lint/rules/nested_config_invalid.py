@@ -6,6 +6,7 @@ import json
 from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.groups import NestedConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks, nested_fields, nested_values
@@ -88,7 +89,7 @@ class NestedConfigInvalid(Rule):
             value = found.value
             if not isinstance(value, dict):
                 yield self.diagnostic(
-                    cfg, found, f"{dest} must be a JSON object of {spec['class']} fields, not "
+                    cfg, found, f"{dest} must be a JSON object of {spec.class_name} fields, not "
                     f"{json.dumps(value)}", explanation=f"vLLM {facts.version} refuses it",
                     fields=(dest,), fix=f"write it as a JSON object, e.g. '{{\"{_example_key(spec)}\": ...}}'",
                     vllm_message="Input should be an object")
@@ -104,17 +105,17 @@ class NestedConfigInvalid(Rule):
                     cfg, found, f"{dest} {problem.headline}",
                     explanation="; ".join(part for part in (problem.takes, refuses) if part) or None,
                     fields=(dest,), severity=problem.severity, vllm_message=problem.vllm_message,
-                    fix=f"use the {spec['class']} fields of vLLM {facts.version}: "
-                        + ", ".join(sorted(spec["fields"])[:12]) + (", ..." if len(spec["fields"]) > 12 else ""))
+                    fix=f"use the {spec.class_name} fields of vLLM {facts.version}: "
+                        + ", ".join(sorted(spec.fields)[:12]) + (", ..." if len(spec.fields) > 12 else ""))
             refused = nested_values.refusal(spec, value) if not problems else None
-            if refused is not None and not _named_by_config_checks(cfg, facts, spec["class"], refused[0]):
+            if refused is not None and not _named_by_config_checks(cfg, facts, spec.class_name, refused[0]):
                 message, exception, read = refused
                 yield self.diagnostic(
-                    cfg, found, f"{dest} {', '.join(read)}: vLLM {facts.version}'s {spec['class']} refuses it",
-                    explanation=f"{spec['class']} refuses it when vLLM parses the flag: \"{message}\"",
+                    cfg, found, f"{dest} {', '.join(read)}: vLLM {facts.version}'s {spec.class_name} refuses it",
+                    explanation=f"{spec.class_name} refuses it when vLLM parses the flag: \"{message}\"",
                     fields=(dest,),
                     vllm_message=f"{exception}: {message}" if exception == "AssertionError" else message,
-                    fix=f"change {', '.join(read)} so that {spec['class']}'s own check passes")
+                    fix=f"change {', '.join(read)} so that {spec.class_name}'s own check passes")
 
 
 def _named_by_config_checks(cfg: ServeConfig, facts: Facts, config_class: str, message: str) -> bool:
@@ -123,8 +124,8 @@ def _named_by_config_checks(cfg: ServeConfig, facts: Facts, config_class: str, m
                for r in config_checks.refusals(cfg, facts))
 
 
-def _example_key(spec: dict) -> str:
+def _example_key(spec: NestedConfig) -> str:
     for key in ("method", "mode", "level"):
-        if key in spec["fields"]:
+        if key in spec.fields:
             return key
-    return next(iter(spec["fields"]), "key")
+    return next(iter(spec.fields), "key")

@@ -54,7 +54,7 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, "max_num_partial_prefills")
         partial = inputs.to_int(found.value) if found is not None else None
-        if "partial_prefills_need_chunked" not in facts.guards or partial is None or partial <= 1:
+        if facts.guards.partial_prefills_need_chunked is None or partial is None or partial <= 1:
             return
         eng = routing.config_engine(cfg, facts)  # SchedulerConfig's check
         if eng.error:

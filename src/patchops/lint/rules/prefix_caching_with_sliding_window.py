@@ -57,7 +57,7 @@ class PrefixCachingWithSlidingWindow(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
-        guard = facts.guards.get("prefix_caching_sliding_window")
+        guard = facts.guards.prefix_caching_sliding_window
         found = inputs.bool_setting(cfg, "enable_prefix_caching")
         if model is None or guard is None or found is None or not inputs.bool_value(cfg, "enable_prefix_caching"):
             return

@@ -48,7 +48,7 @@ class PrefixHashSha256OnV0(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, "prefix_caching_hash_algo")
-        if facts.guards.get("prefix_hash_sha256_v0") is None or found is None:
+        if facts.guards.prefix_hash_sha256_v0 is None or found is None:
             return
         if str(found.value).strip() != "sha256" or not inputs.bool_value(cfg, "enable_prefix_caching"):
             return

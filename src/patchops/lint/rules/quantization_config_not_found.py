@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
@@ -70,15 +70,15 @@ class QuantizationConfigNotFound(Rule):
         folder = local_files.local_model_folder(cfg)
         if not needs or folder is None or inputs.setting(cfg, "hf_overrides") is not None:
             return
-        if "missing" in needs:
+        if needs.missing is not None:
             yield self.diagnostic(
                 cfg, found, f"quantization {method!r} needs a quantization_config in config.json: none here",
                 explanation=f"it reads its settings only from a quantized checkpoint's config.json; vLLM "
                 f"{facts.version} refuses to start", fields=(QUANTIZATION,),
                 fix="serve the quantized checkpoint, or drop --quantization (or use an online method: fp8)",
-                vllm_message=_missing_arguments(needs["class"], needs["missing"]))
+                vllm_message=_missing_arguments(needs.class_name, needs.missing))
             return
-        names = needs["files"]
+        names = needs.files or ()
         present = [f for f in glob.glob(os.path.join(glob.escape(str(folder)), "*.json"))
                    if any(f.endswith(name) for name in names)]
         if present:
@@ -91,7 +91,7 @@ class QuantizationConfigNotFound(Rule):
             vllm_message=messages.QUANTIZATION_CONFIG_NOT_FOUND.format(method=method))
 
 
-def _missing_arguments(cls: str, names: list) -> str:
+def _missing_arguments(cls: str, names: Sequence[str]) -> str:
     """Python's TypeError text for `cls()` without its required arguments."""
     quoted = [f"'{n}'" for n in names]
     listed = quoted[0] if len(quoted) == 1 else " and ".join(quoted) if len(quoted) == 2 else \

@@ -68,11 +68,11 @@ class QuantizationKernelNotInstalled(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         method = quantization_claims.claiming_override(cfg, facts)
-        entry = facts.quantization_limits.get(method) or {} if method else {}
-        need = entry.get("needs_package")
-        if not need or need.get("checked_first"):
+        entry = facts.quantization_limits.get(method) if method else None
+        need = entry.needs_package if entry else None
+        if not need or need.checked_first:
             return
-        package = need["name"]
+        package = need.name
         present = packages.present(facts, package)
         if present.value:
             return
@@ -82,8 +82,8 @@ class QuantizationKernelNotInstalled(Rule):
             f"vLLM {facts.version} runs this {checkpoint} checkpoint with the {method} kernel by itself"
         outcome = f"its config class imports {package} and vLLM refuses to start without it"
         vllm_message = messages.QUANTIZATION_KERNEL_NOT_INSTALLED.format(package=package,
-                                                                         version=need.get("min_version", "?"))
-        if "converts" in entry:
+                                                                         version=need.min_version or "?")
+        if entry.converts is not None:
             fix = f"pass --quantization {checkpoint} to keep the plain kernel, or pip install {package}"
         else:   # a serialized format: the override also takes the plain method's name
             fix = f"pip install {package}, or serve a checkpoint not saved in the {method} format"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional
 
 from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.groups import QuantizationLimits
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
@@ -76,11 +77,11 @@ class QuantizationUnsupportedHere(Rule):
                 f"match the quantization method specified in the `quantization` argument ({stated}).")
             return
         methods = _candidates(checkpoint, stated, facts)
-        limits = [facts.quantization_limits.get(m) or {} for m in methods]
+        limits = [facts.quantization_limits.get(m) or QuantizationLimits() for m in methods]
         if not methods:
             return
         cc = inputs.compute_capability(cfg)
-        needed = [entry.get("min_capability") for entry in limits]
+        needed = [entry.min_capability for entry in limits]
         if cc is not None and all(n is not None for n in needed) and cc[0] * 10 + cc[1] < min(needed):
             name = methods[needed.index(min(needed))]
             current = cc[0] * 10 + cc[1]
@@ -94,7 +95,7 @@ class QuantizationUnsupportedHere(Rule):
             return
         found = inputs.setting(cfg, "dtype")
         dtype = DTYPE_NAMES.get(str(found.value).lower()) if found is not None else None
-        allowed = [entry.get("act_dtypes") for entry in limits]
+        allowed = [entry.act_dtypes for entry in limits]
         if dtype and all(a is not None for a in allowed) and all(dtype not in a for a in allowed):
             listed = ", ".join(f"torch.{d}" for d in allowed[0])
             yield self.diagnostic(
@@ -117,10 +118,10 @@ def _related(checkpoint: str, stated: str) -> bool:
 def _candidates(checkpoint: Optional[str], stated: Optional[str], facts: Facts) -> List[str]:
     """Return the methods vLLM may run: the stated one, else the checkpoint's and its variants."""
     if stated:
-        online = (facts.quantization_limits.get(stated) or {}).get("online")
+        online = (facts.quantization_limits.get(stated) or QuantizationLimits()).online
         return [] if online and not checkpoint else [stated]
     if not checkpoint:
         return []
     limits = facts.quantization_limits
     return [checkpoint] + sorted(m for m in limits if checkpoint in m and m != checkpoint
-                                 and not limits[m].get("online"))    # fp8_per_block: no checkpoint variant
+                                 and not limits[m].online)    # fp8_per_block: no checkpoint variant

@@ -45,7 +45,7 @@ class RayExecutorWithoutRay(Rule):
         found = inputs.setting(cfg, "distributed_executor_backend")
         if found is None or found.value != "ray":
             return
-        present = facts.has_ray if facts.has_ray is not None else facts.parallel.get("ray_required")
+        present = facts.has_ray if facts.has_ray is not None else facts.parallel.ray_required
         if present is not False:
             return   # installed, a dependency of the wheel, or unknown
         how = "is not installed beside this copy" if facts.has_ray is False else \

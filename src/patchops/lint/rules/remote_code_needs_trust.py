@@ -58,7 +58,7 @@ class RemoteCodeNeedsTrust(Rule):
         kind = architectures.remote_code_refused(cfg, facts)
         if kind is None:
             return
-        installed = facts.transformers.get("version")
+        installed = facts.transformers.version
         reworded = installed is not None and releases.parse_version(str(installed)) is not None and \
             releases.parse_version(str(installed)) >= releases.TRANSFORMERS_REMOTE_CODE_WORDING
         model = cfg.model.value if cfg.model is not None else "the model"

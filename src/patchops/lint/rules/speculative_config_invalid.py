@@ -113,9 +113,9 @@ class SpeculativeConfigInvalid(Rule):
                 ("speculative_config" in cfg.ignored and cfg.ignored["speculative_config"][0] == found):
             return
         value = found.value
-        fields = spec["fields"]
+        fields = spec.fields
         model_type = cfg.model_facts.model_type if cfg.model_facts is not None else ""
-        detected = speculative.detected_method(cfg, facts, spec.get("draft_detection"), value)
+        detected = speculative.detected_method(cfg, facts, spec.draft_detection, value)
         problem = speculative.problem(facts, value, fields, model_type) \
             or speculative.unsupported(cfg, facts, value, guess=detected is None) \
             or (detected if detected and detected[1] == speculative.DRAFT_UNSUPPORTED else None)

@@ -70,12 +70,12 @@ class SwapSpaceExceedsHostMemory(Rule):
             return
         at = inputs.setting(cfg, "swap_space")
         swap = _number(at.value) if at is not None else _number(facts.flags["swap_space"].default)
-        tp = inputs.int_value(cfg, limits.get("per_node", "tensor_parallel_size")) or 1
+        tp = inputs.int_value(cfg, limits.per_node or "tensor_parallel_size") or 1
         if swap is None or tp < 1:
             return
         usage = int(swap * memory.GIB) * tp
         total = int(host * memory.GIB)
-        refuse, warn = limits["refuse_above"], limits.get("warn_above")
+        refuse, warn = limits.refuse_above, limits.warn_above
         if usage > refuse * total:
             severity, text, outcome = None, messages.SWAP_SPACE_TOO_LARGE, "vLLM {ver} will refuse to start"
             share = refuse

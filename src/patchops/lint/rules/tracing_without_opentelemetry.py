@@ -53,7 +53,7 @@ class TracingWithoutOpentelemetry(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, "otlp_traces_endpoint")
-        if found is None or not found.value or "otlp_needs_opentelemetry" not in facts.guards:
+        if found is None or not found.value or facts.guards.otlp_needs_opentelemetry is None:
             return
         if not facts.required_dists or any(d in facts.required_dists for d in OPENTELEMETRY_DISTS):
             return

@@ -47,7 +47,7 @@ class UnknownExecutorBackend(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, EXECUTOR_BACKEND)
         flag = facts.flags.get(EXECUTOR_BACKEND)
-        if found is None or flag is None or flag.choices or not facts.parallel.get("executor_by_qualname"):
+        if found is None or flag is None or flag.choices or not facts.parallel.executor_by_qualname:
             return
         value = found.value
         known = tuple(flag.known_values or ())

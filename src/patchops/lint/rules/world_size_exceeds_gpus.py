@@ -14,7 +14,7 @@ def ray_available(facts: Facts) -> bool:
     """Ray beside the copy when known, else whether the release's wheel depends on it."""
     if facts.has_ray is not None:
         return facts.has_ray
-    return bool(facts.parallel.get("ray_required"))
+    return bool(facts.parallel.ray_required)
 
 
 class WorldSizeExceedsGpus(Rule):
@@ -69,12 +69,12 @@ class WorldSizeExceedsGpus(Rule):
         at = tp_at if tp > 1 or pp_at is None else pp_at
         fields = ("tensor_parallel_size", "pipeline_parallel_size", "hardware.gpus")
         ver = facts.version
-        action = facts.parallel.get("over_gpus")
+        action = facts.parallel.over_gpus
         fix = f"lower tensor/pipeline parallelism to fit {gpus} GPUs, or run a Ray cluster"
         if action == "refuse":
             if (inputs.to_int(inputs.value(cfg, "nnodes")) or 1) > 1:
                 return
-            template = facts.parallel.get("over_gpus_message") or "World size ({}) is larger than ({})"
+            template = facts.parallel.over_gpus_message or "World size ({}) is larger than ({})"
             yield self.diagnostic(
                 cfg, at, f"world size {world} (tp {tp} x pp {pp}) is above the node's {gpus} GPUs; "
                 f"vLLM {ver} refuses to start", fields=fields, fix=fix,

@@ -28,14 +28,14 @@ def shown(cfg: ServeConfig) -> str:
 
 def resolved(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     """Return the architecture vLLM inspects: the first the copy registers; None when none is known."""
-    registered = set(facts.architectures.get("registered") or ())
+    registered = set(facts.architectures.registered or ())
     return next((a for a in architectures(cfg) if a in registered), None)
 
 
 def has(cfg: ServeConfig, facts: Facts, interface: str) -> bool:
     """Return whether the inspected architecture is in the facts list `interface` ("v0_only", "no_pp", ...)."""
     arch = resolved(cfg, facts)
-    return arch is not None and arch in (facts.architectures.get(interface) or ())
+    return arch is not None and arch in facts.architectures.names(interface)
 
 
 def removed_message(cfg: ServeConfig, facts: Facts) -> Optional[Tuple[str, str]]:
@@ -47,8 +47,8 @@ def removed_message(cfg: ServeConfig, facts: Facts) -> Optional[Tuple[str, str]]
     names = architectures(cfg)
     if not names or resolved(cfg, facts) is not None:
         return None
-    previous = facts.architectures.get("previously_supported") or {}
-    plugins = facts.architectures.get("out_of_tree") or {}
+    previous = facts.architectures.previously_supported or {}
+    plugins = facts.architectures.out_of_tree or {}
     for arch in names:
         if arch in previous:
             return arch, (f"Model architecture {arch} was supported in vLLM until v{previous[arch]}, and is "
@@ -87,13 +87,13 @@ def remote_code_refused(cfg: ServeConfig, facts: Facts) -> Optional[str]:
 
 
 def _unknown_kind(cfg: ServeConfig, facts: Facts) -> Optional[str]:
-    model, known = cfg.model_facts, facts.transformers.get("model_types")
+    model, known = cfg.model_facts, facts.transformers.model_types
     if model is None or not model.config_model_type or not known:
         return None
     if value(cfg, "config_format") == "mistral" or any(
             value(cfg, name) is not None for name in ("hf_overrides", "hf_config_path")):
         return None
-    own = facts.architectures.get("config_classes") or ()
+    own = facts.architectures.config_classes or ()
     kind = model.config_model_type
     return None if kind in known or kind in own else kind
 
@@ -116,4 +116,4 @@ def interleaved_window(cfg: ServeConfig, facts: Facts) -> bool:
     if model.text_config.get("cache_implementation") == "hybrid":
         return True
     return isinstance(model.text_config.get("sliding_window"), list) or \
-        model.model_type in (facts.architectures.get("interleaved") or ())
+        model.model_type in (facts.architectures.interleaved or ())

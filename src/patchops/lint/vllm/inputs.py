@@ -377,7 +377,7 @@ def quantization_taken_over(cfg: ServeConfig, facts: Facts) -> bool:
     says (0.3x: a gpt-oss MXFP4 checkpoint), so the user's choice is never checked."""
     model = cfg.model_facts
     method = model.quant_method if model is not None else None
-    return bool(method) and any(method in entry.get("takes_over", ())
+    return bool(method) and any(method in (entry.takes_over or ())
                                 for entry in facts.quantization_limits.values())
 
 

@@ -1,7 +1,7 @@
 """Whether the model a launch serves with LoRA adapters can take them.
 
 LoRA needs a model class that implements `SupportsLoRA` (the copy's facts:
-`Facts.architectures["no_lora"]`, the registered classes that surely lack it, read by
+`Facts.architectures.no_lora`, the registered classes that surely lack it, read by
 extract/model_registry.py). Until 0.32 the worker asks `supports_lora(model)` once it has
 built the model (V0's model_runner.py asserts it, V1's lora_model_runner_mixin.py raises a
 ValueError) with the class's name; from 0.33 `LoRAConfig.verify_with_model_config` refuses
@@ -50,7 +50,7 @@ def refusal(cfg: ServeConfig, facts: Facts) -> Optional[LoraRefusal]:
     if str(value(cfg, "model_impl") or "auto").lower() == "transformers":
         return None
     arch = architectures.resolved(cfg, facts)
-    cls = (facts.architectures.get("no_lora") or {}).get(arch) if arch else None
+    cls = (facts.architectures.no_lora or {}).get(arch) if arch else None
     if cls is None:
         return None
     when = stage(facts)

@@ -10,9 +10,10 @@ changed across releases and are read from the copy (`facts.max_len`, facts_extra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Union
+from typing import Optional, Union
 
 from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.groups import MaxLen
 from patchops.lint.facts.model import Facts
 from patchops.lint.input.model_config import ModelFacts
 from patchops.lint.vllm import inputs
@@ -43,7 +44,7 @@ class DerivedLen:
 DEFAULT_MAX_LEN = 2048  # _get_and_verify_max_len, when config.json names no length
 
 
-def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
+def derived_max_len(model: ModelFacts, max_len: MaxLen, *,
                     disable_sliding_window: bool = False) -> Optional[DerivedLen]:
     """Return what `_get_and_verify_max_len` derives for `model`, or None for "no keys".
 
@@ -52,7 +53,7 @@ def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
     the user gave no length, and accept any length the user gives.
     """
     cfg = model.text_config
-    keys = max_len.get("keys") or FALLBACK_LEN_KEYS
+    keys = max_len.keys or FALLBACK_LEN_KEYS
     derived: Union[int, float] = float("inf")
     key: Optional[str] = None
     for name in keys:
@@ -70,16 +71,16 @@ def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
     # ModelConfig.get_and_verify_max_len passes tokenizer_config only for pooling models (0.9),
     # with absolute position embeddings (0.10+): the BERT family; a generative model's
     # tokenizer (model_max_length 1e30 in many) never counts.
-    if max_len.get("tokenizer_max_length") and model.tokenizer_max_length is not None \
+    if max_len.tokenizer_max_length and model.tokenizer_max_length is not None \
             and cfg.get("position_embedding_type") == "absolute":
         derived = min(derived, model.tokenizer_max_length)
     if derived == float("inf"):
         return None
     ropes = model.rope_parameters()
-    if not ropes and max_len.get("per_layer_rope") and "rope_theta" in cfg:
+    if not ropes and max_len.per_layer_rope and "rope_theta" in cfg:
         ropes = [{"rope_type": "default"}]   # transformers 5 standardises rope_theta into rope_parameters
     if ropes and "gemma3" not in model.model_type:
-        unscaled = set(max_len.get("unscaled_rope_types") or ())
+        unscaled = set(max_len.unscaled_rope_types or ())
         factor: Union[int, float] = 1.0
         base = derived
         for rope in ropes:
@@ -87,24 +88,24 @@ def derived_max_len(model: ModelFacts, max_len: Mapping[str, Any], *,
             if rope_type in unscaled:
                 continue
             factor = rope.get("factor", factor) or 1.0
-            if rope_type == "yarn" and max_len.get("yarn_base") and \
+            if rope_type == "yarn" and max_len.yarn_base and \
                     "original_max_position_embeddings" in rope:
                 base = rope["original_max_position_embeddings"]
-        if max_len.get("per_layer_rope") or \
+        if max_len.per_layer_rope or \
                 any((r.get("rope_type") or r.get("type") or "default") not in unscaled for r in ropes):
             derived = base * factor
     return DerivedLen(value=derived, key=key, model_max_length=cfg.get("model_max_length"))
 
 
-def sliding_window_off_refused(model: ModelFacts, max_len: Mapping[str, Any]) -> Optional[str]:
+def sliding_window_off_refused(model: ModelFacts, max_len: MaxLen) -> Optional[str]:
     """Return the rope type for which `--disable-sliding-window` makes the derivation raise, or None.
 
     0.6.3-0.11 `_get_and_verify_max_len`: a rope scaling it applies (a type outside the
     unscaled ones; Gemma 3 is exempt) with the sliding window disabled is NotImplementedError.
     """
-    if not max_len.get("sliding_window_off_refused_with_rope") or "gemma3" in model.model_type:
+    if not max_len.sliding_window_off_refused_with_rope or "gemma3" in model.model_type:
         return None
-    unscaled = max_len.get("unscaled_rope_types") or ()
+    unscaled = max_len.unscaled_rope_types or ()
     for rope in model.rope_parameters():
         kind = rope.get("rope_type") or rope.get("type")
         if kind and kind not in unscaled:

@@ -1,6 +1,6 @@
 """Whether one key of a JSON config flag (`--speculative-config`, `--compilation-config`) is a
 field of the class vLLM builds from it, and whether pydantic takes its value (facts
-`nested_configs[dest]["fields"]`, read by extract/config_fields.py).
+`nested_configs[dest].fields`, read by extract/config_fields.py).
 
 pydantic's lax mode is the judge: `"1"` is an int, `"yes"` a bool, `1.0` an int; a class
 without validation (a plain dataclass before 0.12) takes any value of a field it has.
@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from patchops.lint.facts.groups import NestedConfig
 from patchops.lint.vllm.nested_values import BOOL_WORDS, BOUND_HOLDS, BOUND_WORDS, TYPE_NOUNS
 
 
@@ -26,51 +27,51 @@ class FieldProblem:
     vllm_message: Optional[str] = None
 
 
-def field_problem(spec: dict, key: str, item: Any, within: str = "") -> Optional[FieldProblem]:
+def field_problem(spec: NestedConfig, key: str, item: Any, within: str = "") -> Optional[FieldProblem]:
     """Return what is wrong with `key: item` in the class `spec` describes, or None.
 
     `within` is the enclosing field of a nested class ("pass_config."), as vLLM names it.
     """
-    fields = spec["fields"]
-    cls = spec["class"]
+    fields = spec.fields
+    cls = spec.class_name
     if key not in fields:
-        if spec["extra"] == "reject":
+        if spec.extra == "reject":
             vllm_text = (f"{within}{key}: Unexpected keyword argument" if within else
-                         "Extra inputs are not permitted") if spec.get("validated") else \
+                         "Extra inputs are not permitted") if spec.validated else \
                 f"{cls}.__init__() got an unexpected keyword argument '{key}'"
             return FieldProblem(f"has no field {within + key!r} in {cls}", vllm_message=vllm_text)
         return FieldProblem(f"key {within + key!r} is not a {cls} field, and vLLM drops it without a word",
                             severity="warning")
     field = fields[key]
-    if not spec.get("validated") or field.get("unchecked"):
+    if not spec.validated or field.unchecked:
         return None
-    names = field.get("names")
+    names = field.names
     if names and isinstance(item, str) and item.upper() not in names:
         return FieldProblem(f"{key} {item!r} is not one of its {len(names)} values",
                             f"one of {', '.join(names)} (any case)", vllm_message=f"KeyError: {item.upper()!r}")
-    nested = field.get("nested")
+    nested = field.nested
     if nested and isinstance(item, dict):
         for inner_key, inner in item.items():
             problem = field_problem(nested, inner_key, inner, f"{within}{key}.")
             if problem is not None:
                 return problem
         return None
-    values = field.get("enum_values")
+    values = field.enum_values
     if values and type(item) is type(values[0]) and item not in values:
         listed = _either(values)
         return FieldProblem(f"{key} {item!r} is not one of its {len(values)} values", f"one of {listed}",
                             vllm_message=f"{within}{key}: Input should be {listed}")
-    choices = field.get("choices")
+    choices = field.choices
     if choices is not None and item is not None and item not in choices:
         listed = ", ".join(repr(c) for c in choices)
         return FieldProblem(f"{key} {item!r} is not one of its {len(choices)} values", f"one of {listed}",
                             vllm_message=f"Input should be {listed}")
-    kind = _wrong_kind(field.get("kinds") or [], item)
+    kind = _wrong_kind(field.kinds, item)
     if kind is not None:
         return FieldProblem(f"{key} {json.dumps(item)} is not {kind}", vllm_message=f"Input should be {kind}")
     if isinstance(item, (int, float)) and not isinstance(item, bool):
-        for bound, limit in field.items():
-            if bound in BOUND_HOLDS and not BOUND_HOLDS[bound](item, limit):
+        for bound, limit in field.bounds().items():
+            if not BOUND_HOLDS[bound](item, limit):
                 return FieldProblem(f"{key} ({item}) must be {BOUND_WORDS[bound]} {limit}",
                                     vllm_message=f"Input should be {BOUND_WORDS[bound]} {limit}")
     return None

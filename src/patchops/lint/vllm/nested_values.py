@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
+from patchops.lint.facts.groups import NestedConfig
 from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth_of, value
 
 BOUND_HOLDS = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
@@ -28,9 +29,9 @@ _KIND_OF = {bool: "bool", int: "int", float: "float", str: "str", list: "list", 
             type(None): "none"}
 
 
-def refusal(spec: Dict[str, Any], given: Dict[str, Any]) -> Optional[Tuple[str, str, List[str]]]:
+def refusal(spec: NestedConfig, given: Dict[str, Any]) -> Optional[Tuple[str, str, List[str]]]:
     """Return (vLLM's message, exception, fields read) when the class's checks refuse `given`."""
-    checks = spec.get("checks")
+    checks = spec.checks
     if not checks or not isinstance(given, dict):
         return None
     program = checks["program"]
@@ -47,11 +48,11 @@ def refusal(spec: Dict[str, Any], given: Dict[str, Any]) -> Optional[Tuple[str, 
     return found
 
 
-def _values(spec: Dict[str, Any], checks: Dict[str, Any], given: Dict[str, Any]) -> Scope:
-    fields = spec.get("fields") or {}
+def _values(spec: NestedConfig, checks: Dict[str, Any], given: Dict[str, Any]) -> Scope:
+    fields = spec.fields
     out: Dict[str, Any] = dict(checks.get("defaults") or {})
     for key, item in given.items():
-        kinds = (fields.get(key) or {}).get("kinds") or []
+        kinds = fields[key].kinds if key in fields else ()
         out[key] = item if _KIND_OF.get(type(item)) in kinds else UNKNOWN
     for name in checks.get("validated") or ():
         out[name] = UNKNOWN

@@ -64,7 +64,7 @@ def custom_allreduce(cfg: ServeConfig, facts: Facts) -> Prediction:
     why = platform_without_custom_allreduce(cfg)
     if why is not None:
         return Prediction(False, why, fields=fields + ("hardware.platform",))
-    sizes = facts.custom_allreduce.get("world_sizes") if facts.custom_allreduce else None
+    sizes = list(facts.custom_allreduce.world_sizes or ())   # vLLM prints its list
     if sizes and tp not in sizes:
         return Prediction(False, f"vLLM {facts.version}'s custom all-reduce supports world sizes {sizes}, "
                           f"not tensor_parallel_size {tp}", fields=fields)

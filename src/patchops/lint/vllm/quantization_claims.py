@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.groups import QuantizationLimits
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
 
@@ -37,7 +38,7 @@ def claiming_override(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     asked = inputs.setting(cfg, "quantization")
     stated = str(asked.value).lower() if asked is not None and isinstance(asked.value, str) else None
     limits = facts.quantization_limits
-    ranked = sorted((entry["override_rank"], name) for name, entry in limits.items() if "override_rank" in entry)
+    ranked = sorted((entry.override_rank, name) for name, entry in limits.items() if entry.override_rank is not None)
     if stated is not None:
         ranked = [(rank, name) for rank, name in ranked if name == stated]
     cc = inputs.compute_capability(cfg)
@@ -50,28 +51,28 @@ def claiming_override(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     return None
 
 
-def _claims(entry: Dict[str, Any], checkpoint: Dict[str, Any], cc: Optional[Tuple[int, int]]) -> Optional[bool]:
+def _claims(entry: QuantizationLimits, checkpoint: Dict[str, Any], cc: Optional[Tuple[int, int]]) -> Optional[bool]:
     """Whether one override claims the checkpoint on this GPU (None: the facts cannot tell)."""
-    formats = entry.get("claims_format")
+    formats = entry.claims_format
     if formats:
         return any(bool(checkpoint.get(key)) if wanted is True else checkpoint.get(key) == wanted
                    for key, wanted in formats.items())
-    converts = entry.get("converts")
+    converts = entry.converts
     if not converts:
         return None
-    if any(checkpoint.get(key) is None for key in converts["keys"]):
+    if any(checkpoint.get(key) is None for key in converts.keys or ()):
         return False      # the check returns False when a key it needs is missing
-    method = converts.get("quant_method")
+    method = converts.quant_method
     if method is not None and str(checkpoint.get("quant_method", "")).lower() != method:
         return False
-    if "bits_sym" not in converts or "group_sizes" not in converts:
+    if converts.bits_sym is None or converts.group_sizes is None:
         return None
-    if [checkpoint.get("bits"), checkpoint.get("sym")] not in converts["bits_sym"] \
-            or checkpoint.get("group_size") not in converts["group_sizes"]:
+    if (checkpoint.get("bits"), checkpoint.get("sym")) not in converts.bits_sym \
+            or checkpoint.get("group_size") not in converts.group_sizes:
         return False
     # The conversion's GPU gate is the class's get_min_capability() (gptq_bitblas compares it;
     # gptq_marlin's query_marlin_supported_quant_types refuses below the same 80).
-    needed = entry.get("min_capability")
+    needed = entry.min_capability
     if not isinstance(needed, int) or cc is None:
         return None
     return cc[0] * 10 + cc[1] >= needed

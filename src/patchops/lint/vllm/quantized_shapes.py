@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from patchops.lint.facts.groups import Fp8BlockTiles, KernelTiles, MarlinTiles, PlainTiles
 from patchops.lint.vllm.prediction import Prediction
 
 MARLIN_GROUPS = (-1, 32, 64, 128)       # MARLIN_SUPPORTED_GROUP_SIZES, every release
@@ -95,7 +96,7 @@ def shards(config: Dict[str, Any], tp: int, expert_parallel: bool = False) -> Li
     return out
 
 
-def breach(config: Dict[str, Any], quant: Dict[str, Any], tp: int, tiles: Dict[str, Any], *,
+def breach(config: Dict[str, Any], quant: Dict[str, Any], tp: int, tiles: KernelTiles, *,
            stated: Optional[str] = None, capability: Optional[int] = None,
            expert_parallel: bool = False) -> Prediction:
     """Predict the first shard a kernel refuses at TP `tp`: value a Breach, or None (fits or unjudged).
@@ -109,71 +110,71 @@ def breach(config: Dict[str, Any], quant: Dict[str, Any], tp: int, tiles: Dict[s
     return Prediction(None, "every shard fits its kernel, or none is judged")
 
 
-def _checks(method: str, quant: Dict[str, Any], shard: Shard, tp: int, tiles: Dict[str, Any],
+def _checks(method: str, quant: Dict[str, Any], shard: Shard, tp: int, tiles: KernelTiles,
             stated: Optional[str], capability: Optional[int]) -> Iterator[Breach]:
     if stated not in (None, method, method + "_marlin", "marlin"):
         return   # another method than the checkpoint's: refused at config time (PO813)
-    if method == "fp8" and isinstance(quant.get("weight_block_size"), list) and "fp8_block" in tiles:
-        yield from _fp8_block(shard, tp, quant["weight_block_size"], tiles["fp8_block"])
-    elif method == "awq" and "awq" in tiles and shard.parallel != "experts":
+    if method == "fp8" and isinstance(quant.get("weight_block_size"), list) and tiles.fp8_block is not None:
+        yield from _fp8_block(shard, tp, quant["weight_block_size"], tiles.fp8_block)
+    elif method == "awq" and tiles.awq is not None and shard.parallel != "experts":
         bits, group = quant.get("bits", quant.get("w_bit")), quant.get("group_size", quant.get("q_group_size"))
         if not isinstance(bits, int) or not isinstance(group, int):
             return
-        marlin = tiles.get("marlin") or {}
+        marlin = tiles.marlin
         takes_marlin = stated != "awq" and bits == 4 and group in MARLIN_GROUPS \
             and quant.get("zero_point", True) and (capability is None or capability >= MARLIN_MIN_CAPABILITY)
-        if takes_marlin and marlin and not tiles["awq"].get("marlin_falls_back"):
+        if takes_marlin and marlin and not tiles.awq.marlin_falls_back:
             yield from _marlin(shard, group, marlin)
         else:   # the plain kernels: Marlin refuses whatever they refuse, so a fallback ends here
-            yield from _plain(shard, bits, group, tiles["awq"], "AWQ")
-    elif method == "gptq" and stated == "gptq" and "gptq" in tiles and shard.parallel != "experts":
+            yield from _plain(shard, bits, group, tiles.awq, "AWQ")
+    elif method == "gptq" and stated == "gptq" and tiles.gptq is not None and shard.parallel != "experts":
         bits, group = quant.get("bits"), quant.get("group_size")
         if isinstance(bits, int) and isinstance(group, int) and group > 0:
-            yield from _plain(shard, bits, group, tiles["gptq"], "GPTQ")
+            yield from _plain(shard, bits, group, tiles.gptq, "GPTQ")
 
 
-def _fp8_block(shard: Shard, tp: int, block: List[int], facts: Dict[str, Any]) -> Iterator[Breach]:
+def _fp8_block(shard: Shard, tp: int, block: List[int], facts: Fp8BlockTiles) -> Iterator[Breach]:
     block_n, block_k = block[0], block[1]
     if shard.parallel == "experts":
-        if facts.get("moe_refined") or "moe_n_message" not in facts:
+        if facts.moe_refined or facts.moe_n_message is None:
             return   # 0.30+: resolve_fp8_moe_weight_block_shape may fit the grid to the shard
         if shard.part_in % block_n:
-            yield _breach(shard, "outputs", shard.part_in, block_n, "FP8 block_n", facts["moe_n_message"])
+            yield _breach(shard, "outputs", shard.part_in, block_n, "FP8 block_n", facts.moe_n_message)
         elif tp > 1 and shard.part_in % block_k:
-            yield _breach(shard, "inputs", shard.part_in, block_k, "FP8 block_k", facts["moe_k_message"])
+            yield _breach(shard, "inputs", shard.part_in, block_k, "FP8 block_k", facts.moe_k_message)
         return
     if tp > 1 and shard.full_in // shard.part_in == tp and shard.part_in % block_k:
-        yield _breach(shard, "inputs", shard.part_in, block_k, "FP8 block_k", facts["linear_k_message"])
+        yield _breach(shard, "inputs", shard.part_in, block_k, "FP8 block_k", facts.linear_k_message)
     merged = len(shard.parts) > 1
-    if merged and facts.get("merged_mismatch_allowed") and any(p % block_n for p in shard.parts):
+    if merged and facts.merged_mismatch_allowed and any(p % block_n for p in shard.parts):
         return   # 0.15+: ColumnParallelLinear allows the mismatch and skips the check
     split = tp > 1 and shard.full_out // sum(shard.parts) == tp
     if split or merged:
-        sizes = shard.parts[:-1] if merged and not split and facts.get("merged_last_exempt") else shard.parts
+        sizes = shard.parts[:-1] if merged and not split and facts.merged_last_exempt else shard.parts
         for size in sizes:
             if size % block_n:
-                yield _breach(shard, "outputs", size, block_n, "FP8 block_n", facts["linear_n_message"])
+                yield _breach(shard, "outputs", size, block_n, "FP8 block_n", facts.linear_n_message)
                 return
 
 
-def _marlin(shard: Shard, group: int, facts: Dict[str, Any]) -> Iterator[Breach]:
+def _marlin(shard: Shard, group: int, facts: MarlinTiles) -> Iterator[Breach]:
     out = sum(shard.parts)
-    if out % facts["min_thread_n"]:
-        yield _breach(shard, "outputs", out, facts["min_thread_n"], "Marlin n tile",
-                      facts["n_message"])
-    elif shard.part_in % facts["min_thread_k"]:
-        yield _breach(shard, "inputs", shard.part_in, facts["min_thread_k"], "Marlin k tile",
-                      facts["k_message"])
-    elif group < shard.full_in and shard.part_in % group and "group_message" in facts:
-        yield _breach(shard, "inputs", shard.part_in, group, "Marlin group size", facts["group_message"])
+    if out % facts.min_thread_n:
+        yield _breach(shard, "outputs", out, facts.min_thread_n, "Marlin n tile",
+                      facts.n_message)
+    elif shard.part_in % facts.min_thread_k:
+        yield _breach(shard, "inputs", shard.part_in, facts.min_thread_k, "Marlin k tile",
+                      facts.k_message)
+    elif group < shard.full_in and shard.part_in % group and facts.group_message is not None:
+        yield _breach(shard, "inputs", shard.part_in, group, "Marlin group size", facts.group_message)
 
 
-def _plain(shard: Shard, bits: int, group: int, facts: Dict[str, Any], name: str) -> Iterator[Breach]:
+def _plain(shard: Shard, bits: int, group: int, facts: PlainTiles, name: str) -> Iterator[Breach]:
     pack = 32 // bits
-    if shard.part_in % group and "input_message" in facts:
-        yield _breach(shard, "inputs", shard.part_in, group, f"{name} group size", facts["input_message"])
-    elif sum(shard.parts) % pack and "output_message" in facts:
-        yield _breach(shard, "outputs", sum(shard.parts), pack, f"{name} pack factor", facts["output_message"])
+    if shard.part_in % group and facts.input_message is not None:
+        yield _breach(shard, "inputs", shard.part_in, group, f"{name} group size", facts.input_message)
+    elif sum(shard.parts) % pack and facts.output_message is not None:
+        yield _breach(shard, "outputs", sum(shard.parts), pack, f"{name} pack factor", facts.output_message)
 
 
 def _breach(shard: Shard, side: str, size: int, tile: int, kernel: str, message: str) -> Breach:
@@ -181,7 +182,7 @@ def _breach(shard: Shard, side: str, size: int, tile: int, kernel: str, message:
                   message.format(size, tile) if message.count("{}") == 2 else message)
 
 
-def working_sizes(config: Dict[str, Any], quant: Dict[str, Any], tiles: Dict[str, Any], upto: int,
+def working_sizes(config: Dict[str, Any], quant: Dict[str, Any], tiles: KernelTiles, upto: int,
                   **kwargs: Any) -> List[int]:
     """Return the tensor-parallel sizes up to `upto` whose every shard fits (and splits at all)."""
     return [tp for tp in range(1, upto + 1) if shards(config, tp, kwargs.get("expert_parallel", False))

@@ -222,8 +222,8 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
     if backend is not None and backend not in (v1_oracle_backends(facts.version) or ()):
         add(f"VLLM_ATTENTION_BACKEND={backend}", "VLLM_ATTENTION_BACKEND", remove=True)
     answer = facts.v1_platforms.get(platform_module(cfg) or "")
-    if answer is not None and answer.get("supports_v1") is False:  # current_platform.supports_v1
-        add(f"device type={answer['device_type']}", "hardware.platform", at=ctx_setting(cfg, "hardware.platform"),
+    if answer is not None and answer.supports_v1 is False:  # current_platform.supports_v1
+        add(f"device type={answer.device_type}", "hardware.platform", at=ctx_setting(cfg, "hardware.platform"),
             about=f"the {platform(cfg)} platform (hardware.platform; its supports_v1 says no)",
             remedy="run this platform on V0 on purpose (VLLM_USE_V1=0), or a vLLM whose V1 supports it")
     pp = to_int(value(cfg, "pipeline_parallel_size")) or 1

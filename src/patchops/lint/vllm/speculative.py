@@ -8,9 +8,10 @@ predictor returns (the finding's words, vLLM's message), or None when vLLM accep
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.facts.groups import DraftDetection, NestedField
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs, releases, routing, scheduler
 
@@ -72,20 +73,20 @@ def unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Opt
     copy's detection cannot be run on the draft's config.json.
     """
     engine = routing.engine(cfg, facts)
-    if facts.guards.get("spec_decode_needs_v1") and engine.value == routing.V0 and not engine.error:
+    if facts.guards.spec_decode_needs_v1 and engine.value == routing.V0 and not engine.error:
         return "is set, and this vLLM runs speculative decoding on V1 only", SPEC_NEEDS_V1
     method, model = value.get("method"), value.get("model")
     draft = method == "draft_model" or (guess and method is None and isinstance(model, str) and model not in NGRAM
                                         and not any(k in model.lower() for k in DETECTED))
-    if facts.guards.get("draft_model_unsupported") and draft:
+    if facts.guards.draft_model_unsupported and draft:
         return "uses a draft model, which this vLLM does not support yet", DRAFT_UNSUPPORTED
-    if facts.guards.get("draft_method_unsupported") and method == "draft_model":
+    if facts.guards.draft_method_unsupported and method == "draft_model":
         return ("uses method 'draft_model', which this vLLM does not support yet",
                 f"draft models run on V1 from vLLM {releases.DRAFT_MODEL_ON_V1}"), DRAFT_METHOD_UNSUPPORTED
     return None
 
 
-def detected_method(cfg: ServeConfig, facts: Facts, detection: Optional[dict], value: dict) -> Optional[tuple]:
+def detected_method(cfg: ServeConfig, facts: Facts, detection: Optional[DraftDetection], value: dict) -> Optional[tuple]:
     """Run the copy's method detection (lint/extract/draft_detection.py) on the draft's config.json.
 
     Returns (what the chain found, DRAFT_UNSUPPORTED when it refuses, else None); None when the
@@ -95,7 +96,7 @@ def detected_method(cfg: ServeConfig, facts: Facts, detection: Optional[dict], v
     if not detection or not isinstance(model, str) or method in self_drafting(facts) or model in NGRAM:
         return None
     draft = None
-    for kind, names, found in detection["branches"]:
+    for kind, names, found in detection.branches:
         if kind == "keep" and method in names:
             return f"keeps method {method!r}", None
         if kind == "name" and any(name in model.lower() for name in names):
@@ -105,13 +106,13 @@ def detected_method(cfg: ServeConfig, facts: Facts, detection: Optional[dict], v
             if draft is None:
                 return None   # the draft's config.json is not here: vLLM decides by its model_type
             architectures = draft.text_config.get("architectures") or [None]
-            if draft.model_type in detection["rewritten"] or architectures[0] in detection["rewritten"]:
+            if draft.model_type in detection.rewritten or architectures[0] in detection.rewritten:
                 return None   # hf_config_override gives it another model_type first
             if draft.model_type in names:
                 return f"names the method {found!r} by the draft's model_type", None
     if draft is None:
         return None
-    kinds = [n for kind, names, _ in detection["branches"] if kind == "model_type" for n in names]
+    kinds = [n for kind, names, _ in detection.branches if kind == "model_type" for n in names]
     named = f"names method {method!r} with" if method else "has no method and"
     return ((f"{named} draft {model!r}, which this vLLM runs as a plain draft model",
              f"its model_type {draft.model_type!r} is none of {', '.join(kinds)}, so this vLLM runs it as a "
@@ -124,7 +125,7 @@ def lora_budget_problem(cfg: ServeConfig, facts: Facts, value: dict) -> Optional
     Returns ((headline, why), fields, certain): not certain when a default depends on hardware not stated.
     """
     tokens = as_int(value.get("num_speculative_tokens"))
-    if not facts.guards.get("lora_spec_token_budget") or tokens is None or tokens <= 0 \
+    if not facts.guards.lora_spec_token_budget or tokens is None or tokens <= 0 \
             or not inputs.bool_value(cfg, "enable_lora"):
         return None
     eng = routing.engine(cfg, facts)
@@ -148,16 +149,17 @@ def lora_budget_problem(cfg: ServeConfig, facts: Facts, value: dict) -> Optional
     return (head, detail), tuple(dict.fromkeys(("max_num_batched_tokens", "max_num_seqs") + budget.fields + seqs.fields)), certain
 
 
-def bounded(fields: dict, name: str) -> bool:
+def bounded(fields: Dict[str, NestedField], name: str) -> bool:
     """Whether pydantic states a bound for `name` (then nested-config-invalid reports it)."""
-    return bool(fields.get(name, {}).keys() & {"gt", "ge"})
+    field = fields.get(name)
+    return field is not None and (field.gt is not None or field.ge is not None)
 
 
 def as_int(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def problem(version: Any, value: dict, fields: dict, model_type: str) -> Optional[tuple]:
+def problem(version: Any, value: dict, fields: Dict[str, NestedField], model_type: str) -> Optional[tuple]:
     """Return (words, vLLM's message) for the first of `version`'s __post_init__ checks `value` fails."""
     tokens = as_int(value.get("num_speculative_tokens"))
     method, model = value.get("method"), value.get("model")
