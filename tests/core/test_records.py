@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 from typing import Dict, List, Optional
 
 import pytest
 
-from patchops.core.records import FrozenRecordError, as_dict, field, field_names, record, replace
+from patchops.core.records import FrozenRecordError, StrEnum, as_dict, field, field_names, record, replace
 
 
 @record(frozen=True)
@@ -101,3 +102,13 @@ def test_the_copies_side_defines_records_not_dataclasses(name):
                if isinstance(value, type) and value.__module__ == name]
     assert [c.__name__ for c in classes if dataclasses.is_dataclass(c)] == []
     assert any(hasattr(c, "__record_fields__") for c in classes)
+
+
+def test_a_str_enum_reads_as_its_value_everywhere_a_string_went():
+    class Color(StrEnum):
+        DARK_RED = "dark-red"
+
+    member = Color("dark-red")
+    assert member is Color.DARK_RED and member == "dark-red" and {"dark-red": 1}[member] == 1
+    assert str(member) == f"{member}" == "{}".format(member) == "%s" % member == "dark-red"
+    assert f"{member:>9}|" == " dark-red|" and json.dumps({member: [member]}) == '{"dark-red": ["dark-red"]}'

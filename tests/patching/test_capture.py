@@ -17,7 +17,7 @@ from patchops.cli.app import OK, app
 from patchops.core.errors import PatchopsError
 from patchops.host.locate import locate_site
 from patchops.patchset.model import load_patchset
-from patchops.patchset.states import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
+from patchops.patchset.states import PatchState
 
 pytestmark = pytest.mark.vllm
 
@@ -90,7 +90,7 @@ def test_corex_hardcoding_captured_rolled_back_and_reapplied(tmp_path):
     wheelcache.hardcode_like_corex(by_hand)
     assert (newer / "vllm" / ARG).read_bytes() == (by_hand / "vllm" / ARG).read_bytes()
     # Older than the copy it was captured on: not applicable.
-    assert state_of(copy(tmp_path, OLD), patchset) == NOT_APPLICABLE
+    assert state_of(copy(tmp_path, OLD), patchset) == PatchState.NOT_APPLICABLE
 
 
 def test_decode_timing_captured_rolled_back_reapplied_and_refused_elsewhere(tmp_path):
@@ -108,7 +108,7 @@ def test_decode_timing_captured_rolled_back_reapplied_and_refused_elsewhere(tmp_
 
     patching.rollback([copy_], ["decode-timing-by-hand"])
     assert target.read_bytes() == pristine(NEWEST, RUNNER)
-    assert state_of(site, patchset) == APPLIES
+    assert state_of(site, patchset) == PatchState.APPLIES
     patching.commit_apply(patching.plan_apply([copy_], [patchset]))
     assert target.read_bytes() == edited
     assert state_of(site, patchset) == "applied"
@@ -116,17 +116,17 @@ def test_decode_timing_captured_rolled_back_reapplied_and_refused_elsewhere(tmp_
     # The same hand edit made on another fresh copy: already applied, nothing to write.
     twin = copy(tmp_path, NEWEST, "twin")
     time_by_hand(twin / "vllm" / RUNNER)
-    assert state_of(twin, patchset) == SATISFIED
+    assert state_of(twin, patchset) == PatchState.SATISFIED
 
     # 0.11.0's execute_model is another function: refused, naming the mismatch.
     older = plan(copy(tmp_path, NEW), patchset)
-    assert older.outcomes[0].state == DRIFT
+    assert older.outcomes[0].state == PatchState.DRIFT
     assert "does not match this file" in older.problems[0]
     assert "GPUModelRunner.execute_model" in older.problems[0]
     # With the default range (>= the copy's version) it is not applicable there.
     default = capture.capture("decode-timing-default", [target], base=wheelcache.site_packages(NEWEST)
                               / "vllm" / RUNNER, out_dir=tmp_path / "ps", record=False)
-    assert state_of(copy(tmp_path, NEW, "other"), load_patchset(default.path)) == NOT_APPLICABLE
+    assert state_of(copy(tmp_path, NEW, "other"), load_patchset(default.path)) == PatchState.NOT_APPLICABLE
 
 
 def test_capture_on_top_of_a_patchops_patch_uses_the_store(tmp_path):

@@ -14,9 +14,23 @@ and `replace` they use.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Callable, Dict, Optional, Tuple
 
 _MISSING = object()
+
+
+class StrEnum(str, Enum):
+    """A state spelled one way: a str whose str(), f-string and JSON are its value (enum.StrEnum, 3.11+).
+
+    A `(str, Enum)` member prints as `Class.NAME` on 3.11; this one prints what the plain string
+    did, so saved files, JSON and messages read the same.
+    """
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
 
 
 class FrozenRecordError(AttributeError):

@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from patchops.core import records
 from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
-from patchops.lint.facts.resolution import LOCAL, PRE, UNLISTED
+from patchops.lint.facts.resolution import ResolutionKind
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.rule import Diagnostic
 from patchops.lint.runner import lint_config
@@ -36,11 +36,11 @@ FLAG_AND_CHOICE_CODES = frozenset(r.code for r in (
 def other_side(facts: Facts) -> Optional[str]:
     """Return the shipped release on the asked version's other side of `facts`, None past the newest."""
     asked, kind = facts.asked or ("", "")
-    if kind == PRE:
-        public = Version(Version(asked).public)   # PRE: a version PEP 440 reads
+    if kind == ResolutionKind.PRE:
+        public = Version(Version(asked).public)   # a pre-release: a version PEP 440 reads
         above = [v for v in shipped_versions() if Version(v) >= public]
         return above[0] if above else None
-    if kind == UNLISTED:
+    if kind == ResolutionKind.UNLISTED:
         above = [v for v in shipped_versions() if Version(v) > Version(facts.version)]
         return above[0] if above else None
     return None
@@ -49,7 +49,7 @@ def other_side(facts: Facts) -> Optional[str]:
 def soften(cfg: ServeConfig, facts: Facts, found: List[Diagnostic], select: Sequence[str] = (),
            ignore: Sequence[str] = ()) -> List[Diagnostic]:
     """Return `found` (linted against `facts`) with the errors the stand-in alone decides as warnings."""
-    if facts.asked is None or facts.asked[1] == LOCAL or not any(d.severity == "error" for d in found):
+    if facts.asked is None or facts.asked[1] == ResolutionKind.LOCAL or not any(d.severity == "error" for d in found):
         return found
     asked, used, other = facts.asked[0], facts.version, other_side(facts)
     if other is not None:

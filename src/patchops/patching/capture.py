@@ -273,7 +273,7 @@ def _load_text(name: str, text: str):
 
 def _check_reproduces(patchset, edit: _Edit) -> None:
     """Refuse unless the patchset turns the pristine file into the edit and then stays put."""
-    from patchops.patchset.states import SATISFIED
+    from patchops.patchset.states import PatchState
     from patchops.patchset.rewrite import rewrite_source
 
     pristine, edited = edit.pristine.decode("utf-8"), edit.edited.decode("utf-8")
@@ -282,7 +282,7 @@ def _check_reproduces(patchset, edit: _Edit) -> None:
         raise PatchopsError(f"{edit.path}:{first_difference(done, edited)}: the captured patchset "
                             f"does not reproduce the edit byte for byte; nothing was written")
     again = rewrite_source(edited, edit.rel, [patchset], edit.version)
-    if [r.state for r in again.results] != [SATISFIED]:
+    if [r.state for r in again.results] != [PatchState.SATISFIED]:
         raise PatchopsError(f"{edit.path}: the captured patchset does not report the edited file "
                             f"as already applied ({again.results[0].message}); nothing was written")
 

@@ -92,7 +92,7 @@ def export(copies: Sequence, patchset) -> str:
     The pristine text is the store's original where patchops patched the file, else the file
     as it is. Copies whose patches differ (two versions) must be exported one at a time.
     """
-    from patchops.patchset.states import DRIFT
+    from patchops.patchset.states import PatchState
     from patchops.patchset.rewrite import rewrite_source
 
     patches: Dict[str, List[Path]] = {}
@@ -113,7 +113,7 @@ def export(copies: Sequence, patchset) -> str:
             done = rewrite_source(base.decode("utf-8"), rel, [patchset], copy.version,
                                   display_path=str(path))
             for result in done.results:
-                if result.state == DRIFT:
+                if result.state == PatchState.DRIFT:
                     raise PatchsetError(f"cannot export: {result.message}")
             chunks.append(unified(base, done.new_source.encode("utf-8"), f"{copy.package_dir.name}/{rel}"))
         patches.setdefault("".join(chunks), []).append(copy.site_dir)

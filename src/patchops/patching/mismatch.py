@@ -54,14 +54,14 @@ def mismatches(plan) -> List[Mismatch]:
     """Return a Mismatch per op that drifted in `plan` (a patching.plan.ApplyPlan), nearest site first."""
     import libcst as cst
 
-    from patchops.patchset.states import DRIFT
+    from patchops.patchset.states import PatchState
 
     by_name = {p.name: p for p in plan.patchsets}
     files = {(Path(f.site_dir), f.rel): f for f in plan.files}
     out: List[Mismatch] = []
     for outcome in plan.outcomes:
         patchset = by_name.get(outcome.patchset)
-        if outcome.state != DRIFT or patchset is None:
+        if outcome.state != PatchState.DRIFT or patchset is None:
             continue
         for rel in patchset.files_for(outcome.version):
             item = files.get((Path(outcome.site_dir), rel))

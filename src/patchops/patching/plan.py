@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from patchops.store import faults
 from patchops.core.errors import DriftError, FileIOError
 from patchops.patching import file_rewrites as rewriting
-from patchops.patchset.states import (APPLIED, APPLIES, DRIFT, NOT_APPLICABLE, REPLACED, SATISFIED,
-                                      outside_range)
+from patchops.patchset.states import REPLACED, PatchState, outside_range
 from patchops.patching.targets import Target, recover_stores, unique_targets, unwritable
 from patchops.core.records import field, record
 from patchops.store.site_store import Store, now, sha256, short
@@ -59,7 +58,7 @@ class PatchsetOutcome:
     site_dir: Path
     version: Optional[str]
     patchset: str
-    state: str                # applies | applied | satisfied | drift | not-applicable
+    state: PatchState         # applies | applied | satisfied | drift | not-applicable
     detail: str
     files: Tuple[str, ...]    # target files, relative to the site dir
 
@@ -149,10 +148,10 @@ def _plan_copy(ctx: Target, state: State, patchsets: List["Patchset"], force: bo
             applicable.append(patchset)
         else:
             outcomes.append(PatchsetOutcome(
-                ctx.site_dir, version, patchset.name, NOT_APPLICABLE,
+                ctx.site_dir, version, patchset.name, PatchState.NOT_APPLICABLE,
                 outside_range(version, patchset), tuple(ctx.display(rel) for rel in patchset.files)))
     # Per patchset: rel -> (state, message); per patchset: rel -> sha newly found satisfied.
-    per_file: Dict[str, Dict[str, Tuple[str, str]]] = {p.name: {} for p in applicable}
+    per_file: Dict[str, Dict[str, Tuple[PatchState, str]]] = {p.name: {} for p in applicable}
     found_satisfied: Dict[str, Dict[str, str]] = {p.name: {} for p in applicable}
     for rel in _ordered_files(applicable, version):
         wanted = [p for p in applicable if rel in p.files_for(version)]
@@ -162,7 +161,7 @@ def _plan_copy(ctx: Target, state: State, patchsets: List["Patchset"], force: bo
         if data is None or current is None:
             for result in rewriting.missing(rel, wanted, version, path):
                 per_file[result.patchset][rel] = (result.state, result.message)
-                if result.state == DRIFT:
+                if result.state == PatchState.DRIFT:
                     problems.append(rewriting.where(path, result))
             continue
         entry = state.files.get(rel)
@@ -182,16 +181,16 @@ def _plan_copy(ctx: Target, state: State, patchsets: List["Patchset"], force: bo
                            f"{short(entry.written)}, current {short(current)})")
                 problems.append(message)
                 for p in wanted:
-                    per_file[p.name][rel] = (DRIFT, message)
+                    per_file[p.name][rel] = (PatchState.DRIFT, message)
                 files.append(FilePlan(ctx.site_dir, rel, path, version, data, data, (), entry, entry))
                 continue
         todo = []
         for p in wanted:
             record = state.satisfied.get(p.name)
             if base is not None and p.name in base.patchsets:
-                per_file[p.name][rel] = (APPLIED, "")
+                per_file[p.name][rel] = (PatchState.APPLIED, "")
             elif record is not None and record.files.get(rel) == current:
-                per_file[p.name][rel] = (SATISFIED, "")
+                per_file[p.name][rel] = (PatchState.SATISFIED, "")
             else:
                 todo.append(p)
         new = data
@@ -200,22 +199,22 @@ def _plan_copy(ctx: Target, state: State, patchsets: List["Patchset"], force: bo
             rewritten = rewriting.rewrite(data, rel, todo, version, path, problems)
             if rewritten is None:
                 for p in todo:
-                    per_file[p.name][rel] = (DRIFT, f"{path}: not valid UTF-8 Python")
+                    per_file[p.name][rel] = (PatchState.DRIFT, f"{path}: not valid UTF-8 Python")
             else:
                 result_states = {r.patchset: r for r in rewritten.results}
                 for p in todo:
                     result = result_states.get(p.name)
                     if result is None:
-                        per_file[p.name][rel] = (NOT_APPLICABLE, "")
+                        per_file[p.name][rel] = (PatchState.NOT_APPLICABLE, "")
                         continue
                     per_file[p.name][rel] = (result.state, result.message)
-                    if result.state == DRIFT:
+                    if result.state == PatchState.DRIFT:
                         problems.append(rewriting.where(path, result))
-                    elif result.state == SATISFIED:
+                    elif result.state == PatchState.SATISFIED:
                         found_satisfied[p.name][rel] = current
-                    elif result.state == APPLIES:
+                    elif result.state == PatchState.APPLIES:
                         applied_now.append(p.name)
-                if rewritten.changed and not any(per_file[p.name][rel][0] == DRIFT for p in todo):
+                if rewritten.changed and not any(per_file[p.name][rel][0] == PatchState.DRIFT for p in todo):
                     new = rewritten.new_source.encode("utf-8")
                     rewriting.check_compiles(new, path, applied_now)
         entry_after = base
@@ -254,29 +253,29 @@ def _ordered_files(patchsets: Sequence["Patchset"], version: Optional[str]) -> L
     return seen
 
 
-def _combine(states: Sequence[str]) -> str:
-    if DRIFT in states:
-        return DRIFT
-    relevant = [s for s in states if s != NOT_APPLICABLE]
+def _combine(states: Sequence[PatchState]) -> PatchState:
+    if PatchState.DRIFT in states:
+        return PatchState.DRIFT
+    relevant = [s for s in states if s != PatchState.NOT_APPLICABLE]
     if not relevant:
-        return NOT_APPLICABLE
-    if APPLIES in relevant:
-        return APPLIES
-    if all(s == SATISFIED for s in relevant):
-        return SATISFIED
-    return APPLIED
+        return PatchState.NOT_APPLICABLE
+    if PatchState.APPLIES in relevant:
+        return PatchState.APPLIES
+    if all(s == PatchState.SATISFIED for s in relevant):
+        return PatchState.SATISFIED
+    return PatchState.APPLIED
 
 
-def _outcome_detail(state: str, per_file: Dict[str, Tuple[str, str]], ctx: Target) -> str:
-    if state == APPLIES:
-        changed = [ctx.display(rel) for rel, (s, _) in per_file.items() if s == APPLIES]
+def _outcome_detail(state: PatchState, per_file: Dict[str, Tuple[PatchState, str]], ctx: Target) -> str:
+    if state == PatchState.APPLIES:
+        changed = [ctx.display(rel) for rel, (s, _) in per_file.items() if s == PatchState.APPLIES]
         return "patches " + ", ".join(changed)
-    if state == APPLIED:
+    if state == PatchState.APPLIED:
         return "already applied by patchops; nothing to do"
-    if state == SATISFIED:
+    if state == PatchState.SATISFIED:
         return "already satisfied upstream; nothing to do"
-    if state == DRIFT:
-        return "; ".join(m for s, m in per_file.values() if s == DRIFT and m)
+    if state == PatchState.DRIFT:
+        return "; ".join(m for s, m in per_file.values() if s == PatchState.DRIFT and m)
     return "; ".join(m for _, m in per_file.values() if m) or "no target site in this vLLM"
 
 

@@ -10,7 +10,7 @@ from patchops.core.errors import DriftError, PatchopsError, PatchsetError
 from patchops.patching import file_rewrites as rewriting
 from patchops.patching.recorded_patchsets import named_or_recorded
 from patchops.patchset.model import did_you_mean, patchset_files
-from patchops.patchset.states import APPLIES, NOT_APPLICABLE, SATISFIED
+from patchops.patchset.states import PatchState
 from patchops.patching.targets import Target, unique_targets
 from patchops.core.records import record
 from patchops.store.recovery import recover
@@ -157,13 +157,13 @@ def _reapply(ctx: Target, rel: str, original: bytes, entry: FileEntry, kept: Seq
     rewritten = rewriting.rewrite(original, rel, patchsets, ctx.copy.version, path, problems)
     if rewritten is None:
         raise DriftError(f"cannot roll back: {problems[0]}. Nothing was written")
-    bad = [r for r in rewritten.results if r.state not in (APPLIES, SATISFIED, NOT_APPLICABLE)]
+    bad = [r for r in rewritten.results if r.state not in (PatchState.APPLIES, PatchState.SATISFIED, PatchState.NOT_APPLICABLE)]
     if bad:
         raise DriftError("cannot roll back: re-applying the patchsets kept on " + str(path)
                          + " failed: " + "; ".join(rewriting.where(path, r) for r in bad)
                          + ". Nothing was written")
     new = rewritten.new_source.encode("utf-8") if rewritten.changed else original
-    applied = [r.patchset for r in rewritten.results if r.state == APPLIES]
+    applied = [r.patchset for r in rewritten.results if r.state == PatchState.APPLIES]
     if new == original:
         return original, None
     rewriting.check_compiles(new, path, applied)

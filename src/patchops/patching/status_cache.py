@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
 
 from patchops import __version__
 from patchops.core.cache import cache_root, write_json
+from patchops.patchset.states import PatchState
 
 if TYPE_CHECKING:
     from patchops.patchset.model import Patchset
@@ -30,7 +31,7 @@ def cache_dir() -> Path:
     return cache_root() / "verdicts"
 
 
-Verdicts = Dict[str, Tuple[str, str]]  # patchset name -> (state, detail)
+Verdicts = Dict[str, Tuple[PatchState, str]]  # patchset name -> (state, detail)
 
 
 def key(file_sha: str, rel: str, patchsets: Sequence["Patchset"], version: Optional[str]) -> str:
@@ -51,7 +52,7 @@ def get(found_key: str, path: Path) -> Optional[Verdicts]:
         data = json.loads(_entry(found_key).read_text(encoding="utf-8"))
         if data["key"] != found_key:
             return None  # another key whose crc is the same
-        return {str(name): (str(state), str(detail).replace(PATH_MARK, str(path)))
+        return {str(name): (PatchState(state), str(detail).replace(PATH_MARK, str(path)))
                 for name, (state, detail) in data["verdicts"].items()}
     except (OSError, ValueError, TypeError, AttributeError, KeyError):
         return None

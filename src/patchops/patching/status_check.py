@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from patchops.core.errors import FileIOError, LockedError, PatchopsError
 from patchops.patching import file_rewrites as rewriting
-from patchops.patchset.states import (APPLIES, DRIFT, HAND_EDITED, REPLACED, SATISFIED, ST_APPLIED,
-                                      ST_DRIFTED, ST_NOT_APPLICABLE, ST_NOT_APPLIED, ST_SATISFIED,
-                                      outside_range)
+from patchops.patchset.states import HAND_EDITED, REPLACED, PatchState, outside_range
 from patchops.patching.targets import Target, unique_targets, unwritable
 from patchops.core.records import record
 from patchops.store.recovery import pending, recover
@@ -31,7 +29,7 @@ class FileStatus:
     """One target file's part in a status row."""
 
     path: str                       # relative to the site dir
-    state: str                      # applied | not-applied | satisfied | not-applicable | drifted
+    state: PatchState               # applied | not-applied | satisfied | not-applicable | drifted
     detail: str
     recorded_sha: Optional[str] = None   # what patchops last wrote, if it did
     current_sha: Optional[str] = None
@@ -52,7 +50,7 @@ class StatusRow:
     site_dir: Path
     version: Optional[str]
     patchset: str
-    state: str                      # applied | not-applied | satisfied | not-applicable | drifted
+    state: PatchState               # applied | not-applied | satisfied | not-applicable | drifted
     detail: str
     files: Tuple[str, ...]          # target files, relative to the site dir
     file_states: Tuple[FileStatus, ...] = ()
@@ -100,7 +98,7 @@ def _recover_for_status(store: Store) -> List[str]:
 
 def any_drift(rows: Sequence[StatusRow]) -> bool:
     """Return whether any row is drifted (the CLI exits non-zero)."""
-    return any(row.state == ST_DRIFTED for row in rows)
+    return any(row.state == PatchState.DRIFTED for row in rows)
 
 
 def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow]:
@@ -122,8 +120,8 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
             shown = ctx.display(rel)
             if data is None:
                 [result] = rewriting.missing(rel, [p], version, ctx.path(rel)) or [None]
-                ok = result is not None and result.state == SATISFIED
-                found[p.name, rel] = FileStatus(shown, ST_SATISFIED if ok else ST_DRIFTED,
+                ok = result is not None and result.state == PatchState.SATISFIED
+                found[p.name, rel] = FileStatus(shown, PatchState.SATISFIED if ok else PatchState.DRIFTED,
                                                 result.message if result else f"{shown} is missing")
                 continue
             current = sha_of[rel]
@@ -132,7 +130,7 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
             if entry is not None and p.name in entry.patchsets:
                 found[p.name, rel] = _recorded_status(ctx, rel, entry, current, data, p)
             elif record is not None and record.files.get(rel) == current:
-                found[p.name, rel] = FileStatus(shown, ST_SATISFIED, "already satisfied upstream",
+                found[p.name, rel] = FileStatus(shown, PatchState.SATISFIED, "already satisfied upstream",
                                                 None, current)
             else:
                 pending.setdefault(rel, []).append(p)
@@ -158,18 +156,18 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
             result = results.get(p.name)
             if result is None:
                 detail = problems[0] if problems else "no target site in this file"
-                found[p.name, rel] = FileStatus(shown, ST_DRIFTED if problems else ST_NOT_APPLICABLE,
+                found[p.name, rel] = FileStatus(shown, PatchState.DRIFTED if problems else PatchState.NOT_APPLICABLE,
                                                 detail, None, current)
-            elif result.state == APPLIES:
-                found[p.name, rel] = FileStatus(shown, ST_NOT_APPLIED, "not applied", None, current)
-            elif result.state == SATISFIED:
-                found[p.name, rel] = FileStatus(shown, ST_SATISFIED, "already satisfied upstream",
+            elif result.state == PatchState.APPLIES:
+                found[p.name, rel] = FileStatus(shown, PatchState.NOT_APPLIED, "not applied", None, current)
+            elif result.state == PatchState.SATISFIED:
+                found[p.name, rel] = FileStatus(shown, PatchState.SATISFIED, "already satisfied upstream",
                                                 None, current)
-            elif result.state == DRIFT:
-                found[p.name, rel] = FileStatus(shown, ST_DRIFTED, rewriting.where(ctx.path(rel), result),
+            elif result.state == PatchState.DRIFT:
+                found[p.name, rel] = FileStatus(shown, PatchState.DRIFTED, rewriting.where(ctx.path(rel), result),
                                                 None, current)
             else:
-                found[p.name, rel] = FileStatus(shown, ST_NOT_APPLICABLE,
+                found[p.name, rel] = FileStatus(shown, PatchState.NOT_APPLICABLE,
                                                 result.message or "no target site in this file",
                                                 None, current)
         verdicts.put(remembered_key, ctx.path(rel),
@@ -179,7 +177,7 @@ def _status_copy(ctx: Target, patchsets: Sequence["Patchset"]) -> List[StatusRow
     for p in patchsets:
         shown_files = tuple(ctx.display(rel) for rel in (p.files_for(version) or p.files))
         if p.name not in applicable_names:
-            rows.append(StatusRow(ctx.site_dir, version, p.name, ST_NOT_APPLICABLE,
+            rows.append(StatusRow(ctx.site_dir, version, p.name, PatchState.NOT_APPLICABLE,
                                   outside_range(version, p), shown_files))
             continue
         file_states = tuple(found[p.name, rel] for rel in p.files_for(version))
@@ -194,7 +192,7 @@ def _recorded_status(ctx: Target, rel: str, entry: FileEntry, current: str, data
     """Judge a file patchops wrote by its hash; parse it only to explain a mismatch."""
     shown = ctx.display(rel)
     if current == entry.written:
-        return FileStatus(shown, ST_APPLIED, "applied by patchops", entry.written, current)
+        return FileStatus(shown, PatchState.APPLIED, "applied by patchops", entry.written, current)
     hashes = f"recorded sha {short(entry.written)}, current {short(current)}"
     if current == entry.original:
         why = REPLACED
@@ -203,11 +201,11 @@ def _recorded_status(ctx: Target, rel: str, entry: FileEntry, current: str, data
         rewritten = _rewrite_quietly(data, rel, [patchset], ctx.copy.version, ctx.path(rel), [])
         result = next((r for r in rewritten.results if r.patchset == patchset.name), None) \
             if rewritten is not None else None
-        if result is not None and result.state == APPLIES:
+        if result is not None and result.state == PatchState.APPLIES:
             why = REPLACED
-        elif result is not None and result.state == SATISFIED:
+        elif result is not None and result.state == PatchState.SATISFIED:
             why = HAND_EDITED + "; the patch is still present"
-    return FileStatus(shown, ST_DRIFTED, f"{shown}: {why}; {hashes}", entry.written, current)
+    return FileStatus(shown, PatchState.DRIFTED, f"{shown}: {why}; {hashes}", entry.written, current)
 
 
 def _rewrite_quietly(data: bytes, rel: str, patchsets: Sequence["Patchset"], version: Optional[str],
@@ -220,26 +218,26 @@ def _rewrite_quietly(data: bytes, rel: str, patchsets: Sequence["Patchset"], ver
         return None
 
 
-def _combine_status(states: Sequence[str]) -> str:
-    for wanted in (ST_DRIFTED, ST_NOT_APPLIED):
+def _combine_status(states: Sequence[PatchState]) -> PatchState:
+    for wanted in (PatchState.DRIFTED, PatchState.NOT_APPLIED):
         if wanted in states:
             return wanted
-    relevant = [s for s in states if s != ST_NOT_APPLICABLE]
+    relevant = [s for s in states if s != PatchState.NOT_APPLICABLE]
     if not relevant:
-        return ST_NOT_APPLICABLE
-    if ST_APPLIED in relevant:
-        return ST_APPLIED
-    return ST_SATISFIED
+        return PatchState.NOT_APPLICABLE
+    if PatchState.APPLIED in relevant:
+        return PatchState.APPLIED
+    return PatchState.SATISFIED
 
 
-def _status_detail(state: str, files: Sequence[FileStatus]) -> str:
-    if state == ST_DRIFTED:
-        return "; ".join(f.detail for f in files if f.state == ST_DRIFTED)
-    if state == ST_NOT_APPLIED:
-        missing = [f.path for f in files if f.state == ST_NOT_APPLIED]
+def _status_detail(state: PatchState, files: Sequence[FileStatus]) -> str:
+    if state == PatchState.DRIFTED:
+        return "; ".join(f.detail for f in files if f.state == PatchState.DRIFTED)
+    if state == PatchState.NOT_APPLIED:
+        missing = [f.path for f in files if f.state == PatchState.NOT_APPLIED]
         return "not applied in " + ", ".join(missing)
-    if state == ST_APPLIED:
+    if state == PatchState.APPLIED:
         return "applied by patchops"
-    if state == ST_SATISFIED:
+    if state == PatchState.SATISFIED:
         return "already satisfied upstream; nothing to do"
     return "; ".join(f.detail for f in files) or "no target site in this vLLM"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from patchops.core.errors import PatchsetError
-from patchops.patchset.states import APPLIES, DRIFT, NOT_APPLICABLE, SATISFIED
+from patchops.patchset.states import PatchState
 
 if TYPE_CHECKING:  # the ops load with the first rewrite: plan and status import only the states
     import libcst
@@ -26,7 +26,7 @@ class PatchsetResult:
     """What one patchset found in one file (or, combined, in all its files)."""
 
     patchset: str
-    state: str  # APPLIES, SATISFIED, DRIFT or NOT_APPLICABLE
+    state: PatchState  # APPLIES, SATISFIED, DRIFT or NOT_APPLICABLE
     sites: Tuple[Site, ...]
     message: str  # one line; for drift it names file:line and what was found
 
@@ -94,11 +94,11 @@ def missing_file_results(rel_path: str, patchsets: Sequence[Patchset], version: 
         needed = [(i, op) for i, op in active if 0 not in op.sites]
         if needed:
             i, op = needed[0]
-            results.append(PatchsetResult(patchset.name, DRIFT, (), _say(
+            results.append(PatchsetResult(patchset.name, PatchState.DRIFT, (), _say(
                 patchset, f"op {i} ({op.describe()}) targets {shown}, which does not exist",
                 version)))
         elif active:
-            results.append(PatchsetResult(patchset.name, SATISFIED, (), _say(
+            results.append(PatchsetResult(patchset.name, PatchState.SATISFIED, (), _say(
                 patchset, f"nothing to do: {shown} does not exist and no op needs it", version)))
     return tuple(results)
 
@@ -110,12 +110,12 @@ def _select(patchset: Patchset, rel_path: str, version: Optional[str],
     if not targeted:
         return [], None
     if not patchset.applies_to(version):
-        return [], PatchsetResult(patchset.name, NOT_APPLICABLE, (), (
+        return [], PatchsetResult(patchset.name, PatchState.NOT_APPLICABLE, (), (
             f'patchset "{patchset.name}": not for vLLM {version} (it supports vLLM {patchset.versions})'))
     active = [(i, op) for i, op in targeted if op.applies_to(version)]
     if not active:
         ranges = ", ".join(f"op {i}: {op.vllm}" for i, op in targeted)
-        return [], PatchsetResult(patchset.name, NOT_APPLICABLE, (), (
+        return [], PatchsetResult(patchset.name, PatchState.NOT_APPLICABLE, (), (
             f'patchset "{patchset.name}": no op for {shown} runs on vLLM {version} ({ranges})'))
     return active, None
 
@@ -145,10 +145,10 @@ def _run(patchset: Patchset, active: Sequence[Tuple[int, Op]], module: "libcst.M
     problem = _first_problem(patchset, outcomes, shown, version)
     sites = tuple(site for _, _, out in outcomes for site in out.sites)
     if problem:
-        return PatchsetResult(patchset.name, DRIFT, sites, problem), module
+        return PatchsetResult(patchset.name, PatchState.DRIFT, sites, problem), module
     pristine = [site for site in sites if site.state is SiteState.PRISTINE]
     if not pristine:
-        return PatchsetResult(patchset.name, SATISFIED, sites, _say(
+        return PatchsetResult(patchset.name, PatchState.SATISFIED, sites, _say(
             patchset, f"already applied in {shown} ({_count(sites)})", version)), module
 
     current = module
@@ -160,9 +160,9 @@ def _run(patchset: Patchset, active: Sequence[Tuple[int, Op]], module: "libcst.M
             current = out.module
     problem = _first_problem(patchset, chained, shown, version)
     if problem:  # the ops' edits collide: refuse rather than guess
-        return PatchsetResult(patchset.name, DRIFT, sites, problem + " (after the earlier ops ran)"), module
+        return PatchsetResult(patchset.name, PatchState.DRIFT, sites, problem + " (after the earlier ops ran)"), module
     lines = ", ".join(str(site.line) for site in pristine)
-    return PatchsetResult(patchset.name, APPLIES, sites, _say(
+    return PatchsetResult(patchset.name, PatchState.APPLIES, sites, _say(
         patchset, f"will rewrite {_count(pristine)} in {shown} (line{'s' if len(pristine) > 1 else ''} "
         f"{lines})", version)), current
 

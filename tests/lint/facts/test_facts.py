@@ -15,7 +15,7 @@ from patchops.core import digest_cache
 from patchops.lint.facts import cache as facts_mod
 from patchops.lint import extract as facts_extract
 from patchops.lint.facts import packs, vouch
-from patchops.lint.facts.model import Facts, Flag, facts_for_version, shipped_versions
+from patchops.lint.facts.model import Facts, Flag, HowRead, ReadKind, facts_for_version, shipped_versions
 from patchops.lint.facts.cache import extract_facts, facts_for_copy
 from patchops.lint.vllm import releases
 from patchops.lint.extract.source_tree import Source
@@ -539,3 +539,10 @@ def test_entries_whose_names_clash_are_told_apart_by_folder_and_extra_roots(cach
     assert facts_for_copy(new).has_flashinfer is False
     assert facts_for_copy(new, [extra]).has_flashinfer is True
     assert facts_for_copy(new).has_flashinfer is False
+
+
+@pytest.mark.parametrize("text,how", [("vouched", HowRead(ReadKind.VOUCHED)), ("extracted", HowRead(ReadKind.EXTRACTED)),
+                                      ("partial: 3 of 25 groups re-read", HowRead(ReadKind.PARTIAL, 3, 25))])
+def test_how_facts_were_read_is_stored_as_it_was_said(text, how):
+    facts = Facts.from_dict({"version": "0.8.5", "read": text})
+    assert facts.read == how and facts.to_dict()["read"] == text and f"({facts.read})" == f"({text})"

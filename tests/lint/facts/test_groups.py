@@ -66,3 +66,4 @@ def test_a_value_none_is_kept_where_the_field_has_no_default():
 
 def test_every_guard_the_reader_finds_has_a_field():
     assert {f.name for f in fields(Guards)} == set(MESSAGES) | {"model_option_refused"}
+

@@ -17,7 +17,11 @@ from patchops.cli.app import app
 from patchops.core.errors import LintInputError
 from patchops.lint.facts import packs
 from patchops.lint.facts.model import facts_for_version, shipped_versions
-from patchops.lint.facts.resolution import EXACT, LOCAL, NEWER, PRE, UNLISTED, UNREADABLE, resolve
+from patchops.lint.facts.resolution import ResolutionKind, resolve
+
+EXACT, LOCAL, PRE, NEWER, UNLISTED, UNREADABLE = (ResolutionKind.EXACT, ResolutionKind.LOCAL, ResolutionKind.PRE,
+                                                ResolutionKind.NEWER, ResolutionKind.UNLISTED,
+                                                ResolutionKind.UNREADABLE)
 
 OLDEST, NEWEST = "0.6.0", shipped_versions()[-1]
 SPEC = "model: m\nargs:\n  max-model-len: 4096\n"
@@ -140,3 +144,8 @@ def test_a_spec_stating_a_dev_build_gets_one_warning_not_two(tmp_path):
     out = lint(tmp_path, "0.8.5", text, "--format", "json")
     codes = [d["code"] for d in json.loads(out.stdout)["diagnostics"]]
     assert codes.count("PO010") == 1 and "PO002" not in codes
+
+
+def test_a_kind_is_its_word_in_messages_and_json():
+    kind = resolve("0.9.9").kind
+    assert kind is ResolutionKind.UNLISTED and f"{kind}" == "unlisted" and json.dumps([kind]) == '["unlisted"]'

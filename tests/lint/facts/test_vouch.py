@@ -14,7 +14,7 @@ from patchops.lint.extract import extract
 from patchops.lint.extract.readers import GROUPS
 from patchops.lint.facts import vouch
 from patchops.lint.facts.cache import facts_for_copy
-from patchops.lint.facts.model import facts_for_version, shipped_versions
+from patchops.lint.facts.model import HowRead, ReadKind, facts_for_version, shipped_versions
 from tests.support import wheelcache
 
 pytestmark = pytest.mark.vllm
@@ -43,7 +43,7 @@ def test_an_unmodified_release_is_vouched_and_equals_extraction(version, tmp_pat
     empty_cache()
     facts, inputs, hashed = vouch.read_facts(site)
     full, consulted = extract(site)
-    assert facts.read == "vouched"
+    assert facts.read == HowRead(ReadKind.VOUCHED) and facts.to_dict()["read"] == "vouched"
     assert facts == full and facts.has_flashinfer is True and facts.origin == str(site)
     assert set(consulted) <= set(inputs)  # the facts cache still hashes everything they rest on
     assert hashed["vllm/engine/arg_utils.py"] == vouch.sha256((site / "vllm/engine/arg_utils.py").read_bytes())
@@ -60,7 +60,8 @@ def test_the_corex_fork_rereads_only_what_its_edit_touches(corex_tree, empty_cac
     reads = vouch.release_reads("0.8.5")
     changed = vouch.changed_groups(reads, vouch.current(lib, reads))
     assert {"hardcoded", "flags"} <= set(changed) and "architectures" not in changed
-    assert facts.read == f"partial: {len(changed)} of {len(GROUPS)} groups re-read"
+    assert facts.read == HowRead(ReadKind.PARTIAL, len(changed), len(GROUPS))
+    assert facts.to_dict()["read"] == f"partial: {len(changed)} of {len(GROUPS)} groups re-read"
 
 
 def test_a_file_added_to_a_listed_folder_is_read(tmp_path, empty_cache):
@@ -71,7 +72,7 @@ def test_a_file_added_to_a_listed_folder_is_read(tmp_path, empty_cache):
         "        return True\n")
     empty_cache()
     facts, _, _ = vouch.read_facts(site)
-    assert facts.read.startswith("partial: ") and facts.v1_platforms["vendor_npu"].device_type == "npu"
+    assert facts.read.kind is ReadKind.PARTIAL and facts.v1_platforms["vendor_npu"].device_type == "npu"
     assert facts == extract(site)[0]
 
 
@@ -82,7 +83,7 @@ def test_a_file_the_release_lacks_is_looked_for(tmp_path, empty_cache):
         "import enum\nclass AttentionBackendEnum(enum.Enum):\n    NPU_ATTN = 1\n")
     empty_cache()
     facts, _, _ = vouch.read_facts(site)
-    assert facts.attention_backends == ("NPU_ATTN",) and facts.read.startswith("partial: 1 of ")
+    assert facts.attention_backends == ("NPU_ATTN",) and (facts.read.kind, facts.read.changed) == (ReadKind.PARTIAL, 1)
     assert facts == extract(site)[0]
 
 
@@ -91,7 +92,7 @@ def test_a_copy_of_no_recorded_release_is_extracted(tmp_path, empty_cache):
     (site / "vllm/_version.py").write_text("__version__ = version = '0.5.0'\n")  # older than any shipped
     empty_cache()
     facts, _, _ = vouch.read_facts(site)
-    assert facts.read == "extracted" and facts.version == "0.5.0" and facts == extract(site)[0]
+    assert facts.read == HowRead(ReadKind.EXTRACTED) and facts.version == "0.5.0" and facts == extract(site)[0]
 
 
 def test_lint_says_how_the_facts_were_read(tmp_path, empty_cache):
@@ -103,7 +104,7 @@ def test_lint_says_how_the_facts_were_read(tmp_path, empty_cache):
     (site / "vllm/engine/arg_utils.py").write_text(
         (site / "vllm/engine/arg_utils.py").read_text() + "\n# a local edit\n")
     again = facts_for_copy(site)   # the cache sees the edit, the vouch sees which groups it touches
-    assert again.read.startswith("partial: ") and again == extract(site)[0]
+    assert again.read.kind is ReadKind.PARTIAL and again == extract(site)[0]
 
 
 def test_every_shipped_release_has_reads_whose_notes_are_its_notes():
@@ -135,5 +136,5 @@ def test_a_damaged_record_costs_only_time(tmp_path, monkeypatch, empty_cache):
         facts, _, _ = vouch.read_facts(site)
     finally:
         vouch.release_reads.cache_clear()
-    assert facts.read == "extracted" and facts == extract(site)[0]
+    assert facts.read == HowRead(ReadKind.EXTRACTED) and facts == extract(site)[0]
     shutil.rmtree(reads)

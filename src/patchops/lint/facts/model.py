@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from patchops.core.records import StrEnum
 from patchops.lint.facts.groups import (Architectures, AsyncSpeculative, Companion, CustomAllreduce, FactRecord,
                                         Guards, KernelTiles, MaxLen, NestedConfig, Parallel, PlatformV1,
                                         QuantizationLimits, QuantizationNeed, SwapSpace, Transformers)
@@ -73,6 +74,36 @@ class Flag:
             data["chance_choices"] = tuple(data["chance_choices"])
         known = cls.__dataclass_fields__  # ignore keys from a newer layout
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class ReadKind(StrEnum):
+    """How a copy's facts were read (facts/vouch.py)."""
+
+    VOUCHED = "vouched"        # its files are a release's: the release's facts
+    PARTIAL = "partial"        # the groups whose files differ read again from the copy
+    EXTRACTED = "extracted"    # every group read from the copy
+
+
+@dataclass(frozen=True)
+class HowRead:
+    """A ReadKind, and for PARTIAL how many groups of how many were read again."""
+
+    kind: ReadKind
+    changed: int = 0
+    groups: int = 0
+
+    def __str__(self) -> str:
+        """Say it as the facts cache stores it: "vouched", "partial: 3 of 25 groups re-read"."""
+        if self.kind is ReadKind.PARTIAL:
+            return f"partial: {self.changed} of {self.groups} groups re-read"
+        return self.kind.value
+
+    @classmethod
+    def parse(cls, text: str) -> "HowRead":
+        if text.startswith("partial: "):
+            changed, _, groups = text[len("partial: "):].split()[:3]
+            return cls(ReadKind.PARTIAL, int(changed), int(groups))
+        return cls(ReadKind(text))
 
 
 def _keyed(load: Callable[[Any], Any]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
@@ -146,10 +177,9 @@ class Facts:
     # A release's shipped facts name the transformers an install on its release day took
     # ("resolved_on": that day).
     transformers: Transformers = field(default_factory=Transformers)
-    # How a copy's facts were read (facts/vouch.py): "vouched" (its files are a release's, so
-    # the release's facts), "partial: N groups re-read", "extracted"; "" for a release's own.
-    # Not a fact of the copy: equal facts read two ways compare equal.
-    read: str = field(default="", compare=False)
+    # How a copy's facts were read (facts/vouch.py); None for a release's own. Not a fact of
+    # the copy: equal facts read two ways compare equal.
+    read: Optional[HowRead] = field(default=None, compare=False)
     # (version asked for, how it resolved) when these are another release's shipped facts
     # (lint/facts/resolution.py); never stored.
     asked: Optional[Tuple[str, str]] = None
@@ -224,7 +254,7 @@ class Facts:
             "vendor": self.vendor,
             **({"kernel_tiles": self.kernel_tiles.to_dict()} if self.kernel_tiles else {}),
             "transformers": _dump(self.transformers),
-            **({"read": self.read} if self.read else {}),   # shipped facts stay without it
+            **({"read": str(self.read)} if self.read else {}),   # shipped facts stay without it
         }
 
     @classmethod
@@ -253,7 +283,7 @@ class Facts:
             required_dists=tuple(data.get("required_dists") or ()),
             v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
             vendor=data.get("vendor"),
-            read=data.get("read") or "",
+            read=HowRead.parse(data["read"]) if data.get("read") else None,
             **{name: load(data.get(name) or {}) for name, load in GROUP_RECORDS.items()},
         )
 
@@ -285,11 +315,11 @@ def facts_for_version(version: str) -> Facts:
     An exact release gets its own facts; otherwise the origin names the release used and
     `asked` holds the version asked for and how it resolved.
     """
-    from patchops.lint.facts.resolution import EXACT, resolve
+    from patchops.lint.facts.resolution import ResolutionKind, resolve
 
     chosen = resolve(version)
     facts = _release_facts(chosen.used)
-    if chosen.kind == EXACT:
+    if chosen.kind == ResolutionKind.EXACT:
         return facts
     return facts.replace(origin=f"shipped facts from vllm-{chosen.used} wheel, standing for {chosen.asked}",
                          asked=(chosen.asked, chosen.kind))

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from patchops.core.digest_cache import DigestCache, sha256
 from patchops.core.errors import PatchopsError
-from patchops.lint.facts.model import FACTS_SCHEMA, Facts, facts_for_version
+from patchops.lint.facts.model import FACTS_SCHEMA, Facts, HowRead, ReadKind, facts_for_version
 
 READS_DIR = Path(__file__).resolve().parent / "reads"
 FOLDER = "folder"  # what a looked-up folder records: it exists (its names are listings of their own)
@@ -117,12 +117,12 @@ def read_facts(site: Path, extra_paths: Sequence[Path] = ()) -> Tuple[Facts, Lis
     every = [group.name for group in GROUPS]
     release, reads = _release_of(read_version(site)[0])
     if release is None or reads is None or set(reads["groups"]) != set(every):
-        return reading.facts(every).replace(read="extracted"), sorted(reading.src.consulted), {}
+        return reading.facts(every).replace(read=HowRead(ReadKind.EXTRACTED)), sorted(reading.src.consulted), {}
     now = current(site, reads)
     changed = changed_groups(reads, now)
     facts = reading.facts(changed, release, reads["groups"])
-    label = "vouched" if not changed else "extracted" if len(changed) == len(every) else \
-        f"partial: {len(changed)} of {len(every)} groups re-read"
+    label = HowRead(ReadKind.VOUCHED) if not changed else HowRead(ReadKind.EXTRACTED) \
+        if len(changed) == len(every) else HowRead(ReadKind.PARTIAL, len(changed), len(every))
     # The facts cache hashes files and folders; a listing's folder stands for the listing.
     inputs = reading.src.consulted | {key.rpartition("/")[0] or "." if "*" in key else key for key in reads["files"]}
     hashed = {key: digest for key, digest in now.items() if digest is not None and digest != FOLDER

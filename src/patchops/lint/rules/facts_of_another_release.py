@@ -6,7 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
-from patchops.lint.facts.resolution import LOCAL, Resolution
+from patchops.lint.facts.resolution import Resolution, ResolutionKind
 from patchops.lint.rule import Diagnostic, Example, Rule
 
 
@@ -51,5 +51,5 @@ class FactsOfAnotherRelease(Rule):
             return
         asked, kind = facts.asked
         yield self.diagnostic(cfg, (1, 1), Resolution(asked, facts.version, kind).describe(),
-                              severity="info" if kind == LOCAL else None,
+                              severity="info" if kind == ResolutionKind.LOCAL else None,
                               fix=f"lint the copy that runs {asked} (--vllm PATH), or state a release")
