@@ -62,14 +62,14 @@ def mismatches(version: str, workdir: Path) -> dict:
             cfg = load_command(case.command(), path=f"{case.id}.sh", base_dir=str(folder))
         except PatchopsError:
             continue
-        cfg.model_facts = choose(cfg, GivenConfigs(), fetch=False).facts  # the model folder, as lint reads it
+        model = choose(cfg, GivenConfigs(), fetch=False)  # the model folder, as lint reads it
         gpu = case.profile()
         major, minor = gpu["capability"]
         for key, value in {"gpus": case.gpus, "memory_gib": gpu["memory_gib"], "platform": "cuda",
                            "compute_capability": f"{major}.{minor}", "name": gpu["name"]}.items():
             cfg.context[f"hardware.{key}"] = Setting(key=key, name=f"hardware.{key}", value=value,
                                                      line=1, column=1)
-        for row in explain(cfg, facts):
+        for row in explain(cfg, facts, model=model):
             if row.field in FIELDS and FIELDS[row.field] in verdict["resolved"] and row.certain \
                     and row.value is not None and not same(row.field, row.value, verdict["resolved"]):
                 found[f"{case.id} {row.field}"] = [row.value, verdict["resolved"][FIELDS[row.field]]]

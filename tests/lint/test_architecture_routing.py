@@ -18,6 +18,8 @@ from patchops.lint.runner import lint_example
 from patchops.lint.vllm import routing
 from tests.support import wheelcache
 
+from handmade import as_read, model_of
+
 pytestmark = pytest.mark.vllm
 
 BLOOM = {"architectures": ["BloomForCausalLM"], "model_type": "bloom"}
@@ -96,8 +98,7 @@ def test_v0_only_architecture_on_0_11_is_the_api_server_assertion():
 ])
 def test_engine_prediction_follows_the_architecture(model, version, env, expected):
     cfg = load_text("model: /models/m\n" + (f"env:\n  VLLM_USE_V1: \"{env}\"\n" if env else ""), path="s.yaml")
-    cfg.model_facts = model_facts_from_dict(model)
-    prediction = routing.engine(cfg, facts_for_version(version))
+    prediction = routing.engine(as_read(cfg, model_facts_from_dict(model)), facts_for_version(version))
     assert prediction.value == expected and prediction.error is None
 
 
@@ -174,8 +175,8 @@ def test_platform_without_v1_support(platform, version, env, expected):
 ])
 def test_prefix_caching_follows_the_attention_type(model, version, env, expected):
     cfg = load_text("model: /models/m\n" + (f"env:\n  VLLM_USE_V1: \"{env}\"\n" if env else ""), path="s.yaml")
-    cfg.model_facts = model_facts_from_dict(model)
-    [row] = [r for r in explain(cfg, facts_for_version(version)) if r.field == "enable_prefix_caching"]
+    source = model_of(cfg, model_facts_from_dict(model))
+    [row] = [r for r in explain(cfg, facts_for_version(version), model=source) if r.field == "enable_prefix_caching"]
     assert row.value is expected
 
 

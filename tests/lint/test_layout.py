@@ -14,8 +14,8 @@ SRC = Path(patchops.__file__).resolve().parent
 RULES = SRC / "lint" / "rules"
 # What a rule may import from patchops: the rule API (its fix edits too), the data it checks (the
 # facts and which release they are of), and lint/vllm/.
-RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.edits", "patchops.lint.input.serve_config", "patchops.lint.facts.model",
-                "patchops.lint.facts.groups",
+RULE_IMPORTS = ("patchops.lint.rule", "patchops.lint.edits", "patchops.lint.input.serve_config",
+                "patchops.lint.reading.read_config", "patchops.lint.facts.model", "patchops.lint.facts.groups",
                 "patchops.lint.facts.resolution", "patchops.lint.vllm")
 
 

@@ -19,6 +19,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import model_len
 from patchops.lint.vllm.model_len import derived_max_len
 
+from handmade import as_read
+
 LLAMA = {"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 8,
          "hidden_size": 4096, "num_hidden_layers": 32, "max_position_embeddings": 8192,
          "rope_theta": 500000.0, "torch_dtype": "bfloat16"}
@@ -140,8 +142,7 @@ def test_no_length_key_means_2048(tmp_path):
     # bloom-560m (ALiBi) names no length: vLLM assumes 2048 rather than the tokenizer's 1e30
     folder = write_model(tmp_path / "bloom", {"architectures": ["BloomForCausalLM"], "n_layer": 24})
     (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 10 ** 30}))
-    cfg = load_text("model: m\n", path="s.yaml")
-    cfg.model_facts = read_model_facts(folder / "config.json")
+    cfg = as_read(load_text("model: m\n", path="s.yaml"), read_model_facts(folder / "config.json"))
     assert model_len.max_model_len(cfg, facts_for_version("0.10.1.1")).value == 2048
 
 

@@ -7,6 +7,8 @@ with each input it requires taken away, the rule fires or the runner lists it as
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from patchops.lint import runner
@@ -83,8 +85,9 @@ def test_a_rule_reads_only_what_it_declares(rule, example):
         pytest.skip("the example itself lacks a required input")  # test_rule_catalogue catches it
     declared = set(rule.needs.required) | set(rule.needs.optional)
     if "model" not in declared:
-        seen.model_facts = Tripwire()
-    seen.context = GuardedContext(seen.context, declared)
+        seen = dataclasses.replace(seen, model_facts=Tripwire())
+    seen = dataclasses.replace(seen, written=dataclasses.replace(
+        seen.written, context=GuardedContext(seen.context, declared)))
     found = [d for d in rule().check(seen, facts) if d.code == rule.code]
     assert found, f"{rule.code} did not fire with its declared inputs only"
 

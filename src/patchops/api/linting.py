@@ -83,7 +83,7 @@ def lint(path: Optional[Path] = None, *, command: Optional[str] = None,
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version, python=python)
     run = run_rules(cfg, facts, select=select, ignore=ignore, given=_given(model_config), fetch=fetch)
     source = run.seen.model_source
-    diagnostics = soften(cfg, facts, run.diagnostics, select, ignore)
+    diagnostics = soften(cfg, facts, run.diagnostics, select, ignore, model=source)
     # "/site (vouched)": where the facts came from and how they were read (facts/vouch.py)
     origin = f"{facts.origin} ({facts.read})" if facts.read else facts.origin
     return LintResult(path=cfg.path, vllm_version=facts.version, facts_origin=origin,

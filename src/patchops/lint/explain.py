@@ -14,7 +14,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
+from patchops.lint.input.model_source import ModelSource
 from patchops.lint.reading import read_as_vllm
+from patchops.lint.reading.read_config import Outcome, ReadConfig
 from patchops.lint.vllm import architectures, attention, cuda_graphs, inputs, model_len, routing, scheduler
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import PREFIX_CACHING_BY_ATTN_TYPE, release
@@ -48,13 +50,17 @@ class Row:
                 "alternatives": list(self.alternatives)}
 
 
-def explain(cfg: ServeConfig, facts: Facts, applied: Optional[Dict[str, Tuple[str, str]]] = None) -> List[Row]:
+def explain(cfg: ServeConfig, facts: Facts, applied: Optional[Dict[str, Tuple[str, str]]] = None,
+            model: Optional[ModelSource] = None) -> List[Row]:
     """Return the effective settings of `cfg` under `facts`, in the table's order.
 
     `applied` maps a field a patchset decides in the copy (the keyword it set) to (patchset
     name, file:line in the copy); a value left to that field's default names the patchset.
+    `model` is the model config chosen for it (model_source.choose), None for none.
     """
     seen = read_as_vllm(cfg, facts)
+    if model is not None:
+        seen = seen.with_model(model)
     eng = routing.engine(seen, facts)
     rows = [_row(seen, facts, "engine", eng, user_field=None)]
     for name, predict in _PREDICTORS:
@@ -222,8 +228,8 @@ def _row(cfg: ServeConfig, facts: Facts, name: str, found: Prediction,
                    **common)
     dropped = _dropped(cfg, user_field) if user_field else None
     if dropped is not None:
-        setting, why = dropped
-        return Row(origin=DROPPED, reason=f"{why}; {found.reason}", where=_at(cfg, setting), **common)
+        return Row(origin=DROPPED, reason=f"{dropped.detail}; {found.reason}", where=_at(cfg, dropped.setting),
+                   **common)
     stated = inputs.setting(cfg, user_field) if user_field else None
     if stated is not None:
         if _same(stated.value, found.value):
@@ -255,10 +261,11 @@ def _stated(cfg: ServeConfig, field_path: str) -> Optional[Setting]:
     return None if stated is None else dataclasses.replace(stated, source=HARDWARE_SOURCE)
 
 
-def _dropped(cfg: ServeConfig, name: str) -> Optional[Tuple[Setting, str]]:
+def _dropped(cfg: ReadConfig, name: str) -> Optional[Outcome]:
     for key in (name, name.replace("_", "-")):
-        if key in cfg.ignored:
-            return cfg.ignored[key]
+        found = cfg.dropped(key)
+        if found is not None:
+            return found
     return None
 
 

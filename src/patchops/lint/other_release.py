@@ -16,6 +16,7 @@ from packaging.version import Version
 from patchops.core import records
 from patchops.lint.facts.model import Facts, facts_for_version, shipped_versions
 from patchops.lint.facts.resolution import ResolutionKind
+from patchops.lint.input.model_source import ModelSource
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.rule import Diagnostic
 from patchops.lint.runner import lint_config
@@ -47,14 +48,17 @@ def other_side(facts: Facts) -> Optional[str]:
 
 
 def soften(cfg: ServeConfig, facts: Facts, found: List[Diagnostic], select: Sequence[str] = (),
-           ignore: Sequence[str] = ()) -> List[Diagnostic]:
-    """Return `found` (linted against `facts`) with the errors the stand-in alone decides as warnings."""
+           ignore: Sequence[str] = (), model: Optional[ModelSource] = None) -> List[Diagnostic]:
+    """Return `found` (linted against `facts`) with the errors the stand-in alone decides as warnings.
+
+    `model` is the model config the first lint chose, so the other release judges the same one.
+    """
     if facts.asked is None or facts.asked[1] == ResolutionKind.LOCAL or not any(d.severity == "error" for d in found):
         return found
     asked, used, other = facts.asked[0], facts.version, other_side(facts)
     if other is not None:
         there = {(d.code, d.line, d.column) for d in lint_config(cfg, facts_for_version(other),
-                                                                  select=select, ignore=ignore)}
+                                                                  select=select, ignore=ignore, model=model)}
         why = f" (vLLM {used} says so, {other} does not: unsure for {asked})"
         moved = [d.severity == "error" and (d.code, d.line, d.column) not in there for d in found]
     else:

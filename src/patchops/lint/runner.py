@@ -7,7 +7,7 @@ run, with the reason and what to do, so no rule skips silently.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, List, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from patchops.lint import selectors
 from patchops.lint.input.serve_config import ServeConfig
@@ -15,6 +15,7 @@ from patchops.lint.facts.model import Facts
 from patchops.lint.input import model_source
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.reading import read_as_vllm
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Needs, NotRun
 from patchops.lint.rules import ALL_RULES
 from patchops.lint.rules.input_not_linted import InputNotLinted
@@ -35,27 +36,28 @@ class Run:
 
     diagnostics: List[Diagnostic]
     not_run: List[NotRun]
-    seen: ServeConfig          # the config as the release reads it, with its model source
+    seen: ReadConfig           # the config as the release reads it, with its model source
 
 
 def lint_config(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (),
-                ignore: Sequence[str] = ()) -> List[Diagnostic]:
+                ignore: Sequence[str] = (), model: Optional[model_source.ModelSource] = None) -> List[Diagnostic]:
     """Return the findings for `cfg` against `facts`, sorted by position then code."""
-    return run_rules(cfg, facts, select=select, ignore=ignore).diagnostics
+    return run_rules(cfg, facts, select=select, ignore=ignore, model=model).diagnostics
 
 
 def run_rules(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (), ignore: Sequence[str] = (),
-              given: model_source.GivenConfigs = model_source.GivenConfigs(), fetch: bool = False) -> Run:
+              given: model_source.GivenConfigs = model_source.GivenConfigs(), fetch: bool = False,
+              model: Optional[model_source.ModelSource] = None) -> Run:
     """Run every selected rule of `facts.version` whose needs `cfg` meets; record the others.
 
     `select` and `ignore` hold codes, code prefixes or rule names (comma lists allowed), as
     do the file's `# patchops: ignore[...]` comments. `given` and `fetch` choose the model
-    config (lint/input/model_source.py) unless `cfg.model_source` is already chosen.
+    config (lint/input/model_source.py) unless `model` is that choice already (a second run).
     """
     select, ignore = selectors.split(select), selectors.split(ignore)
     selectors.check("--select", select, ALL_RULES)
     selectors.check("--ignore", ignore, ALL_RULES)
-    seen = prepare(cfg, facts, given, fetch)
+    seen = prepare(cfg, facts, given, fetch, model)
     found: List[Diagnostic] = []
     not_run: List[NotRun] = []
     for rule_class in ALL_RULES:
@@ -78,20 +80,13 @@ def run_rules(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (), ign
 
 
 def prepare(cfg: ServeConfig, facts: Facts, given: model_source.GivenConfigs = model_source.GivenConfigs(),
-            fetch: bool = False) -> ServeConfig:
-    """Return `cfg` as `facts.version` reads it, with its model source and model facts."""
+            fetch: bool = False, model: Optional[model_source.ModelSource] = None) -> ReadConfig:
+    """Return `cfg` as `facts.version` reads it, with its model source (`model`, else chosen)."""
     seen = read_as_vllm(cfg, facts)
-    if cfg.model_source is None and cfg.model_facts is not None:   # a caller read it already
-        model = cfg.model.value if cfg.model is not None and isinstance(cfg.model.value, str) else None
-        cfg.model_source = model_source.ModelSource(model, cfg.model_facts, "given",
-                                                    path=cfg.model_facts.path)
-    if cfg.model_source is None:
-        cfg.model_source = model_source.choose(seen, given, fetch)
-    seen.model_source, seen.model_facts = cfg.model_source, cfg.model_source.facts
-    return seen
+    return seen.with_model(model if model is not None else model_source.choose(seen, given, fetch))
 
 
-def missing(needs: Needs, seen: ServeConfig) -> List[Tuple[str, str]]:
+def missing(needs: Needs, seen: ReadConfig) -> List[Tuple[str, str]]:
     """Return (what is missing, what to do) for each required input `seen` lacks."""
     lacking = []
     for name in needs.required:

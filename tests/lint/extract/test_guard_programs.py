@@ -19,6 +19,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import config_checks
 
+from handmade import as_read
+
 
 def _tree(tmp_path: Path, engine: str, config: str, envs: str = "environment_variables = {}\n") -> Path:
     (tmp_path / "vllm" / "engine").mkdir(parents=True)
@@ -36,8 +38,7 @@ def _refusals(site: Path, args: str, env: str = "", model: Optional[Dict] = None
                   field_defaults=dict(engine_args_defaults(src, classes), **(defaults or {})))
     cfg = load_text(f"model: m\nargs:\n{textwrap.indent(args, '  ')}" + (f"env:\n{textwrap.indent(env, '  ')}" if env else "")
                     + (f"hardware: {hardware}\n" if hardware else ""), kind="spec")
-    if model is not None:
-        cfg.model_facts = model_facts_from_dict(model)
+    cfg = as_read(cfg, model_facts_from_dict(model) if model is not None else None)
     return [(r.config_class, r.message) for r in config_checks.refusals(cfg, facts)]
 
 
@@ -370,7 +371,7 @@ def test_a_key_of_a_json_flag_is_read_through_a_copy_and_a_config_built_from_it(
         classes = Classes(src)
         facts = Facts(version="0.33.0", origin="test", config_checks=checked_classes(src, classes),
                       field_defaults=engine_args_defaults(src, classes), flags=flags)
-        cfg = load_text(f"model: m\nargs:\n{textwrap.indent(args, '  ')}", kind="spec")
+        cfg = as_read(load_text(f"model: m\nargs:\n{textwrap.indent(args, '  ')}", kind="spec"))
         return [r.message for r in config_checks.refusals(cfg, facts)]
 
     both = "attention-backend: FLASH_ATTN\nattention-config: '{\"backend\": \"TRITON_ATTN\"}'\n"

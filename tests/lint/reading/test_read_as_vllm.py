@@ -10,7 +10,23 @@ from patchops.lint.facts.model import Facts, Flag, facts_for_version
 from patchops.lint.input.loaders import load_command, load_text
 from patchops.lint.input.serve_config import human_readable_int
 from patchops.lint.reading import read_as_vllm
+from patchops.lint.reading.read_config import Fate
 from patchops.lint.vllm.releases import release
+
+
+def ignored(seen):
+    """Return {dest: (setting, why)} of what `seen` reads as dropped."""
+    return {o.dest: (o.setting, o.detail) for o in seen.outcomes_of(Fate.IGNORED)}
+
+
+def rejected(seen):
+    """Return {dest: (setting, vLLM's message)} of what vLLM's parser refuses in `seen`."""
+    return {o.dest: (o.setting, o.detail) for o in seen.outcomes_of(Fate.REJECTED)}
+
+
+def unknown(seen):
+    """Return the settings of `seen` no flag matches, in order."""
+    return [o.setting for o in seen.outcomes_of(Fate.UNKNOWN)]
 
 
 def version_tuple(version: str):
@@ -72,11 +88,11 @@ def read(text: str, version: str, *, kind=None, facts: Facts = None):
 def test_false_is_dropped_under_vllm_serve_085():
     seen = read(spec("enable-prefix-caching: false\nenforce-eager: true"), "0.8.5")
     assert "enable_prefix_caching" not in seen.args
-    setting, why = seen.ignored["enable_prefix_caching"]
+    setting, why = ignored(seen)["enable_prefix_caching"]
     assert why == "vllm serve drops `false` values from --config files (0.7.3+)"
     assert (setting.line, setting.column, setting.value) == (3, 3, False)
     assert seen.args["enforce_eager"].value is True
-    assert seen.unknown == [] and seen.rejected == {}
+    assert unknown(seen) == [] and rejected(seen) == {}
 
 
 def test_false_of_a_storeboolean_flag_works_in_063():
@@ -84,19 +100,19 @@ def test_false_of_a_storeboolean_flag_works_in_063():
     assert seen.args["enable_chunked_prefill"].value is True        # the last one wins
     seen = read(spec("enable_chunked_prefill: false"), "0.6.3")
     assert seen.args["enable_chunked_prefill"].value is False
-    assert seen.ignored == {}
+    assert ignored(seen) == {}
 
 
 def test_true_breaks_store_true_flags_in_063():
     seen = read(spec("max-model-len: 4096\nenforce-eager: true"), "0.6.3")
-    setting, message = seen.rejected["enforce_eager"]
+    setting, message = rejected(seen)["enforce_eager"]
     assert message == "unrecognized arguments: True" and (setting.line, setting.column) == (4, 3)
     assert "enforce_eager" not in seen.args and seen.args["max_model_len"].value == 4096
 
 
 def test_false_in_063_is_a_stray_value_for_store_true():
     seen = read(spec("enable_prefix_caching: false"), "0.6.3")
-    assert seen.rejected["enable_prefix_caching"][1] == "unrecognized arguments: False"
+    assert rejected(seen)["enable_prefix_caching"][1] == "unrecognized arguments: False"
 
 
 def test_false_under_api_server():
@@ -104,7 +120,7 @@ def test_false_under_api_server():
     seen = read(spec("enable_chunked_prefill: false", entrypoint="api_server"), "0.7.3")
     assert seen.args["enable_chunked_prefill"].value is False
     seen = read(spec("enable-chunked-prefill: false", entrypoint="api_server"), "0.7.3")
-    assert "enable_chunked_prefill" in seen.ignored
+    assert "enable_chunked_prefill" in ignored(seen)
     # 0.30+: `--no-k` when the reading parser registers it (dash spelling only)
     seen = read(spec("enable-prefix-caching: false", entrypoint="api_server"), "0.30.0")
     assert seen.args["enable_prefix_caching"].value is False
@@ -112,16 +128,16 @@ def test_false_under_api_server():
         seen = read(spec("enable-prefix-caching: false", entrypoint="api_server"), version,
                     facts=facts_for_version(version))
         if version == "0.25.0":
-            assert "enable_prefix_caching" in seen.ignored and "enable_prefix_caching" not in seen.args
+            assert "enable_prefix_caching" in ignored(seen) and "enable_prefix_caching" not in seen.args
         else:
-            assert seen.args["enable_prefix_caching"].value is False and seen.ignored == {}
+            assert seen.args["enable_prefix_caching"].value is False and ignored(seen) == {}
     seen = read(spec("enable-prefix-caching: false", entrypoint="api_server"), "0.25.0")
-    assert "enable_prefix_caching" in seen.ignored
+    assert "enable_prefix_caching" in ignored(seen)
     seen = read(spec("enable_prefix_caching: false", entrypoint="api_server"), "0.30.0")
-    assert "enable_prefix_caching" in seen.ignored
+    assert "enable_prefix_caching" in ignored(seen)
     # ... but never under `vllm serve`
     seen = read(spec("enable-prefix-caching: false"), "0.33.0")
-    assert "enable_prefix_caching" in seen.ignored
+    assert "enable_prefix_caching" in ignored(seen)
 
 
 def test_no_forms():
@@ -135,13 +151,13 @@ def test_no_forms():
     assert seen.args["enable_prefix_caching"].key == "--no-enable-prefix-caching"
     # a store_true flag has no --no- form
     seen = read(spec("no_enforce_eager: true"), "0.8.5")
-    assert [s.key for s in seen.unknown] == ["no_enforce_eager"]
+    assert [s.key for s in unknown(seen)] == ["no_enforce_eager"]
 
 
 def test_false_for_an_unknown_key_is_dropped_not_fatal():
     seen = read(spec("enable_foo: false"), "0.8.5")
-    assert seen.unknown == []
-    assert "not a flag of this vLLM" in seen.ignored["enable_foo"][1]
+    assert unknown(seen) == []
+    assert "not a flag of this vLLM" in ignored(seen)["enable_foo"][1]
 
 
 # --- lists and mappings --------------------------------------------------------------------
@@ -150,10 +166,10 @@ def test_false_for_an_unknown_key_is_dropped_not_fatal():
 def test_list_before_0102_is_mangled():
     seen = read(spec("cuda-graph-sizes: [1, 2, 4]\nserved-model-name: [a, b]"), "0.9.2")
     # an int list becomes the one token "[1, 2, 4]": argparse refuses it
-    assert seen.rejected["cuda_graph_sizes"][1] == \
+    assert rejected(seen)["cuda_graph_sizes"][1] == \
         "argument --cuda-graph-sizes: invalid int value: '[1, 2, 4]'"
     # a text list is accepted as the Python text, brackets and all
-    setting, why = seen.ignored["served_model_name"]
+    setting, why = ignored(seen)["served_model_name"]
     assert setting.value == ["a", "b"] and "['a', 'b']" in why
     assert "served_model_name" not in seen.args
 
@@ -163,14 +179,14 @@ def test_list_from_0102_is_expanded_and_empty_list_dropped():
     assert seen.args["cuda_graph_sizes"].value == [1, 2, 4]
     assert seen.args["served_model_name"].value == ["a", "b"]
     seen = read(spec("cuda-graph-sizes: []"), "0.10.2")
-    assert "empty list" in seen.ignored["cuda_graph_sizes"][1]
+    assert "empty list" in ignored(seen)["cuda_graph_sizes"][1]
 
 
 def test_dicts_by_version():
     text = spec("compilation_config: {level: 3}")
     assert read(text, "0.8.5").args["compilation_config"].value == {"level": 3}   # literal_eval
     seen = read(text, "0.9.2")
-    assert seen.rejected["compilation_config"][1] == \
+    assert rejected(seen)["compilation_config"][1] == \
         "argument --compilation-config/-O: invalid loads value: \"{'level': 3}\""
     assert read(text, "0.20.0").args["compilation_config"].value == {"level": 3}  # json.dumps
     # a JSON string works everywhere from 0.7.3
@@ -184,16 +200,16 @@ def test_dotted_keys_from_09():
     seen = read(text, "0.9.2")
     setting = seen.args["compilation_config"]
     assert setting.value == {"level": 3, "cudagraph_capture_sizes": [1, 2]}
-    assert seen.unknown == []
+    assert unknown(seen) == []
     seen = read(text, "0.8.5")
-    assert sorted(s.key for s in seen.unknown) == ["compilation_config.cudagraph_capture_sizes",
+    assert sorted(s.key for s in unknown(seen)) == ["compilation_config.cudagraph_capture_sizes",
                                                    "compilation_config.level"]
 
 
 def test_null_values():
     seen = read(spec("max-model-len: null\nmax-num-seqs: ~"), "0.8.5")
     assert seen.args["max_model_len"].value is None                  # optional type
-    assert seen.rejected["max_num_seqs"][1] == "argument --max-num-seqs: invalid int value: 'None'"
+    assert rejected(seen)["max_num_seqs"][1] == "argument --max-num-seqs: invalid int value: 'None'"
 
 
 # --- keys ----------------------------------------------------------------------------------
@@ -201,12 +217,12 @@ def test_null_values():
 
 def test_short_alias_is_unknown_as_a_yaml_key_but_works_on_the_command_line():
     seen = read(spec("tp: 4"), "0.8.5")
-    assert [(s.key, s.name, s.value, s.line, s.column) for s in seen.unknown] == [("tp", "tp", 4, 3, 3)]
+    assert [(s.key, s.name, s.value, s.line, s.column) for s in unknown(seen)] == [("tp", "tp", 4, 3, 3)]
     assert "tensor_parallel_size" not in seen.args
     seen = read("vllm serve m -tp 4", "0.8.5", kind="command")
     setting = seen.args["tensor_parallel_size"]
     assert (setting.key, setting.value, setting.column, setting.source) == ("-tp", 4, 14, "cli")
-    assert seen.unknown == []
+    assert unknown(seen) == []
 
 
 def test_unique_prefix_is_accepted_and_ambiguous_is_rejected():
@@ -214,7 +230,7 @@ def test_unique_prefix_is_accepted_and_ambiguous_is_rejected():
     setting = seen.args["max_model_len"]
     assert setting.value == 4096 and setting.key == "max_model" and setting.name == "max_model_len"
     seen = read(spec("max: 4096"), "0.8.5")
-    assert seen.rejected["max"][1].startswith("ambiguous option: --max could match --max-model-len,")
+    assert rejected(seen)["max"][1].startswith("ambiguous option: --max could match --max-model-len,")
     seen = read("vllm serve m --tensor 2", "0.8.5", kind="command")
     assert seen.args["tensor_parallel_size"].value == 2
 
@@ -222,11 +238,11 @@ def test_unique_prefix_is_accepted_and_ambiguous_is_rejected():
 def test_abbreviation_matching_exactly_two_options_is_ambiguous():
     # the hand-made table has --max-num-seqs and --max-num-batched-tokens: two, not more
     seen = read(spec("max_num: 8"), "0.8.5")
-    assert seen.rejected["max_num"][1] == ("ambiguous option: --max-num could match --max-num-seqs, "
+    assert rejected(seen)["max_num"][1] == ("ambiguous option: --max-num could match --max-num-seqs, "
                                            "--max-num-batched-tokens")
     assert "max_num_seqs" not in seen.args and "max_num_batched_tokens" not in seen.args
     seen = read(spec("max_num_s: 8"), "0.8.5")    # one match: accepted
-    assert seen.args["max_num_seqs"].value == 8 and seen.rejected == {}
+    assert seen.args["max_num_seqs"].value == 8 and rejected(seen) == {}
 
 
 def test_underscores_and_dashes_both_work():
@@ -238,11 +254,11 @@ def test_underscores_and_dashes_both_work():
 
 def test_unknown_keys_and_flags():
     seen = read(spec("max-model-length: 4096\n--max-num-seqs: 8"), "0.8.5")
-    assert [s.key for s in seen.unknown] == ["max-model-length", "--max-num-seqs"]
+    assert [s.key for s in unknown(seen)] == ["max-model-length", "--max-num-seqs"]
     seen = read("vllm serve m --max-model-length 4096 --enforce-eager --gpu-memory-utilisation=0.8",
                 "0.8.5", kind="command")
-    unknown = {s.key: (s.value, s.column) for s in seen.unknown}
-    assert unknown == {"--max-model-length": ("4096", 14), "--gpu-memory-utilisation": ("0.8", 54)}
+    found = {s.key: (s.value, s.column) for s in unknown(seen)}
+    assert found == {"--max-model-length": ("4096", 14), "--gpu-memory-utilisation": ("0.8", 54)}
     assert seen.args["enforce_eager"].value is True and seen.model.value == "m"
 
 
@@ -262,9 +278,9 @@ def test_human_readable_ints(text, value):
 
 def test_human_ints_are_refused_where_the_type_is_int():
     seen = read(spec("max-model-len: 32k"), "0.7.3")
-    assert seen.rejected["max_model_len"][1] == "argument --max-model-len: invalid int value: '32k'"
+    assert rejected(seen)["max_model_len"][1] == "argument --max-model-len: invalid int value: '32k'"
     seen = read(spec("max-model-len: 1.5K"), "0.8.5")
-    assert "Decimals are not allowed with binary suffixes like K" in seen.rejected["max_model_len"][1]
+    assert "Decimals are not allowed with binary suffixes like K" in rejected(seen)["max_model_len"][1]
 
 
 def test_command_line_values_are_typed():
@@ -280,13 +296,13 @@ def test_command_line_values_are_typed():
 def test_bad_values_are_rejected_with_argparse_messages():
     seen = read("vllm serve m --max-num-seqs eight --kv-cache-dtype fp4 --port", "0.8.5",
                 kind="command")
-    assert seen.rejected["max_num_seqs"][1] == "argument --max-num-seqs: invalid int value: 'eight'"
-    assert seen.rejected["kv_cache_dtype"][1] == \
+    assert rejected(seen)["max_num_seqs"][1] == "argument --max-num-seqs: invalid int value: 'eight'"
+    assert rejected(seen)["kv_cache_dtype"][1] == \
         "argument --kv-cache-dtype: invalid choice: 'fp4' (choose from 'auto', 'fp8')"
-    assert seen.rejected["port"][1] == "argument --port: expected one argument"
-    assert seen.rejected["max_num_seqs"][0].column == 14
+    assert rejected(seen)["port"][1] == "argument --port: expected one argument"
+    assert rejected(seen)["max_num_seqs"][0].column == 14
     seen = read("vllm serve m --enforce-eager=yes", "0.8.5", kind="command")
-    assert "ignored explicit argument 'yes'" in seen.rejected["enforce_eager"][1]
+    assert "ignored explicit argument 'yes'" in rejected(seen)["enforce_eager"][1]
 
 
 LORA = Flag("lora-modules", "lora_modules", type="str", nargs="+", action="LoRAParserAction", optional=True)
@@ -303,7 +319,7 @@ LORA = Flag("lora-modules", "lora_modules", type="str", nargs="+", action="LoRAP
 def test_lora_modules_are_refused_as_its_parser_action_refuses_them(given, problem):
     seen = read(f"vllm serve m --lora-modules {given}", "0.8.5", kind="command",
                 facts=make_facts("0.8.5", LORA))
-    assert seen.rejected["lora_modules"][1] == problem
+    assert rejected(seen)["lora_modules"][1] == problem
 
 
 @pytest.mark.parametrize("given", ["sql=/adapters/sql", "a=/x b=/y",
@@ -311,7 +327,7 @@ def test_lora_modules_are_refused_as_its_parser_action_refuses_them(given, probl
 def test_lora_modules_in_either_form_are_read(given):
     seen = read(f"vllm serve m --lora-modules {given}", "0.8.5", kind="command",
                 facts=make_facts("0.8.5", LORA))
-    assert "lora_modules" not in seen.rejected and "lora_modules" in seen.args
+    assert "lora_modules" not in rejected(seen) and "lora_modules" in seen.args
 
 
 @pytest.mark.parametrize("version,expected", [
@@ -339,8 +355,8 @@ def test_command_line_wins_over_its_config_file(tmp_path):
     seen = read_as_vllm(cfg, make_facts("0.8.5"))
     assert seen.args["tensor_parallel_size"].value == 4 and seen.args["tensor_parallel_size"].source == "cli"
     assert seen.args["max_model_len"].value == 1024 and seen.args["max_model_len"].source == "yaml"
-    assert "enable_prefix_caching" in seen.ignored
-    assert [s.key for s in seen.unknown] == ["tp"]
+    assert "enable_prefix_caching" in ignored(seen)
+    assert [s.key for s in unknown(seen)] == ["tp"]
     assert seen.model.value == "m"
 
 
@@ -349,37 +365,37 @@ def test_config_equals_form_is_never_loaded(tmp_path):
     cfg = load_command("vllm serve m --config=c.yaml", base_dir=str(tmp_path))
     assert not cfg.config_loaded
     seen = read_as_vllm(cfg, make_facts("0.8.5"))
-    assert "never read" in seen.ignored["config"][1] and "max_model_len" not in seen.args
+    assert "never read" in ignored(seen)["config"][1] and "max_model_len" not in seen.args
 
 
 def test_launch_errors_of_the_config_loader(tmp_path):
     (tmp_path / "c.yaml").write_text("model: m\nmax_model_len: 1024\n")
     # 0.6.3-0.7.3: `vllm serve --config FILE` needs the positional model
     cfg = load_command("vllm serve --config c.yaml", base_dir=str(tmp_path))
-    assert "No model_tag specified!" in read_as_vllm(cfg, make_facts("0.7.3")).rejected["model"][1]
+    assert "No model_tag specified!" in rejected(read_as_vllm(cfg, make_facts("0.7.3")))["model"][1]
     seen = read_as_vllm(cfg, make_facts("0.8.5"))
-    assert "model" not in seen.rejected and seen.model.value == "m"
+    assert "model" not in rejected(seen) and seen.model.value == "m"
     (tmp_path / "d.yaml").write_text("max_model_len: 1024\n")
     cfg = load_command("vllm serve --config d.yaml", base_dir=str(tmp_path))
-    assert read_as_vllm(cfg, make_facts("0.8.5")).rejected["model"][1].startswith("No model specified!")
+    assert rejected(read_as_vllm(cfg, make_facts("0.8.5")))["model"][1].startswith("No model specified!")
     # api_server before 0.10.2 keeps its first token in front of the file's options
     cfg = load_command("python -m vllm.entrypoints.openai.api_server --config c.yaml",
                        base_dir=str(tmp_path))
-    assert read_as_vllm(cfg, make_facts("0.9.2")).rejected["config"][1] == \
+    assert rejected(read_as_vllm(cfg, make_facts("0.9.2")))["config"][1] == \
         "argument --config: expected one argument"
-    assert read_as_vllm(cfg, make_facts("0.10.2")).rejected == {}
+    assert rejected(read_as_vllm(cfg, make_facts("0.10.2"))) == {}
 
 
 def test_ignored_and_rejected_settings_carry_the_dest():
     seen = read(spec("enable_prefix: false\nmax_model: abc"), "0.8.5")
-    assert seen.ignored["enable_prefix_caching"][0].name == "enable_prefix_caching"
-    assert seen.rejected["max_model_len"][0].name == "max_model_len"
-    assert seen.rejected["max_model_len"][0].key == "max_model"
+    assert ignored(seen)["enable_prefix_caching"][0].name == "enable_prefix_caching"
+    assert rejected(seen)["max_model_len"][0].name == "max_model_len"
+    assert rejected(seen)["max_model_len"][0].key == "max_model"
 
 
 def test_config_file_extension_rejected():
     seen = read("vllm serve m --config c.json", "0.8.5", kind="command")
-    assert seen.rejected["config"][1] == "Config file must be of a yaml/yml type. json supplied"
+    assert rejected(seen)["config"][1] == "Config file must be of a yaml/yml type. json supplied"
 
 
 def test_model_sources():
@@ -398,9 +414,9 @@ def test_model_sources():
 
 def test_stray_positionals_are_rejected():
     seen = read("vllm serve m extra --port 1", "0.8.5", kind="command")
-    assert seen.rejected["extra"][1] == "unrecognized arguments: extra"
+    assert rejected(seen)["extra"][1] == "unrecognized arguments: extra"
     seen = read("python -m vllm.entrypoints.openai.api_server stray --model m", "0.8.5", kind="command")
-    assert seen.rejected["stray"][1] == "unrecognized arguments: stray"
+    assert rejected(seen)["stray"][1] == "unrecognized arguments: stray"
 
 
 def test_duplicates_by_dest_across_spellings():
@@ -415,14 +431,14 @@ def test_input_is_not_changed_and_version_recorded():
     before = copy.deepcopy(cfg)
     seen = read_as_vllm(cfg, make_facts("0.8.5"))
     assert cfg == before and seen is not cfg
-    assert seen.read_by == "0.8.5" and cfg.read_by is None
+    assert seen.version == "0.8.5" and seen.written is cfg
     assert seen.path == cfg.path and seen.suppressions == cfg.suppressions
 
 
 def test_empty_flag_table_keeps_keys_and_judges_nothing():
     cfg = load_text(spec("tp: 4\nmax-model-len: 4096"))
     seen = read_as_vllm(cfg, Facts(version="0.8.5", origin="test"))
-    assert set(seen.args) == {"tp", "max_model_len"} and seen.unknown == [] and seen.rejected == {}
+    assert set(seen.args) == {"tp", "max_model_len"} and unknown(seen) == [] and rejected(seen) == {}
 
 
 def test_release_is_tolerant():
@@ -448,14 +464,14 @@ def test_with_shipped_facts(version):
     assert seen.args["max_model_len"].value == 4096
     assert seen.args["gpu_memory_utilization"].value == 0.85
     assert seen.args["max_num_seqs"].value == 8           # unique prefix
-    assert [s.key for s in seen.unknown] == ["tp"]
+    assert [s.key for s in unknown(seen)] == ["tp"]
     if v < (0, 7, 0):
-        assert seen.rejected["enforce_eager"][1] == "unrecognized arguments: True"
+        assert rejected(seen)["enforce_eager"][1] == "unrecognized arguments: True"
     else:
         assert seen.args["enforce_eager"].value is True
-        assert "enable_prefix_caching" in seen.ignored
+        assert "enable_prefix_caching" in ignored(seen)
     cmd = read_as_vllm(load_command("vllm serve m -tp 2 --max-model-len 4096 --enforce-eager"), facts)
-    assert cmd.args["tensor_parallel_size"].value == 2 and cmd.unknown == [] and cmd.rejected == {}
+    assert cmd.args["tensor_parallel_size"].value == 2 and unknown(cmd) == [] and rejected(cmd) == {}
     assert cmd.model.value == "m"
 
 
@@ -602,18 +618,18 @@ def test_reading_agrees_with_vllms_own_parser(vllm_site, tmp_path, version, entr
             "python -m vllm.entrypoints.openai.api_server"
         seen = read_as_vllm(load_command(f"{program} {' '.join(argv)}"), facts)
         case = (version, entrypoint, yaml_text, cli)
-        messages = [m for _s, m in seen.rejected.values()]
+        messages = [m for _s, m in rejected(seen).values()]
         if real_error is not None:
-            assert seen.unknown or seen.rejected, (case, real_error)
+            assert unknown(seen) or rejected(seen), (case, real_error)
             if real_error.startswith("argument ") or real_error.startswith("ambiguous"):
                 assert real_error in messages, (case, real_error, messages)
             continue
-        assert not seen.unknown and not seen.rejected, (case, seen.unknown, seen.rejected)
+        assert not unknown(seen) and not rejected(seen), (case, unknown(seen), rejected(seen))
         if real.get("model_tag") is not None:
             real["model"] = real["model_tag"]
         for dest, setting in seen.args.items():
             assert real[dest] == setting.value, (case, dest)
-        ignored_mangled = {d for d, (_s, why) in seen.ignored.items() if "Python text" in why}
+        ignored_mangled = {d for d, (_s, why) in ignored(seen).items() if "Python text" in why}
         for dest, value in real.items():
             if dest in ("subparser", "model_tag", "config", "model") or dest in ignored_mangled:
                 continue

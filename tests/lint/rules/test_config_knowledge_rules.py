@@ -11,6 +11,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.runner import lint_config
 
+from handmade import model_of
+
 QWEN_7B = {"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,
            "max_position_embeddings": 32768, "sliding_window": 131072, "use_sliding_window": False,
            "rope_theta": 1000000.0}
@@ -23,9 +25,8 @@ def run(text, vllm="0.8.5", kind="spec", model=None, **facts_changes):
     if facts_changes:
         facts = dataclasses.replace(facts, **facts_changes)
     cfg = load_text(text, path="serve.yaml", kind=kind)
-    if model is not None:
-        cfg.model_facts = model_facts_from_dict(model)
-    return [(d.code, d.severity, d.line, d.column) for d in lint_config(cfg, facts)]
+    source = model_of(cfg, model_facts_from_dict(model)) if model is not None else None
+    return [(d.code, d.severity, d.line, d.column) for d in lint_config(cfg, facts, model=source)]
 
 
 def codes(found, prefix="PO"):

@@ -22,6 +22,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from tests.support import wheelcache
 
+from handmade import model_of
+
 GPTQ = {"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,
         "max_position_embeddings": 32768, "torch_dtype": "float16",
         "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True,
@@ -143,8 +145,8 @@ def test_an_inspected_copy_answers_for_itself(tmp_path, monkeypatch):
 
     def codes():
         cfg = load_text(spec("7.0").replace("org/qwen-gptq", str(model)), path="serve.yaml")
-        cfg.model_facts = model_facts_from_dict(GPTQ)
-        return [d.code for d in lint_config(cfg, facts_for_copy(site)) if d.severity == "error"]
+        source = model_of(cfg, model_facts_from_dict(GPTQ))
+        return [d.code for d in lint_config(cfg, facts_for_copy(site), model=source) if d.severity == "error"]
 
     assert facts_for_copy(site).has_bitblas is False and "PO818" in codes()
     (site / "bitblas").mkdir()

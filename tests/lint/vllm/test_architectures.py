@@ -7,11 +7,12 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import architectures
 
+from handmade import as_read
+
 
 def config(model=None, args=""):
     cfg = load_text(f"model: /models/m\nargs:\n  {args or 'seed: 0'}\n", path="serve.yaml")
-    cfg.model_facts = None if model is None else model_facts_from_dict(model)
-    return cfg
+    return as_read(cfg, None if model is None else model_facts_from_dict(model))
 
 
 def test_no_model_config_has_no_architectures():

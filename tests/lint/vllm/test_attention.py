@@ -10,12 +10,12 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import attention
 
-from handmade import H100_CTX, hand_config, hand_facts
+from handmade import H100_CTX, as_read, hand_config, hand_facts
 
 
 def config(args=(), hardware="platform: cuda, compute_capability: '8.0'", env=""):
     body = "".join(f"  {a}\n" for a in args) or "  seed: 0\n"
-    return load_text(f"model: /models/m\nargs:\n{body}hardware: {{{hardware}}}\n" + (f"env: {{{env}}}\n" if env else ""))
+    return as_read(load_text(f"model: /models/m\nargs:\n{body}hardware: {{{hardware}}}\n" + (f"env: {{{env}}}\n" if env else "")))
 
 
 def backend(version, **kw):

@@ -26,6 +26,7 @@ from patchops.lint.rules.mamba_blocks_below_max_seqs import QWEN35_27B, SPEC_80G
 from patchops.lint.runner import lint_example
 from patchops.lint.rules.tokenizer_not_found import TokenizerNotFound
 
+from handmade import as_read, model_of
 from lintkit import findings
 
 
@@ -67,7 +68,7 @@ def triggers_with_model(text, model):
     """Probe the V1 oracle for a config whose model's config.json is `model`."""
     def probe(f):
         read = seen(text, f)
-        read.model_facts = model_facts_from_dict(model)
+        read = read.with_model(model_of(read, model_facts_from_dict(model)))
         return [t.feature for t in routing.oracle_triggers(read, f)]
     return probe
 
@@ -75,9 +76,9 @@ def triggers_with_model(text, model):
 def explained_with_model(row, text, model):
     """Probe one `patchops explain` row for a config whose model's config.json is `model`."""
     def probe(f):
-        read = seen(text, f)
-        read.model_facts = model_facts_from_dict(model)
-        return next(r.value for r in explain(read, f) if r.field == row)
+        cfg = load_text(text)
+        source = model_of(cfg, model_facts_from_dict(model))
+        return next(r.value for r in explain(cfg, f, model=source) if r.field == row)
     return probe
 
 
@@ -124,7 +125,7 @@ V1_OFF = 'VLLM_USE_V1: "0"'
 def refusal(predict, text, model):
     """Probe an MLA / sinks refusal: how vLLM refuses, None when it does not."""
     def probe(f):
-        found = predict(load_text(text), f, model)
+        found = predict(as_read(load_text(text)), f, model)
         return None if found is None else found.refusal
     return probe
 
@@ -293,7 +294,7 @@ PROBES = {
     "COMPILATION_JSON": (arg("compilation_config", spec("compilation-config: \"{'level': 3}\"")),
                          {"level": 3}, None),
     "DOTTED_KEYS": (arg("compilation_config", spec("compilation-config.level: 3")), None, {"level": 3}),
-    "LISTS_EXPANDED": (lambda f: "served_model_name" in seen(spec("served-model-name: [a, b]"), f).ignored,
+    "LISTS_EXPANDED": (lambda f: seen(spec("served-model-name: [a, b]"), f).dropped("served_model_name") is not None,
                        True, False),
     "UNKNOWN_LIST_SPLIT": (lambda f: found("PO101", spec("frobnicate: [1, 2]"))(f)[1],
                            "vllm: error: unrecognized arguments: --frobnicate [1, 2]",
@@ -384,7 +385,7 @@ def test_both_sides_of(name):
 def test_both_sides_of_model_in_config(tmp_path):
     (tmp_path / "c.yaml").write_text("model: m\nmax-model-len: 4096\n")
     command = f"vllm serve --config {tmp_path / 'c.yaml'}"
-    rejected = lambda f: seen(command, f, "command").rejected.get("model", (None, None))[1]
+    rejected = lambda f: getattr(seen(command, f, "command").refusal("model"), "detail", None)
     assert rejected(below(releases.MODEL_IN_CONFIG)).startswith("No model_tag specified!")
     assert rejected(at(releases.MODEL_IN_CONFIG)) is None
 
@@ -392,6 +393,6 @@ def test_both_sides_of_model_in_config(tmp_path):
 def test_both_sides_of_config_first_ok(tmp_path):
     (tmp_path / "c.yaml").write_text("max-model-len: 4096\n")
     command = f"python -m vllm.entrypoints.openai.api_server --config {tmp_path / 'c.yaml'} --model m"
-    rejected = lambda f: "config" in seen(command, f, "command").rejected
+    rejected = lambda f: seen(command, f, "command").refusal("config") is not None
     assert rejected(below(releases.CONFIG_FIRST_OK)) is True
     assert rejected(at(releases.CONFIG_FIRST_OK)) is False

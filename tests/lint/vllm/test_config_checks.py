@@ -8,10 +8,12 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import config_checks
 
+from handmade import as_read
+
 
 def config(*args, hardware="platform: cuda, gpus: 2"):
     body = "".join(f"  {a}\n" for a in args) or "  seed: 0\n"
-    return load_text(f"model: /models/m\nargs:\n{body}hardware: {{{hardware}}}\n")
+    return as_read(load_text(f"model: /models/m\nargs:\n{body}hardware: {{{hardware}}}\n"))
 
 
 def refused(version, *args):

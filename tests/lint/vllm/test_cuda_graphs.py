@@ -8,12 +8,12 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import cuda_graphs
 
-from handmade import L40S_CTX, hand_config, hand_facts
+from handmade import L40S_CTX, as_read, hand_config, hand_facts
 
 
 def config(*args):
     body = "".join(f"  {a}\n" for a in args) or "  seed: 0\n"
-    return load_text(f"model: /models/m\nargs:\n{body}hardware: {{platform: cuda, compute_capability: '8.0', gpus: 2}}\n")
+    return as_read(load_text(f"model: /models/m\nargs:\n{body}hardware: {{platform: cuda, compute_capability: '8.0', gpus: 2}}\n"))
 
 
 def sizes(version, *args):

@@ -9,19 +9,20 @@ import pytest
 from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
+from patchops.lint.reading.read_config import Fate, Outcome, read_config
 from patchops.lint.vllm import inputs
 
-from handmade import hand_config
+from handmade import as_read, hand_config
 
 
 def spec(*args, env="", hardware="", workload=""):
     body = "".join(f"  {a}\n" for a in args) or "  seed: 0\n"
     extra = "".join(f"{k}: {{{v}}}\n" for k, v in (("env", env), ("hardware", hardware), ("workload", workload)) if v)
-    return load_text(f"model: /models/m\nargs:\n{body}{extra}")
+    return as_read(load_text(f"model: /models/m\nargs:\n{body}{extra}"))
 
 
 def command(flags):
-    return load_text(f"vllm serve /models/m {flags}\n", kind="command")
+    return as_read(load_text(f"vllm serve /models/m {flags}\n", kind="command"))
 
 
 def test_a_value_the_input_does_not_show_counts_as_unset():
@@ -107,8 +108,7 @@ def test_enforce_eager_from_the_flag_or_a_hardcoding_fork():
 
 
 def test_a_checkpoint_an_override_always_claims():
-    cfg = spec()
-    cfg.model_facts = model_facts_from_dict({"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"}})
+    cfg = as_read(spec().written, model_facts_from_dict({"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"}}))
     assert inputs.quantization_taken_over(cfg, facts_for_version("0.33.0"))
     assert not inputs.quantization_taken_over(cfg, facts_for_version("0.10.1.1"))
 
@@ -133,8 +133,10 @@ def test_to_int_list_reads_every_spelling(raw, expected):
 
 
 def test_ignored_settings_count_as_absent():
-    cfg = hand_config(args={"enable_chunked_prefill": False})
-    cfg.ignored["enable_chunked_prefill"] = (cfg.args["enable_chunked_prefill"], "YAML false dropped")
+    given = hand_config(args={"enable_chunked_prefill": False})
+    dropped = Outcome(Fate.IGNORED, given.args["enable_chunked_prefill"], "enable_chunked_prefill",
+                      "YAML false dropped")
+    cfg = read_config(given.written, None, given.args, None, [dropped])
     assert inputs.setting(cfg, "enable_chunked_prefill") is None
     assert inputs.bool_value(cfg, "enable_chunked_prefill") is None
 

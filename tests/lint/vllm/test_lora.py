@@ -8,14 +8,15 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import lora
 
+from handmade import as_read
+
 GPT2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2"}
 LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
 
 
 def config(model, args="  enable-lora: true\n"):
     cfg = load_text("model: openai-community/gpt2\nargs:\n  seed: 0\n" + args, path="serve.yaml")
-    cfg.model_facts = model_facts_from_dict(model)
-    return cfg
+    return as_read(cfg, model_facts_from_dict(model))
 
 
 def test_the_worker_refuses_until_0_32_and_the_config_from_0_33():

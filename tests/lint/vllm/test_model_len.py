@@ -7,6 +7,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import model_len
 
+from handmade import as_read
+
 YARN = {"model_type": "qwen2", "max_position_embeddings": 32768,
         "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}
 
@@ -49,8 +51,7 @@ def test_disabling_the_window_with_rope_scaling_is_refused_only_before_0_12():
 
 def config(args="seed: 0", model=None):
     cfg = load_text(f"model: /models/m\nargs:\n  {args}\n")
-    cfg.model_facts = None if model is None else model_facts_from_dict(model)
-    return cfg
+    return as_read(cfg, None if model is None else model_facts_from_dict(model))
 
 
 def test_the_stated_length_else_the_derived_one_else_2048():

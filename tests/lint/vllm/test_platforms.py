@@ -10,10 +10,12 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import platforms
 
+from handmade import as_read
+
 
 def config(tp=None, hardware="platform: cuda", args=""):
     lines = [f"  tensor-parallel-size: {tp}" if tp is not None else "  seed: 0"] + ([f"  {args}"] if args else [])
-    return load_text("model: /models/m\nargs:\n" + "\n".join(lines) + f"\nhardware: {{{hardware}}}\n")
+    return as_read(load_text("model: /models/m\nargs:\n" + "\n".join(lines) + f"\nhardware: {{{hardware}}}\n"))
 
 
 def test_a_stated_corex_platform_names_the_vendor():

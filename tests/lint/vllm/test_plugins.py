@@ -6,11 +6,13 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import plugins
 
+from handmade import as_read
+
 
 def config(tmp_path, flags):
     script = tmp_path / "serve.sh"
     script.write_text(f"vllm serve /models/m {flags}\n")
-    return load_text(script.read_text(), path=str(script))
+    return as_read(load_text(script.read_text(), path=str(script)))
 
 
 def test_no_plugin_flag_no_plugin(tmp_path):

@@ -9,6 +9,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import pooling
 
+from handmade import as_read
+
 CAUSAL = {"architectures": ["MistralModel"], "model_type": "mistral"}
 BIDIRECTIONAL = dict(CAUSAL, is_causal=False)
 HYBRID = {"architectures": ["JambaForSequenceClassification"], "model_type": "jamba"}
@@ -17,8 +19,7 @@ HYBRID = {"architectures": ["JambaForSequenceClassification"], "model_type": "ja
 def config(pooler=None, flag="pooler-config", model=CAUSAL):
     stated = f" --{flag} '{pooler}'" if pooler is not None else ""
     cfg = load_text(f"vllm serve /models/e5 --runner pooling{stated}\n", kind="command")
-    cfg.model_facts = None if model is None else model_facts_from_dict(model)
-    return cfg
+    return as_read(cfg, None if model is None else model_facts_from_dict(model))
 
 
 def default(version, pooler=None, **kw):

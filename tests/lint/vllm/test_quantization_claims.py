@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from patchops.lint.facts.model import facts_for_version
@@ -9,14 +11,15 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import quantization_claims
 
+from handmade import as_read
+
 GPTQ = {"quant_method": "gptq", "bits": 4, "sym": True, "group_size": 128, "desc_act": False}
 
 
 def config(checkpoint=GPTQ, cc="8.0", platform="cuda", args=""):
     hardware = f"hardware: {{platform: {platform}" + (f", compute_capability: '{cc}'" if cc else "") + "}\n"
     cfg = load_text(f"model: /models/m\nargs:\n  {args or 'seed: 0'}\n{hardware}")
-    cfg.model_facts = model_facts_from_dict({"model_type": "llama", "quantization_config": checkpoint})
-    return cfg
+    return as_read(cfg, model_facts_from_dict({"model_type": "llama", "quantization_config": checkpoint}))
 
 
 def claims(version, **kw):
@@ -26,8 +29,7 @@ def claims(version, **kw):
 def test_the_checkpoints_quantization_config():
     assert quantization_claims.checkpoint_quantization(config()) == GPTQ
     assert quantization_claims.checkpoint_quantization(config(checkpoint="gptq")) == {}
-    cfg = config()
-    cfg.model_facts = None
+    cfg = dataclasses.replace(config(), model_facts=None)
     assert quantization_claims.checkpoint_quantization(cfg) == {}
     assert quantization_claims.claiming_override(cfg, facts_for_version("0.8.5")) is None
 

@@ -8,14 +8,14 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm import scheduler
 
-from handmade import H100_CTX, L40S_CTX, hand_config, hand_facts
+from handmade import H100_CTX, L40S_CTX, as_read, hand_config, hand_facts
 
 H100 = "platform: cuda, compute_capability: '9.0', memory_gib: 80"
 
 
 def config(*args, hardware=H100):
     body = "".join(f"  {a}\n" for a in args) or "  seed: 0\n"
-    return load_text(f"model: /models/m\nargs:\n{body}hardware: {{{hardware}}}\n")
+    return as_read(load_text(f"model: /models/m\nargs:\n{body}hardware: {{{hardware}}}\n"))
 
 
 def tier(version, hardware):

@@ -8,10 +8,12 @@ from patchops.lint.facts.model import facts_for_version
 from patchops.lint.input.loaders import load_text
 from patchops.lint.vllm.value_ranges import problem
 
+from handmade import as_read
+
 
 def judged(version, dest, value, *args):
     facts = facts_for_version(version)
-    cfg = load_text("model: /models/m\nargs:\n" + "".join(f"  {a}\n" for a in args or ("seed: 0",)))
+    cfg = as_read(load_text("model: /models/m\nargs:\n" + "".join(f"  {a}\n" for a in args or ("seed: 0",))))
     return problem(cfg, facts, dest, value, facts.value_ranges[dest])
 
 

@@ -7,6 +7,8 @@ from patchops.lint.input.loaders import load_text
 from patchops.lint.input.model_config import model_facts_from_dict
 from patchops.lint.vllm import vision_heads
 
+from handmade import as_read
+
 QWEN2_VL = {"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl",
             "num_attention_heads": 12, "vision_config": {"num_heads": 16}}
 LLAVA = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
@@ -16,8 +18,7 @@ LLAVA = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llav
 
 def config(model, args=""):
     cfg = load_text("model: /models/m\nargs:\n  seed: 0\n" + args, path="serve.yaml")
-    cfg.model_facts = model_facts_from_dict(model)
-    return cfg
+    return as_read(cfg, model_facts_from_dict(model))
 
 
 def test_a_tp_size_that_divides_the_heads_passes_and_one_that_does_not_is_caught():

@@ -3,7 +3,8 @@
 A ServeConfig comes from a serve spec, a plain vLLM `--config` YAML or a launch command
 (loaders.py reads all three). Every value keeps its 1-based line and column (of the key in
 YAML mappings, of the token in commands). Nothing here knows vLLM's flags:
-`reading.read_as_vllm` turns a ServeConfig into what a given vLLM version will see.
+`reading.read_as_vllm` reads a ServeConfig, which stays as written, into the ReadConfig a
+given vLLM version sees (lint/reading/read_config.py).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Setting:
 
 @dataclass
 class ServeConfig:
+    """One launch as written: its settings by layer, its text and where it came from."""
+
     path: str                                   # shown in diagnostics: "serve.yaml", "launch.sh", "<command>"
     kind: str                                   # "spec" | "config" | "command"
     entrypoint: str = "serve"                   # "serve" (vllm serve) | "api_server" (python -m vllm.entrypoints.openai.api_server)
@@ -59,8 +62,6 @@ class ServeConfig:
     model: Optional[Setting] = None
     context: Dict[str, Setting] = field(default_factory=dict)   # dotted spec paths: "vllm.version", "hardware.gpus", "workload.concurrency"
     duplicates: List[Tuple[Setting, Setting]] = field(default_factory=list)  # (earlier, later) same key twice
-    ignored: Dict[str, Tuple[Setting, str]] = field(default_factory=dict)    # name -> (setting, why vLLM will not see it), filled by reading
-    unknown: List[Setting] = field(default_factory=list)        # keys vLLM's parser will reject, filled by reading
     suppressions: Dict[int, Set[str]] = field(default_factory=dict)  # line -> codes in `# patchops: ignore[CODE]`
     lines: List[str] = field(default_factory=list)
     text: str = ""                              # the input as read (no BOM): what spans index
@@ -74,13 +75,6 @@ class ServeConfig:
     argv: List[Setting] = field(default_factory=list)
     config_file: Optional[Setting] = None       # a command's `--config FILE` (value: the path as written)
     config_loaded: bool = False                 # whether that file was found and read
-    # Filled by reading: settings vLLM's parser refuses with a fatal error although the key
-    # is known (bad type, bad choice, `True` after a store_true flag in 0.6.3, ...):
-    # name -> (setting, vLLM's error text).
-    rejected: Dict[str, Tuple[Setting, str]] = field(default_factory=dict)
-    read_by: Optional[str] = None               # vLLM version read_as_vllm used, None before
-    model_facts: Optional[Any] = None           # the model's config.json (lint/input/model_config.py), filled by lint
-    model_source: Optional[Any] = None          # where that came from, or why none (lint/input/model_source.py)
     # A launch found in a deploy file (a manifest's container, a compose service, a `docker
     # run` line): its name in the file ("Deployment/qwen-chat container vllm"), None for the
     # file's only launch of a serve spec, config or script; and what the reader could not

@@ -4,14 +4,15 @@ vLLM turns a `--config` YAML back into argv tokens (`FlexibleArgumentParser._loa
 `load_config_file` from 0.10.2), inserts them after the subcommand, rewrites option names
 (`_` -> `-`, `-O3`, dotted `--x.y` keys) and hands everything to argparse, which also accepts
 unique prefixes. This package replays those steps over the YAML layer and the command-line layer
-with the version's flag table (`facts.flags`) and returns a new ServeConfig keyed by argparse
-dest (== EngineArgs field), with typed values, and:
+with the version's flag table (`facts.flags`) and returns a ReadConfig (`read_config.py`): the
+values keyed by argparse dest (== EngineArgs field), typed, and each setting's Outcome:
 
 * `unknown`  - keys no flag matches (argparse: `unrecognized arguments`);
 * `rejected` - known keys whose value argparse refuses (bad type, bad choice, a stray `True`
   after a store_true flag in 0.6.3, ambiguous abbreviations): vLLM exits at launch;
 * `ignored`  - values vLLM drops or mangles without a word (`false` from YAML, lists before
-  0.10.2, `--config=FILE`).
+  0.10.2, `--config=FILE`);
+* `accepted` - the rest, read.
 
 Each branch names the vLLM file and release it follows.
 The steps are the modules here: `config_file` (the YAML layer -> argv tokens),
@@ -23,37 +24,35 @@ option strings and prefix matching), `value_types` (argparse `type` conversion) 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Dict
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.input.launch_command import is_option
 from patchops.lint.reading.argparse_pass import ArgparsePass
 from patchops.lint.reading.command_line import Token, rewrite
 from patchops.lint.reading.config_file import yaml_tokens
 from patchops.lint.reading.option_table import option_table
+from patchops.lint.reading.read_config import Fate, Outcome, ReadConfig, read_config
 from patchops.lint.vllm.releases import (CONFIG_FIRST_OK, DICTS_AS_JSON, LISTS_EXPANDED,
                                          MODEL_IN_CONFIG, Version, release)
 
 
-def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
-    """Return a new ServeConfig as vLLM `facts.version` will see it (keyed by argparse dest).
+def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ReadConfig:
+    """Return what vLLM `facts.version` reads of `cfg`, which stays as written.
 
-    `args` holds what argparse stores per dest (only what the user set; defaults stay in
-    facts), `model` the model vLLM will load, and `unknown`/`rejected`/`ignored` what it
-    refuses or drops. With an empty flag table (facts not extracted) the keys are kept as
-    written, normalised, and nothing is judged unknown.
+    With an empty flag table (facts not extracted) the keys are kept as written, normalised,
+    and every setting is accepted.
     """
     version = release(facts.version)
-    out = dataclasses.replace(cfg, args={}, ignored=dict(cfg.ignored), unknown=[],
-                              rejected={}, duplicates=list(cfg.duplicates),
-                              read_by=facts.version)
     if not facts.flags:
-        out.args = {name: dataclasses.replace(s, name=name) for name, s in cfg.args.items()}
-        return out
+        return read_config(cfg, facts.version, {name: dataclasses.replace(s, name=name)
+                                                for name, s in cfg.args.items()},
+                           cfg.model, duplicates=cfg.duplicates)
 
     table = option_table(facts)
-    config_tokens = yaml_tokens(cfg, table, version, out.ignored)
+    ignored: Dict[str, Outcome] = {}
+    config_tokens = yaml_tokens(cfg, table, version, ignored)
     cli_tokens = [Token(s.value, s, "cli") for s in cfg.argv]
 
     # Config tokens go right after the subcommand, and after the model if it is given
@@ -70,17 +69,19 @@ def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
     parse = ArgparsePass(cfg, table, version)
     parse.run(tokens)
 
+    args: Dict[str, Setting] = {}
+    model = cfg.model
     for dest, (origin, value, option) in parse.values.items():
         if dest == "help" or (dest in parse.rejected and dest not in parse.by_chance):
             continue
         setting = dataclasses.replace(origin, name=dest, value=value)
         if dest == "config" and origin.source == "cli":
-            out.ignored["config"] = (setting, "vLLM only loads a config file given as "
-                                              "`--config FILE`; `--config=FILE` is accepted "
-                                              "and never read")
+            ignored["config"] = Outcome(Fate.IGNORED, setting, "config",
+                                        "vLLM only loads a config file given as `--config FILE`; "
+                                        "`--config=FILE` is accepted and never read")
             continue
         if dest == "model":
-            out.model = setting
+            model = setting
             continue
         if origin.source == "yaml" and _mangled(origin.value, value, version):
             kind = "a list" if isinstance(origin.value, list) else "a mapping"
@@ -88,56 +89,60 @@ def read_as_vllm(cfg: ServeConfig, facts: Facts) -> ServeConfig:
                 "pass the values on the command line"
             why = (f"vLLM {facts.version} passes {kind} from a --config file on as its Python "
                    f"text {str(origin.value)!r}, not as values; {fix}")
-            out.ignored[dest] = (dataclasses.replace(origin, name=dest), why)
+            ignored[dest] = Outcome(Fate.IGNORED, dataclasses.replace(origin, name=dest), dest, why)
             continue
-        out.args[dest] = setting
-    out.unknown = parse.unknown
-    out.rejected = parse.rejected
-    out.duplicates.extend(parse.duplicates)
+        args[dest] = setting
 
     # `vllm serve MODEL` (args.model = args.model_tag) wins over `--model`; a spec's `model:`
     # stands for that positional model.
     if parse.model_tag is not None:
-        out.model = dataclasses.replace(parse.model_tag, key="model", name="model")
+        model = dataclasses.replace(parse.model_tag, key="model", name="model")
     elif cfg.kind == "spec" and cfg.model is not None:
-        out.model = cfg.model
+        model = cfg.model
     elif cfg.kind == "command" and "model" not in parse.values:
-        out.model = None
+        model = None
 
+    rejected = parse.rejected
     if cfg.config_file is not None:
-        _check_config_file(cfg, out, version)
-    return out
+        _check_config_file(cfg, rejected, version)
+    return read_config(cfg, facts.version, args, model,
+                       [*rejected.values(), *ignored.values(), *parse.unknown],
+                       [*cfg.duplicates, *parse.duplicates])
 
 
-def _check_config_file(cfg: ServeConfig, out: ServeConfig, version: Version) -> None:
-    """Add the fatal errors of `_pull_args_from_config` itself (utils.py) to out.rejected."""
+def _check_config_file(cfg: ServeConfig, rejected: Dict[str, Outcome], version: Version) -> None:
+    """Add the fatal errors of `_pull_args_from_config` itself (utils.py) to `rejected`."""
     anchor = cfg.config_file
     assert anchor is not None
+
+    def refuse(dest: str, message: str, first: bool = False) -> None:
+        if not first or dest not in rejected:
+            rejected[dest] = Outcome(Fate.REJECTED, anchor, dest, message)
+
     if not str(anchor.value).lower().endswith((".yaml", ".yml")):
         ext = str(anchor.value).split(".")[-1]
-        out.rejected["config"] = (anchor, f"Config file must be of a yaml/yml type. {ext} supplied")
+        refuse("config", f"Config file must be of a yaml/yml type. {ext} supplied")
         return
     if not cfg.config_loaded:
         # Neither from the input's folder nor from here: vLLM's open() raises before any flag.
-        out.rejected["config"] = (anchor, f"[Errno 2] No such file or directory: '{anchor.value}'")
+        refuse("config", f"[Errno 2] No such file or directory: '{anchor.value}'")
         return
     if cfg.entrypoint == "serve":
         positional = bool(cfg.argv) and not is_option(cfg.argv[0].value)
         if positional:
             return
         if version < MODEL_IN_CONFIG:
-            out.rejected.setdefault("model", (anchor, "No model_tag specified! Please check your "
-                                                      "command-line arguments."))
+            refuse("model", "No model_tag specified! Please check your command-line arguments.",
+                   first=True)
         elif cfg.config_loaded and not any(s.key == "model" for s in cfg.config_settings):
-            out.rejected.setdefault("model", (anchor, "No model specified! Please specify model "
-                                                      "either as a positional argument or in a "
-                                                      "config file."))
+            refuse("model", "No model specified! Please specify model either as a positional "
+                            "argument or in a config file.", first=True)
     elif version < CONFIG_FIRST_OK:
         # Before 0.10.2 args[0] is kept in front as if it were a subcommand: with `--config`
         # first, `--config` ends up followed by the file's options.
         first = min(((t.line, t.column) for t in cfg.argv), default=None)
         if first is None or first > (anchor.line, anchor.column):
-            out.rejected.setdefault("config", (anchor, "argument --config: expected one argument"))
+            refuse("config", "argument --config: expected one argument", first=True)
 
 
 def _mangled(written: Any, seen: Any, version: Version) -> bool:

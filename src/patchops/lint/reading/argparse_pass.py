@@ -16,6 +16,7 @@ from patchops.lint.facts.model import Flag
 from patchops.lint.input.launch_command import is_option
 from patchops.lint.reading.command_line import Token
 from patchops.lint.reading.option_table import Option, OptionTable, action_of, display_name
+from patchops.lint.reading.read_config import Fate, Outcome
 from patchops.lint.reading.value_types import (BadValue, ChanceValue, check_choice, convert,
                                                lora_module_problem)
 from patchops.lint.vllm.releases import Version
@@ -36,15 +37,16 @@ class ArgparsePass:
         self.table = table
         self.version = version
         self.values: Dict[str, Tuple[Setting, Any, str]] = {}   # dest -> (origin, value, option)
-        self.unknown: List[Setting] = []
-        self.rejected: Dict[str, Tuple[Setting, str]] = {}
+        self.unknown: List[Outcome] = []
+        self.rejected: Dict[str, Outcome] = {}       # by dest: the first refusal
         self.by_chance: Set[str] = set()     # rejected in some launches only: also read as given
         self.duplicates: List[Tuple[Setting, Setting]] = []
         self.model_tag: Optional[Setting] = None
         self._last: Dict[Tuple[str, str], Setting] = {}
 
     def reject(self, name: str, origin: Setting, message: str) -> None:
-        self.rejected.setdefault(name, (dataclasses.replace(origin, name=name), message))
+        self.rejected.setdefault(name, Outcome(Fate.REJECTED, dataclasses.replace(origin, name=name),
+                                               name, message))
 
     def run(self, tokens: List[Token]) -> None:
         index = 0
@@ -80,7 +82,7 @@ class ArgparsePass:
             if error is not None:
                 self.reject(normalize_key(key), origin, error)
             else:
-                self.unknown.append(origin)
+                self.unknown.append(Outcome(Fate.UNKNOWN, origin))
 
     def positional(self, tok: Token) -> None:
         if tok.layer == "cli" and self.cfg.entrypoint == "serve" and self.model_tag is None:

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.reading.command_line import Token
 from patchops.lint.reading.option_table import OptionTable, action_of
+from patchops.lint.reading.read_config import Fate, Outcome
 from patchops.lint.vllm.releases import (BOOL_AS_FLAG, DICTS_AS_JSON, LISTS_EXPANDED,
                                          NO_FORM_FROM_YAML, Version)
 
 
 def yaml_tokens(cfg: ServeConfig, table: OptionTable, version: Version,
-                ignored: Dict[str, Tuple[Setting, str]]) -> List[Token]:
-    """Replay vLLM's `--config` loader over the YAML layer for `version`."""
+                ignored: Dict[str, Outcome]) -> List[Token]:
+    """Replay vLLM's `--config` loader over the YAML layer for `version`; add what it drops to `ignored`."""
     tokens: List[Token] = []
     serve = cfg.entrypoint == "serve"
     # The StoreBoolean dests the *reading* parser knows: under `vllm serve` that is the
@@ -66,10 +67,9 @@ def yaml_tokens(cfg: ServeConfig, table: OptionTable, version: Version,
     return tokens
 
 
-def _drop(ignored: Dict[str, Tuple[Setting, str]], table: OptionTable, setting: Setting,
-          why: str) -> None:
+def _drop(ignored: Dict[str, Outcome], table: OptionTable, setting: Setting, why: str) -> None:
     name = table.dest_for(setting.key)
-    ignored[name] = (dataclasses.replace(setting, name=name), why)
+    ignored[name] = Outcome(Fate.IGNORED, dataclasses.replace(setting, name=name), name, why)
 
 
 def _py_str(value: Any) -> str:

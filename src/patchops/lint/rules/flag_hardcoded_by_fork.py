@@ -23,13 +23,14 @@ def literal_bool(source: str) -> Optional[bool]:
 def user_setting(cfg: ServeConfig, name: str) -> Optional[Tuple[Setting, bool]]:
     """Return (setting, value the user asked for) for boolean option `name`, wherever it ended up.
 
-    A YAML `false` that `vllm serve` drops (cfg.ignored) still says what the user wanted;
+    A YAML `false` that `vllm serve` drops (cfg.dropped) still says what the user wanted;
     `--no-<name>` counts as false.
     """
     for key, wanted in ((name, None), ("no_" + name, False)):
         setting = cfg.args.get(key)
-        if setting is None and key in cfg.ignored:
-            setting = cfg.ignored[key][0]
+        dropped = cfg.dropped(key)
+        if setting is None and dropped is not None:
+            setting = dropped.setting
         if setting is None:
             continue
         value = setting.value

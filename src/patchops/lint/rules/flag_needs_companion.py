@@ -51,7 +51,7 @@ class FlagNeedsCompanion(Rule):
             found = inputs.bool_setting(cfg, switch)
             if found is None or not inputs.bool_value(cfg, switch):
                 continue
-            if inputs.value(cfg, needed) or needed in cfg.rejected:
+            if inputs.value(cfg, needed) or cfg.refusal(needed) is not None:
                 continue  # a companion the parser refuses fails there first (PO107), not here
             flag, companion = "--" + switch.replace("_", "-"), "--" + needed.replace("_", "-")
             yield self.diagnostic(

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
+from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm.wording import TYPE_WORDS
 
@@ -51,7 +52,8 @@ class InvalidFlagValue(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         prog = "vllm serve" if cfg.entrypoint == "serve" else "api_server.py"
-        for name, (setting, why) in sorted(cfg.rejected.items()):
+        for outcome in sorted(cfg.outcomes_of(Fate.REJECTED), key=lambda o: o.dest):
+            name, setting, why = outcome.dest, outcome.setting, outcome.detail
             value = setting.raw if setting.raw is not None else setting.value
             shown = f"{setting.key} {setting.value}" if setting.source == "cli" else f"{setting.key}: {value}"
             message = f'vLLM {facts.version} refuses "{shown}" and exits at once'

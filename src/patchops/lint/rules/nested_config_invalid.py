@@ -9,7 +9,7 @@ from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.groups import NestedConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import config_checks, nested_fields, nested_values
+from patchops.lint.vllm import config_checks, inputs, nested_fields, nested_values
 
 
 class NestedConfigInvalid(Rule):
@@ -83,8 +83,7 @@ class NestedConfigInvalid(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, spec in sorted(facts.nested_configs.items()):
             found = cfg.args.get(dest)
-            if found is None or found.value is None or found.unknown or \
-                    (dest in cfg.ignored and cfg.ignored[dest][0] == found):
+            if found is None or found.value is None or found.unknown or inputs.is_dropped(cfg, dest, found):
                 continue
             value = found.value
             if not isinstance(value, dict):

@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import speculative
+from patchops.lint.vllm import inputs, speculative
 
 # The served model's config.json, used as its own draft in the examples.
 QWEN_7B = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "num_attention_heads": 28}
@@ -110,7 +110,7 @@ class SpeculativeConfigInvalid(Rule):
         spec = facts.nested_configs.get("speculative_config")
         found = cfg.args.get("speculative_config")
         if spec is None or found is None or not isinstance(found.value, dict) or \
-                ("speculative_config" in cfg.ignored and cfg.ignored["speculative_config"][0] == found):
+                inputs.is_dropped(cfg, "speculative_config", found):
             return
         value = found.value
         fields = spec.fields

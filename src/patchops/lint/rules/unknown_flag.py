@@ -7,6 +7,7 @@ from typing import Dict, Iterator
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import rename_key
 from patchops.lint.facts.model import Facts, Flag
+from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import options, wording
 
@@ -84,8 +85,8 @@ class UnknownFlag(Rule):
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         known = options.known_names(facts)
-        for setting in cfg.unknown:
-            yield self._finding(cfg, facts, known, setting)
+        for outcome in cfg.outcomes_of(Fate.UNKNOWN):
+            yield self._finding(cfg, facts, known, outcome.setting)
 
     def _finding(self, cfg: ServeConfig, facts: Facts, known: Dict[str, Flag],
                  setting: Setting) -> Diagnostic:

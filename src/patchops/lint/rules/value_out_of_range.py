@@ -82,7 +82,7 @@ class ValueOutOfRange(Rule):
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, check in sorted(facts.value_ranges.items()):
             found = cfg.args.get(dest)
-            if found is None or (dest in cfg.ignored and cfg.ignored[dest][0] == found):
+            if found is None or inputs.is_dropped(cfg, dest, found):
                 continue
             switch = check.get("when")
             if switch and not inputs.bool_value(cfg, switch):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from patchops.lint.edits import replace_value
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts, Flag
+from patchops.lint.reading.read_config import Fate, Outcome, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, releases, wording
 
@@ -78,14 +79,15 @@ class Yaml11Boolean(Rule):
             flag = facts.flags.get(setting.name) or facts.flag(setting.key)
             if flag is None:
                 continue  # unknown keys: unknown-flag
+            outcome = cfg.outcome_of(setting)
+            fate = outcome.fate if outcome is not None else None
             if inputs.is_boolean(flag):
-                if inputs.fate(cfg, setting)[0] == "accepted":  # a dropped false: yaml-false-dropped
+                if fate is Fate.ACCEPTED:  # a dropped false: yaml-false-dropped
                     yield self._switch(cfg, setting, word)
                 continue
             if flag.nargs == "?" and inputs.YAML11_WORDS[word]:
                 continue  # a bare --flag takes its const, which is what `yes` means (--hf-token)
-            outcome = inputs.fate(cfg, setting)
-            if outcome[0] == "ignored" and harmless(flag):
+            if fate is Fate.IGNORED and harmless(flag):
                 continue
             yield self._option(cfg, facts, setting, word, flag, outcome)
 
@@ -100,14 +102,13 @@ class Yaml11Boolean(Rule):
         return with_vllm_message(found, None)       # vLLM says nothing: it works
 
     def _option(self, cfg: ServeConfig, facts: Facts, setting: Setting, word: str, flag: Flag,
-                outcome) -> Diagnostic:
+                outcome: Optional[Outcome]) -> Diagnostic:
         option = "--" + flag.name
         value = inputs.YAML11_WORDS[word]
-        state, _dest, detail = outcome
         vllm_message = None
-        if state == "rejected":
+        if outcome is not None and outcome.fate is Fate.REJECTED:
             what, severity = "vLLM's argument parser rejects it and vLLM exits", "error"
-            vllm_message = wording.parser_error(cfg, detail)
+            vllm_message = wording.parser_error(cfg, outcome.detail)
         elif releases.release(facts) < releases.BOOL_AS_FLAG:
             # 0.6.3 passes str(value): the flag gets the text True/False
             what, severity = f'vLLM gets the text "{value}" instead', "warning"

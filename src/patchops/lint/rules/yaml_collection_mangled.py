@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.facts.model import Facts, Flag
+from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, wording
 from patchops.lint.vllm.releases import (COMPILATION_JSON, COMPILATION_LITERAL_EVAL, DICTS_AS_JSON, DOTTED_KEYS,
@@ -78,19 +79,20 @@ class YamlCollectionMangled(Rule):
                 kind = "mapping"
             else:
                 continue
-            state, dest, detail = inputs.fate(cfg, setting)
+            outcome = cfg.outcome_of(setting)
+            dest = outcome.dest if outcome is not None else None
             flag = facts.flags.get(dest or "") or facts.flags.get(setting.name) or facts.flag(setting.key)
-            if state == "rejected":
-                yield self._finding(cfg, facts, setting, flag, kind, version, detail)
-            elif state == "ignored":
+            if outcome is not None and outcome.fate is Fate.REJECTED:
+                yield self._finding(cfg, facts, setting, flag, kind, version, outcome.detail)
+            elif outcome is not None and outcome.fate is Fate.IGNORED:
                 yield self._finding(cfg, facts, setting, flag, kind, version, None)
-            elif state == "absent":
+            elif outcome is None:
                 # no reading result (no flag table): judge from the version alone
                 if kind == "mapping" and setting.name == "compilation_config" and \
                         COMPILATION_LITERAL_EVAL <= version < COMPILATION_JSON:
                     continue
                 yield self._finding(cfg, facts, setting, flag, kind, version, None)
-            # "accepted" (compilation_config's literal_eval in 0.7-0.8) and "unknown" (unknown-flag)
+            # accepted (compilation_config's literal_eval in 0.7-0.8) and unknown (unknown-flag)
             # need nothing here
 
     def _finding(self, cfg: ServeConfig, facts: Facts, setting: Setting, flag: Optional[Flag],

@@ -7,6 +7,7 @@ from typing import Any, Iterator, Optional
 from patchops.lint.input.serve_config import ServeConfig, Setting
 from patchops.lint.edits import insert_after, rename_key, replace_value
 from patchops.lint.facts.model import Facts, Flag
+from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
 from patchops.lint.vllm.inputs import NONE_MEANS_FALSE
@@ -93,7 +94,8 @@ class YamlFalseDropped(Rule):
     ]
 
     def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for name, (setting, _why) in sorted(cfg.ignored.items(), key=lambda kv: kv[1][0].line):
+        for outcome in sorted(cfg.outcomes_of(Fate.IGNORED), key=lambda o: o.setting.line):
+            name, setting = outcome.dest, outcome.setting
             if setting.source != "yaml" or setting.value is not False:
                 continue
             flag = facts.flags.get(name)

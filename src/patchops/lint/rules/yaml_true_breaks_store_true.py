@@ -6,6 +6,7 @@ from typing import Iterator
 
 from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
+from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, wording
 
@@ -54,11 +55,13 @@ class YamlTrueBreaksStoreTrue(Rule):
         for setting in inputs.written_settings(cfg):
             if setting.source != "yaml" or not isinstance(setting.value, bool):
                 continue
-            state, dest, detail = inputs.fate(cfg, setting)
+            outcome = cfg.outcome_of(setting)
+            dest = outcome.dest if outcome is not None else None
             flag = facts.flags.get(dest or "") or facts.flags.get(setting.name) or facts.flag(setting.key)
             if flag is None or flag.action != "store_true":
                 continue
-            if state == "rejected" and not (detail or "").startswith("unrecognized arguments"):
+            if outcome is not None and outcome.fate is Fate.REJECTED and \
+                    not (outcome.detail or "").startswith("unrecognized arguments"):
                 continue  # rejected for another reason, reported elsewhere
             word = str(setting.value)
             written = setting.raw or word.lower()

@@ -1,7 +1,7 @@
 """Read the values vLLM will see from a config: settings, environment, hardware and workload.
 
-Every reader takes the ServeConfig after `read_as_vllm`, so a setting vLLM drops (a YAML
-`false` under `vllm serve`, `cfg.ignored`) counts as absent.
+Every reader takes the ReadConfig `read_as_vllm` returns, so a setting vLLM drops (a YAML
+`false` under `vllm serve`, an ignored Outcome) counts as absent.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from patchops.lint.input.serve_config import as_int as to_int
 from patchops.lint.input.serve_config import as_int_list as to_int_list
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.input.model_config import other_model_facts as model_facts_of  # re-exported: a draft model's config.json
+from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.vllm.prediction import Prediction
 from patchops.lint.vllm.releases import SPECULATIVE_CONFIG, V1_ORACLE, release
 
@@ -29,10 +30,10 @@ def _names(name: str) -> Tuple[str, ...]:
     return tuple(dict.fromkeys((base, base.replace("-", "_"), base.replace("_", "-"))))
 
 
-def setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
+def setting(cfg: ReadConfig, name: str) -> Optional[Setting]:
     """Return the Setting vLLM will see for EngineArgs field `name`, or None.
 
-    A setting the reader marked as not reaching vLLM (`cfg.ignored`, e.g. a YAML `false`
+    A setting the reader marked as not reaching vLLM (`cfg.dropped`, e.g. a YAML `false`
     dropped under `vllm serve`) counts as absent, and so does one whose value the input does
     not show (`--kv-cache-dtype $KV`): no prediction is made from text vLLM never gets.
     """
@@ -40,26 +41,23 @@ def setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
         found = cfg.args.get(key)
         if found is None:
             continue
-        if found.unknown:
-            return None
-        dropped = cfg.ignored.get(key)
-        if dropped is not None and dropped[0] == found:
+        if found.unknown or is_dropped(cfg, key, found):
             return None
         return found
     return None
 
 
-def value(cfg: ServeConfig, name: str, default: Any = None) -> Any:
+def value(cfg: ReadConfig, name: str, default: Any = None) -> Any:
     """Return the raw value of `name` as vLLM will see it, or `default`."""
     found = setting(cfg, name)
     return default if found is None else found.value
 
 
-def int_value(cfg: ServeConfig, name: str) -> Optional[int]:
+def int_value(cfg: ReadConfig, name: str) -> Optional[int]:
     return to_int(value(cfg, name))
 
 
-def bool_value(cfg: ServeConfig, name: str) -> Optional[bool]:
+def bool_value(cfg: ReadConfig, name: str) -> Optional[bool]:
     """Return True/False for a boolean field (`--no-x` spellings included), None when unset."""
     found = setting(cfg, name)
     if found is not None:
@@ -71,40 +69,40 @@ def bool_value(cfg: ServeConfig, name: str) -> Optional[bool]:
     return None
 
 
-def bool_setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
+def bool_setting(cfg: ReadConfig, name: str) -> Optional[Setting]:
     """Return the Setting behind bool_value(): the field or its `no_` spelling."""
     return setting(cfg, name) or setting(cfg, "no_" + name.replace("-", "_"))
 
 
-def int_list(cfg: ServeConfig, name: str) -> Optional[List[int]]:
+def int_list(cfg: ReadConfig, name: str) -> Optional[List[int]]:
     return to_int_list(value(cfg, name))
 
 
-def env_setting(cfg: ServeConfig, var: str) -> Optional[Setting]:
+def env_setting(cfg: ReadConfig, var: str) -> Optional[Setting]:
     return cfg.env.get(var)
 
 
-def env_value(cfg: ServeConfig, var: str) -> Optional[str]:
+def env_value(cfg: ReadConfig, var: str) -> Optional[str]:
     found = cfg.env.get(var)
     return None if found is None or found.value is None else str(found.value).strip()
 
 
-def env_text(cfg: ServeConfig, name: str) -> Optional[str]:
+def env_text(cfg: ReadConfig, name: str) -> Optional[str]:
     """Return environment variable `name` as the vLLM process sees it, unstripped (None when unset)."""
     found = cfg.env.get(name)
     return None if found is None or found.value is None else str(found.value)
 
 
-def ctx_setting(cfg: ServeConfig, path: str) -> Optional[Setting]:
+def ctx_setting(cfg: ReadConfig, path: str) -> Optional[Setting]:
     return cfg.context.get(path)
 
 
-def ctx_value(cfg: ServeConfig, path: str) -> Any:
+def ctx_value(cfg: ReadConfig, path: str) -> Any:
     found = cfg.context.get(path)
     return None if found is None else found.value
 
 
-def compute_capability(cfg: ServeConfig) -> Optional[Tuple[int, int]]:
+def compute_capability(cfg: ReadConfig) -> Optional[Tuple[int, int]]:
     """Return the stated GPU compute capability as (major, minor): 8.0, "8.6", "sm_90", 90, [8, 6]."""
     raw = ctx_value(cfg, "hardware.compute_capability")
     if isinstance(raw, (list, tuple)) and len(raw) == 2:
@@ -116,7 +114,7 @@ def compute_capability(cfg: ServeConfig) -> Optional[Tuple[int, int]]:
     return (int(major), int(minor))
 
 
-def memory_gib(cfg: ServeConfig) -> Optional[float]:
+def memory_gib(cfg: ReadConfig) -> Optional[float]:
     raw = ctx_value(cfg, "hardware.memory_gib")
     if raw is None or isinstance(raw, bool):
         return None
@@ -126,7 +124,7 @@ def memory_gib(cfg: ServeConfig) -> Optional[float]:
         return None
 
 
-def device_name(cfg: ServeConfig) -> Optional[str]:
+def device_name(cfg: ReadConfig) -> Optional[str]:
     """Return the stated GPU name (hardware.name, lower case), e.g. "nvidia a100-sxm4-80gb", or None."""
     raw = ctx_value(cfg, "hardware.name")
     if isinstance(raw, str) and raw.strip():
@@ -134,12 +132,12 @@ def device_name(cfg: ServeConfig) -> Optional[str]:
     return None
 
 
-def platform(cfg: ServeConfig) -> Optional[str]:
+def platform(cfg: ReadConfig) -> Optional[str]:
     raw = ctx_value(cfg, "hardware.platform")
     return None if raw is None else str(raw).strip().lower()
 
 
-def is_cuda_like(cfg: ServeConfig) -> Optional[bool]:
+def is_cuda_like(cfg: ReadConfig) -> Optional[bool]:
     """Return whether the platform runs vLLM's CUDA paths (vendor CUDA-likes count), None if unstated."""
     name = platform(cfg)
     if name is None:
@@ -147,14 +145,14 @@ def is_cuda_like(cfg: ServeConfig) -> Optional[bool]:
     return not any(name.startswith(p) for p in NON_CUDA_PLATFORMS)
 
 
-def concurrency_levels(cfg: ServeConfig) -> List[int]:
+def concurrency_levels(cfg: ReadConfig) -> List[int]:
     """Return the workload.concurrency levels (an int or a list), ascending."""
     raw = ctx_value(cfg, "workload.concurrency")
     levels = to_int_list(raw) if not isinstance(raw, dict) else None
     return sorted({n for n in levels or [] if n > 0})
 
 
-def max_model_len(cfg: ServeConfig) -> Prediction:
+def max_model_len(cfg: ReadConfig) -> Prediction:
     """Return the max_model_len the config states; None when it comes from the model's config.json."""
     found = setting(cfg, "max_model_len")
     number = to_int(found.value) if found is not None else None
@@ -163,7 +161,7 @@ def max_model_len(cfg: ServeConfig) -> Prediction:
     return Prediction(None, "max_model_len comes from the model's config.json", certain=False)
 
 
-def compilation_value(cfg: ServeConfig, key: str) -> Tuple[Any, Optional[Setting]]:
+def compilation_value(cfg: ReadConfig, key: str) -> Tuple[Any, Optional[Setting]]:
     """Return (value, setting) of compilation_config sub-key `key`, from whichever form was used.
 
     Forms: a dict (YAML), a JSON or Python-literal string (`'{"level": 3}'`), an int (`-O 3`,
@@ -174,8 +172,7 @@ def compilation_value(cfg: ServeConfig, key: str) -> Tuple[Any, Optional[Setting
     for name, found in cfg.args.items():
         dotted = name.lstrip("-").replace("-", "_")
         if dotted in (f"compilation_config.{key}", f"O.{key}"):
-            dropped = cfg.ignored.get(name)
-            if dropped is not None and dropped[0] == found:
+            if is_dropped(cfg, name, found):
                 continue
             raw = found.value
             if isinstance(raw, str):
@@ -200,7 +197,7 @@ def compilation_value(cfg: ServeConfig, key: str) -> Tuple[Any, Optional[Setting
 # --------------------------------------------------------------------------- environment
 
 
-def use_v1_env(cfg: ServeConfig) -> Optional[bool]:
+def use_v1_env(cfg: ReadConfig) -> Optional[bool]:
     """Return VLLM_USE_V1 as vLLM reads it (`bool(int(...))`), None when unset or unreadable."""
     raw = env_value(cfg, "VLLM_USE_V1")
     if raw is None:
@@ -211,25 +208,25 @@ def use_v1_env(cfg: ServeConfig) -> Optional[bool]:
         return None
 
 
-def attention_backend_env(cfg: ServeConfig) -> Optional[str]:
+def attention_backend_env(cfg: ReadConfig) -> Optional[str]:
     raw = env_value(cfg, "VLLM_ATTENTION_BACKEND")
     return raw or None
 
 
-def num_scheduler_steps(cfg: ServeConfig) -> Optional[int]:
+def num_scheduler_steps(cfg: ReadConfig) -> Optional[int]:
     """Return the explicit --num-scheduler-steps value (a removed key still counts)."""
     found = setting(cfg, "num_scheduler_steps") or unknown_setting(cfg, "num_scheduler_steps")
     return None if found is None else to_int(found.value)
 
 
-def multistep_setting(cfg: ServeConfig) -> Optional[Setting]:
+def multistep_setting(cfg: ReadConfig) -> Optional[Setting]:
     """Return the accepted --num-scheduler-steps setting when it asks for multi-step (> 1)."""
     steps = num_scheduler_steps(cfg)
     found = setting(cfg, "num_scheduler_steps")
     return found if found is not None and steps is not None and steps > 1 else None
 
 
-def v0_multistep_setting(cfg: ServeConfig, facts: Facts) -> Optional[Setting]:
+def v0_multistep_setting(cfg: ReadConfig, facts: Facts) -> Optional[Setting]:
     """Return multistep_setting() where V0's own multi-step checks get to run.
 
     From 0.8.5 `VLLM_USE_V1=1` makes the V1 oracle refuse multi-step first (PO302).
@@ -239,16 +236,16 @@ def v0_multistep_setting(cfg: ServeConfig, facts: Facts) -> Optional[Setting]:
     return multistep_setting(cfg)
 
 
-def unknown_setting(cfg: ServeConfig, name: str) -> Optional[Setting]:
-    """Return a key vLLM's parser will reject (cfg.unknown) whose name is `name`."""
+def unknown_setting(cfg: ReadConfig, name: str) -> Optional[Setting]:
+    """Return a key vLLM's parser will reject (an unknown Outcome) whose name is `name`."""
     wanted = set(_names(name))
-    for found in cfg.unknown:
+    for found in (o.setting for o in cfg.outcomes_of(Fate.UNKNOWN)):
         if found.name.lstrip("-") in wanted or found.name.lstrip("-").replace("-", "_") in wanted:
             return found
     return None
 
 
-def speculative_method(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+def speculative_method(cfg: ReadConfig, facts: Facts) -> Optional[str]:
     """Return the speculative method ("ngram", "eagle", "draft_model", ...) or None without spec decode."""
     if release(facts) < SPECULATIVE_CONFIG:
         model = value(cfg, "speculative_model")
@@ -271,12 +268,12 @@ def speculative_method(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     return "draft_model" if model else "unknown"
 
 
-def speculative_setting(cfg: ServeConfig, facts: Facts) -> Optional[Setting]:
+def speculative_setting(cfg: ReadConfig, facts: Facts) -> Optional[Setting]:
     """Return the setting that turns speculative decoding on (speculative_config, or speculative_model before 0.8.5)."""
     return setting(cfg, "speculative_model" if release(facts) < SPECULATIVE_CONFIG else "speculative_config")
 
 
-def num_speculative_tokens(cfg: ServeConfig, facts: Facts) -> Optional[int]:
+def num_speculative_tokens(cfg: ReadConfig, facts: Facts) -> Optional[int]:
     """Return the draft tokens proposed per step as stated; None when unstated (MTP may take it from the model)."""
     if release(facts) < SPECULATIVE_CONFIG:
         return int_value(cfg, "num_speculative_tokens")
@@ -285,13 +282,13 @@ def num_speculative_tokens(cfg: ServeConfig, facts: Facts) -> Optional[int]:
     return to_int(raw.get("num_speculative_tokens")) if isinstance(raw, dict) else None
 
 
-def is_pooling(cfg: ServeConfig) -> bool:
+def is_pooling(cfg: ReadConfig) -> bool:
     task = value(cfg, "task")
     runner = value(cfg, "runner")
     return (isinstance(task, str) and task.lower() in POOLING_TASKS) or runner == "pooling"
 
 
-def enforce_eager(cfg: ServeConfig, facts: Facts) -> Prediction:
+def enforce_eager(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return whether the copy runs eagerly: the user's flag, or a fork hardcoding it (facts.hardcoded)."""
     hard = facts.hardcoded.get("enforce_eager") if facts.hardcoded else None
     if hard is not None and str(hard).strip() == "True":
@@ -332,47 +329,22 @@ def yaml11_word(setting: Setting) -> Optional[str]:
     return None
 
 
-def written_settings(cfg: ServeConfig) -> List[Setting]:
+def written_settings(cfg: ReadConfig) -> List[Setting]:
     """Return the YAML settings as the user wrote them (values before vLLM's reading), in order."""
     if cfg.config_settings:
         return list(cfg.config_settings)
-    found = [s for s in cfg.args.values() if s.source == "yaml"]
-    found += [s for s, _why in cfg.ignored.values() if s.source == "yaml"]
-    found += [s for s, _why in cfg.rejected.values() if s.source == "yaml"]
+    judged = (Fate.ACCEPTED, Fate.IGNORED, Fate.REJECTED)
+    found = [o.setting for fate in judged for o in cfg.outcomes_of(fate) if o.setting.source == "yaml"]
     return sorted(found, key=lambda s: (s.line, s.column))
 
 
-def fate(cfg: ServeConfig, setting: Setting) -> Tuple[str, Optional[str], Optional[str]]:
-    """Return what reading decided for the setting written at `setting`'s position.
-
-    ("rejected", dest, vLLM's error), ("ignored", dest, why), ("unknown", None, None),
-    ("accepted", dest, None) or ("absent", None, None).
-    """
-    def same(seen: Setting) -> bool:
-        # Every key of a command's `--config FILE` sits at the `--config` token: the key
-        # tells them apart.
-        return (seen.line, seen.column) == (setting.line, setting.column) and \
-            _key(seen.key) == _key(setting.key)
-
-    for name, (seen, message) in cfg.rejected.items():
-        if same(seen):
-            return "rejected", name, message
-    for name, (seen, why) in cfg.ignored.items():
-        if same(seen):
-            return "ignored", name, why
-    if any(same(seen) for seen in cfg.unknown):
-        return "unknown", None, None
-    for name, seen in cfg.args.items():
-        if same(seen):
-            return "accepted", name, None
-    return "absent", None, None
+def is_dropped(cfg: ReadConfig, name: str, found: Setting) -> bool:
+    """Return whether reading dropped the very setting `found` of `name` (an ignored Outcome)."""
+    dropped = cfg.dropped(name)
+    return dropped is not None and dropped.setting == found
 
 
-def _key(key: str) -> str:
-    return key.split("=", 1)[0].lstrip("-").replace("-", "_")
-
-
-def quantization_taken_over(cfg: ServeConfig, facts: Facts) -> bool:
+def quantization_taken_over(cfg: ReadConfig, facts: Facts) -> bool:
     """Whether the checkpoint's method is one an override claims whatever `--quantization`
     says (0.3x: a gpt-oss MXFP4 checkpoint), so the user's choice is never checked."""
     model = cfg.model_facts
