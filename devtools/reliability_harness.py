@@ -127,8 +127,13 @@ def start(world: World, args: Sequence[str], *, fault: Optional[str] = None) -> 
                             text=True)
 
 
+# The caller's settings a command here keeps: where caches go (the fast loop's own folder, not
+# ~/.cache/patchops) and whether lint may ask the Hub. No other PATCHOPS_ setting leaks in.
+KEPT_SETTINGS = ("PATCHOPS_CACHE", "PATCHOPS_FETCH")
+
+
 def _env(fault: Optional[str], trace: Optional[Path]) -> Dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHOPS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHOPS_") or k in KEPT_SETTINGS}
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     if fault:
         env["PATCHOPS_FAULT"] = fault

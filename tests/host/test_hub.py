@@ -80,7 +80,7 @@ def test_a_stalled_hub_costs_the_budget_not_the_clients_retries(tmp_path):
         found = hub.fetch("org/llama", env_for(stand_in, tmp_path), budget=1.0)
         took = time.monotonic() - started
     assert found.problem == "stalled" and "within 1 s" in found.reason
-    assert took < 3
+    assert took < 3  # the budget, and as much for the download child to start
 
 
 def test_an_unreachable_hub(tmp_path):
@@ -91,9 +91,24 @@ def test_an_unreachable_hub(tmp_path):
     found = hub.fetch("org/llama", {"HF_ENDPOINT": f"http://127.0.0.1:{port}",
                                     "HF_HUB_CACHE": str(tmp_path / "hub")}, budget=2.0)
     assert found.problem in ("network", "stalled") and f"127.0.0.1:{port}" in found.reason
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 5  # the budget, and as much for the download child to start
 
 
 @pytest.mark.parametrize("value, offline", [("1", True), ("true", True), ("0", False), ("", False)])
 def test_offline_words(value, offline):
     assert hub.is_offline({"HF_HUB_OFFLINE": value}) is offline
+
+
+@pytest.mark.parametrize("stall", [1.0, 2.0])
+def test_a_fetch_the_budget_gave_up_on_leaves_nothing_to_break_the_next(tmp_path, stall):
+    # huggingface_hub shares one HTTP client in a process and closes it when it cannot connect:
+    # a download left retrying an unreachable Hub (1, 3 and 7 s on) broke the next fetch mid-read.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    gave_up = hub.fetch("org/llama", {"HF_ENDPOINT": f"http://127.0.0.1:{port}",
+                                      "HF_HUB_CACHE": str(tmp_path / "gone")}, budget=0.5)
+    with HubStandIn(REPOS, stall=stall) as stand_in:  # answering while those retries come
+        found = hub.fetch("org/llama", env_for(stand_in, tmp_path), files=("config.json",), budget=10)
+    assert gave_up.problem in ("network", "stalled")
+    assert found.problem is None and "config.json" in found.files

@@ -16,15 +16,22 @@ import pytest
 from devtools import reliability_harness as harness
 from reliability_fixtures import expected, source  # noqa: F401 (fixtures)
 from patchops import patching
+from patchops.core.cache import cache_root
 from patchops.host.locate import locate_site
 from patchops.patchset.model import load_patchset
 
 
 def cli(*args, env=None, cwd=None):
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PATCHOPS_")}
-    base["PYTHONPATH"] = str(harness.SRC)
     return subprocess.run([sys.executable, "-m", "patchops", *map(str, args)], capture_output=True,
-                          text=True, env={**base, **(env or {})}, cwd=cwd, timeout=120)
+                          text=True, env={**harness._env(None, None), **(env or {})}, cwd=cwd, timeout=120)
+
+
+def test_a_command_run_here_keeps_the_suites_cache(tmp_path):
+    # Not ~/.cache/patchops: the fast loop's PATCHOPS_CACHE holds what its commands write.
+    spec = tmp_path / "serve.yaml"
+    spec.write_text('vllm: {version: "0.11.0"}\n')
+    assert cli("lint", spec).returncode == 0
+    assert any(str(spec) in path.read_text() for path in (cache_root() / "lint-results").glob("*.json"))
 
 
 def deep_patchset(folder, depth=1000):

@@ -4,14 +4,22 @@ vLLM reads `config.json` (and a few files beside it) through `huggingface_hub` i
 standard Hugging Face cache before it builds its config. Lint fetches the same files with the
 same client into the same cache, so vLLM later finds them there: never weights. What is
 already cached answers without a request; `HF_HUB_OFFLINE` means no request at all. The Hub
-gets a short total budget: a stalled or unreachable Hub is a note, not a hung lint.
+gets a short total budget, in a child process killed when it runs out: a stalled or
+unreachable Hub is a note, not a hung lint.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import selectors
+import subprocess
+import sys
 import threading
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+import time
+from pathlib import Path
+from typing import Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 from patchops.core.records import field, record
 
@@ -22,6 +30,18 @@ MODEL_FILES = ("config.json", "generation_config.json", "tokenizer_config.json",
                "quantize_config.json", "hf_quant_config.json", "params.json")
 BUDGET_SECONDS = 5.0
 TRUE_WORDS = ("1", "on", "yes", "true")
+# What the download child runs: this very patchops package, wherever the parent imported it
+# from (argv[1]), with sys.path left as the interpreter sets it; then serve_child().
+CHILD = """\
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("patchops", sys.argv[1] + "/__init__.py",
+                                              submodule_search_locations=[sys.argv[1]])
+sys.modules["patchops"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sys.modules["patchops"])
+from patchops.host import hub
+hub.serve_child()
+"""
+PACKAGE = str(Path(__file__).resolve().parents[1])
 
 
 @record(frozen=True)
@@ -64,13 +84,10 @@ def fetch(model: str, env: Mapping[str, str], *, revision: Optional[str] = None,
     """
     try:
         import huggingface_hub
-        from huggingface_hub.utils import disable_progress_bars, logging
     except ImportError:
         return HubFetch(model, revision, problem="no-client",
                         reason="huggingface_hub is not installed, so the Hub was not asked",
                         hint="pip install huggingface_hub")
-    disable_progress_bars()
-    logging.set_verbosity_error()  # its "Retrying in 4s" lines: the note below says it once
     cache, found, wanted = cache_dir(env), {}, []
     for name in files:
         try:
@@ -86,42 +103,130 @@ def fetch(model: str, env: Mapping[str, str], *, revision: Optional[str] = None,
         return _outcome(model, revision, env, found, problem, budget, asked=False)
     if is_offline(env):
         return _outcome(model, revision, env, found, "offline", budget, asked=False)
-    answers = _download_all(huggingface_hub, model, wanted, env, cache, revision, budget)
+    answers = _download_all(model, wanted, env, cache, revision, budget)
     problem = None
     for name in wanted:
-        answer = answers.get(name)
-        if isinstance(answer, str):
-            found[name] = answer
+        answer = answers.get(name, {})
+        if "path" in answer:
+            found[name] = answer["path"]
         elif name == "config.json":
-            problem = "stalled" if answer is None else _problem_of(answer)
+            problem = answer.get("problem", "stalled")
     return _outcome(model, revision, env, found, problem, budget, asked=True)
 
 
-def _download_all(huggingface_hub, model, names, env, cache, revision, budget) -> Dict[str, object]:
-    """Return name -> local path or the exception, for the downloads done within `budget`.
+def _download_all(model: str, names: Sequence[str], env: Mapping[str, str], cache: str,
+                  revision: Optional[str], budget: float) -> Dict[str, Dict[str, str]]:
+    """Return name -> {"path": local path} or {"problem": word}, for the downloads done within
+    `budget`.
 
-    One daemon thread downloads the files in turn, config.json first (the others only when
-    the Hub answered for it): the client retries a timed-out request with a longer timeout of
-    its own, and a thread still waiting when the budget runs out is left behind, never waited
-    for (not even at exit).
+    The download child does them in turn, config.json first (the others only when the Hub
+    answered for it), and is killed when the budget runs out, so no download outlives its
+    fetch: huggingface_hub shares one HTTP client between every thread of a process and closes
+    it when a request cannot connect, and a download left running here (its client retries for
+    half a minute) broke a later fetch's request mid-read. The budget starts once the child has
+    imported the client (that first, with a budget of its own): it is what the Hub may take.
     """
-    answers: Dict[str, object] = {}
+    request = {"model": model, "names": sorted(names, key=lambda n: n != "config.json"),
+               "revision": revision, "cache": cache, "endpoint": env.get("HF_ENDPOINT") or None,
+               "token": env.get("HF_TOKEN") or None, "budget": budget, "environ": dict(os.environ)}
+    answers: Dict[str, Dict[str, str]] = {}
+    with _Child.lock:
+        child = _Child.running()
+        if child.started(budget) and child.ask(request):
+            for answer in child.answers(time.monotonic() + budget):
+                if answer.get("done"):
+                    return answers
+                answers[answer.pop("name")] = answer
+        child.stop()
+    return answers
 
-    def download() -> None:
-        for name in sorted(names, key=lambda n: n != "config.json"):
+
+class _Child:
+    """The download child: started by the first fetch that asks, kept for the next ones (one
+    import of the client per process), stopped when a fetch's budget runs out."""
+
+    lock = threading.Lock()
+    current: Optional["_Child"] = None
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", CHILD, PACKAGE], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.unread = b""
+        self.ready = False
+        atexit.register(self.stop)
+
+    @classmethod
+    def running(cls) -> "_Child":
+        if cls.current is None or cls.current.process.poll() is not None:
+            cls.current = cls()
+        return cls.current
+
+    def started(self, budget: float) -> bool:
+        """Return whether the child has imported the client, waiting up to `budget` for it."""
+        if not self.ready:
+            self.ready = any(a.get("ready") for a in self.answers(time.monotonic() + budget))
+        return self.ready
+
+    def ask(self, request: dict) -> bool:
+        """Send one request (the token on a pipe, never on a command line); False if it died."""
+        try:
+            self.process.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+            self.process.stdin.flush()
+            return True
+        except OSError:
+            return False
+
+    def answers(self, deadline: float) -> Iterator[dict]:
+        """Yield the child's answers, one JSON object a line, until `deadline` or its end."""
+        stream = self.process.stdout
+        with selectors.DefaultSelector() as selector:
+            selector.register(stream, selectors.EVENT_READ)
+            while True:
+                while b"\n" in self.unread:
+                    line, self.unread = self.unread.split(b"\n", 1)
+                    yield json.loads(line)
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    return
+                chunk = os.read(stream.fileno(), 65536)
+                if not chunk:
+                    return
+                self.unread += chunk
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.process.stdin.close()
+        self.process.stdout.close()
+        if _Child.current is self:
+            _Child.current = None
+
+
+def serve_child() -> None:
+    """Answer the parent's requests (see _download_all), one a line on stdin, until it closes it.
+
+    Each runs in the parent's environment as of its fetch (the token huggingface_hub finds
+    without one given, its proxies), as a download in the parent itself would.
+    """
+    import huggingface_hub  # its progress bars and "Retrying in 4s" lines: to stderr, dropped
+
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        os.environ.clear()
+        os.environ.update(request["environ"])
+        for name in request["names"]:
             try:
-                answers[name] = huggingface_hub.hf_hub_download(
-                    model, name, revision=revision, cache_dir=cache, endpoint=env.get("HF_ENDPOINT") or None,
-                    token=env.get("HF_TOKEN") or None, etag_timeout=budget)
+                path = huggingface_hub.hf_hub_download(
+                    request["model"], name, revision=request["revision"], cache_dir=request["cache"],
+                    endpoint=request["endpoint"], token=request["token"], etag_timeout=request["budget"])
+                print(json.dumps({"name": name, "path": path}), flush=True)
             except Exception as error:  # every failure is an answer: classified by _problem_of
-                answers[name] = error
-                if name == "config.json" and _problem_of(error) != "no-config":
-                    return  # the repo or the Hub refused: the other files would fare the same
-
-    thread = threading.Thread(target=download, daemon=True)
-    thread.start()
-    thread.join(budget)
-    return dict(answers)
+                problem = _problem_of(error)
+                print(json.dumps({"name": name, "problem": problem}), flush=True)
+                if name == "config.json" and problem != "no-config":
+                    break  # the repo or the Hub refused: the other files would fare the same
+        print(json.dumps({"done": True}), flush=True)
 
 
 def _problem_of(error: BaseException) -> str:
