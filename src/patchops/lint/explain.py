@@ -69,7 +69,7 @@ def explain(cfg: ServeConfig, facts: Facts, applied: Optional[Dict[str, Tuple[st
     return rows + _fork_rows(seen, facts, applied or {}, {row.field for row in rows})
 
 
-def _fork_rows(cfg: ServeConfig, facts: Facts, applied: Dict[str, Tuple[str, str]], shown) -> List[Row]:
+def _fork_rows(cfg: ReadConfig, facts: Facts, applied: Dict[str, Tuple[str, str]], shown) -> List[Row]:
     """Return a row for each other setting the fork hardcodes or a patchset makes count again
     (`disable_custom_all_reduce` on CoreX), so none is left out of the table."""
     import ast
@@ -94,7 +94,7 @@ def _fork_rows(cfg: ServeConfig, facts: Facts, applied: Dict[str, Tuple[str, str
     return rows
 
 
-def _from_model(row: Row, cfg: ServeConfig, facts: Facts) -> Row:
+def _from_model(row: Row, cfg: ReadConfig, facts: Facts) -> Row:
     """Name the model's config.json behind a max_model_len left to vLLM, which derives it there."""
     if row.field != "max_model_len" or cfg.model_facts is None or row.value is None \
             or row.origin != f"vLLM {facts.version} default":
@@ -188,7 +188,7 @@ def _attention(cfg, facts, eng):
                       certain=False)
 
 
-def _field(name: str, fallback: Any) -> Callable[[ServeConfig, Facts, Prediction], Prediction]:
+def _field(name: str, fallback: Any) -> Callable[[ReadConfig, Facts, Prediction], Prediction]:
     """A setting vLLM takes as given: the user's value, else EngineArgs' default."""
 
     def predict(cfg, facts, eng):
@@ -217,7 +217,7 @@ _PREDICTORS: Tuple[Tuple[str, Callable], ...] = (
 )
 
 
-def _row(cfg: ServeConfig, facts: Facts, name: str, found: Prediction,
+def _row(cfg: ReadConfig, facts: Facts, name: str, found: Prediction,
          user_field: Optional[str]) -> Row:
     """Classify where `found` came from: the user's setting, a drop, the engine, the fork, a default."""
     common = dict(field=name, value=found.value, certain=found.certain,
@@ -251,7 +251,7 @@ def _row(cfg: ServeConfig, facts: Facts, name: str, found: Prediction,
     return Row(origin=f"vLLM {facts.version} default", reason=found.reason, **common)
 
 
-def _stated(cfg: ServeConfig, field_path: str) -> Optional[Setting]:
+def _stated(cfg: ReadConfig, field_path: str) -> Optional[Setting]:
     """Return the user's setting behind a prediction field (`compilation_config.x`, an env var)."""
     head = field_path.split(".")[0]
     found = inputs.setting(cfg, head) or inputs.env_setting(cfg, head)
@@ -283,7 +283,7 @@ def _same(written: Any, effective: Any) -> bool:
     return written == effective
 
 
-def _at(cfg: ServeConfig, setting: Setting) -> str:
+def _at(cfg: ReadConfig, setting: Setting) -> str:
     """Return where `setting` was written, or `from --hardware` (the detector, the settings file)
     for a hardware field the input leaves unstated, which has no line of its own."""
     if setting.line == 0:

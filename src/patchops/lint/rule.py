@@ -13,7 +13,7 @@ from patchops.lint.codes import Category, category_of
 from patchops.lint.diagnostic import APPLICABILITIES, Diagnostic, Edit, Fix, NotRun
 
 if TYPE_CHECKING:
-    from patchops.lint.input.serve_config import ServeConfig
+    from patchops.lint.reading.read_config import ReadConfig
     from patchops.lint.facts.model import Facts
 
 SEVERITIES = ("error", "warning", "info")
@@ -86,10 +86,10 @@ class Rule:
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
 
-    def check(self, cfg: "ServeConfig", facts: "Facts") -> Iterator[Diagnostic]:
+    def check(self, cfg: "ReadConfig", facts: "Facts") -> Iterator[Diagnostic]:
         raise NotImplementedError
 
-    def concerns(self, cfg: "ServeConfig") -> bool:
+    def concerns(self, cfg: "ReadConfig") -> bool:
         """Say whether the known model (`cfg.model_facts`) has what the rule judges.
 
         The runner asks only once the model config is there: a rule for MLA, sink or hybrid
@@ -128,7 +128,7 @@ class Rule:
     def docs(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
 
-    def diagnostic(self, cfg: "ServeConfig", at, message: str, *, explanation: Optional[str] = None,
+    def diagnostic(self, cfg: "ReadConfig", at, message: str, *, explanation: Optional[str] = None,
                    fields: Sequence[str] = (),
                    fix: Optional[str] = None, severity: Optional[str] = None,
                    vllm_message: Optional[str] = None,

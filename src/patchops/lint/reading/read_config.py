@@ -42,7 +42,7 @@ def _as_written(name: str) -> property:
 
 @dataclass(frozen=True)
 class ReadConfig:
-    """A ServeConfig as vLLM `version` reads it (None: no flag table, keys kept as written).
+    """A ServeConfig (`written`) as vLLM `version` reads it (None: a read config built by hand).
 
     `args` holds what argparse stores per dest (only what the user set; defaults stay in the
     facts), `model` the model vLLM loads, `outcomes` every judged setting's Outcome (rejected,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.edits import rename_key
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import options
@@ -56,7 +56,7 @@ class AbbreviatedFlag(Rule):
                 at=(1, 14), fixed="vllm serve m --max-model-len=4096 \\\n    --enable-chunked-prefill\n"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, found in sorted(cfg.args.items()):
             option = _written(found.key)
             expanded = options.expansion(facts, option) if option else None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig, parse_literal
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import parse_literal
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs
@@ -50,7 +51,7 @@ class AsyncSchedulingSpeculativeMethod(Rule):
                 vllm="0.32.0", at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         allowed = facts.async_speculative.allowed
         switch = inputs.setting(cfg, "async_scheduling")
         if not allowed or switch is None or inputs.bool_value(cfg, "async_scheduling") is not True:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import attention, inputs, messages, releases
@@ -54,7 +54,7 @@ class AttentionBackendEnvRemoved(Rule):
                 kind="command", vllm="0.33.0", at=(1, 1)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         setting = cfg.env.get(ENV)
         value = inputs.env_text(cfg, ENV)
         if setting is None or value is None or facts.attention_env_var:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import attention, inputs, messages
@@ -62,10 +62,10 @@ class AttentionSinksUnsupported(Rule):
                 at=(4, 3)),
     ]
 
-    def concerns(self, cfg: ServeConfig) -> bool:
+    def concerns(self, cfg: ReadConfig) -> bool:
         return cfg.model_facts.text_config.get("model_type") in attention.SINK_MODEL_TYPES
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         if model is None:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, List, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, releases, routing, scheduler, wording
@@ -68,7 +68,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
                 vllm="0.6.3.post1", kind="command", at=(1, 69)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         eng = routing.config_engine(cfg, facts)  # SchedulerConfig's check
         if eng.error:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, model_len, routing, scheduler
@@ -92,7 +92,7 @@ class BatchedTokensBelowModelLen(Rule):
                 "--max-num-batched-tokens 8192\n", vllm="0.10.2", kind="command", at=(1, 78)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         mml = model_len.max_model_len(cfg, facts)
         if mml.value is None:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, releases
@@ -57,7 +57,7 @@ class Bfloat16NeedsAmpere(Rule):
                 model={"torch_dtype": "bfloat16"}, vllm="0.10.1.1", at=(2, 53), severity="info"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         cc = inputs.compute_capability(cfg)
         if cc is None or cc[0] >= 8 or inputs.is_cuda_like(cfg) is False or inputs.platform(cfg) == "rocm":
             return

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, scheduler
@@ -64,7 +65,7 @@ class CaptureSettingsExclusive(Rule):
                 facts={"capture_sizes_default": [1, 2]}),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         ver = facts.version
         comp_sizes, comp_at = inputs.compilation_value(cfg, "cudagraph_capture_sizes")
         from_fork = False
@@ -139,7 +140,7 @@ class CaptureSettingsExclusive(Rule):
             vllm_message=messages.CAPTURE_MAX_INCONSISTENT.replace("{max_cudagraph_capture_size}", str(top))
                                      .replace("{max_size}", str(largest)))
 
-    def _exclusive(self, cfg: ServeConfig, found: Setting, flag: str, origin: str,
+    def _exclusive(self, cfg: ReadConfig, found: Setting, flag: str, origin: str,
                    other: Optional[str], ver: str) -> Diagnostic:
         fields = (flag,) + ((other,) if other else ())
         fix = (f"give the capture list once: keep {flag.replace('_', '-')} and drop the other, or "

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, wording
@@ -65,7 +66,7 @@ class CaptureSettingsMootWithEager(Rule):
                 kind="config", at=(3, 1)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         eager = inputs.enforce_eager(cfg, facts)
         if not eager.value:
             return

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, messages
@@ -46,7 +46,7 @@ class ChatTemplateNotFound(Rule):
                 at=(1, 14)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, CHAT_TEMPLATE)
         how = facts.guards.chat_template_must_exist
         if found is None or how is None or not isinstance(found.value, str) or not found.value:

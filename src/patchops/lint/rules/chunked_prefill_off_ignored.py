@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, releases, routing
@@ -55,7 +55,7 @@ class ChunkedPrefillOffIgnored(Rule):
                 "--max-model-len 8192\n", vllm="0.12.0", kind="command", at=(1, 40), severity="info"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         if inputs.bool_value(cfg, "enable_chunked_prefill") is not False or inputs.is_pooling(cfg):
             return
         found = inputs.bool_setting(cfg, "enable_chunked_prefill")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, routing
@@ -45,7 +45,7 @@ class ChunkedPrefillWithPoolingModel(Rule):
                 kind="command", vllm="0.10.1.1", at=(1, 44)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         guard = facts.guards.pooling_without_chunked_prefill
         found = inputs.bool_setting(cfg, "enable_chunked_prefill")
         if guard is None or found is None or not inputs.bool_value(cfg, "enable_chunked_prefill"):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Iterator, List, Optional, Sequence
 
-from patchops.lint.input.serve_config import ServeConfig, Setting, parse_literal
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting, parse_literal
 from patchops.lint.edits import add_line_after, insert_after, replace_value, shell_quoted, yaml_quoted
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Edit, Example, Needs, Rule
@@ -110,7 +111,7 @@ class ConcurrencyWithoutCudaGraphs(Rule):
                       "--max-num-seqs 32\n"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         eng = routing.engine(cfg, facts)
         if eng.error:
             return
@@ -156,7 +157,7 @@ class ConcurrencyWithoutCudaGraphs(Rule):
                               edit_title=f"capture batch sizes {wanted}")
 
 
-def capture_list_edits(cfg: ServeConfig, facts: Facts, decided_by: Sequence[str],
+def capture_list_edits(cfg: ReadConfig, facts: Facts, decided_by: Sequence[str],
                        wanted: List[int]) -> List[Optional[Edit]]:
     """Return the edits that make the capture list `wanted`, in the setting that decided it.
 
@@ -185,7 +186,7 @@ def capture_list_edits(cfg: ServeConfig, facts: Facts, decided_by: Sequence[str]
     return [_add_setting(cfg, "cudagraph-capture-sizes", json.dumps(wanted), " ".join(map(str, wanted)))]
 
 
-def _into_compilation_config(cfg: ServeConfig, whole: Setting, wanted: List[int]) -> Optional[Edit]:
+def _into_compilation_config(cfg: ReadConfig, whole: Setting, wanted: List[int]) -> Optional[Edit]:
     """Set `cudagraph_capture_sizes` in a compilation_config written as a JSON/literal string."""
     if whole.source != "cli" and whole.raw is None:
         return None                         # a YAML mapping: the user's own layout
@@ -197,7 +198,7 @@ def _into_compilation_config(cfg: ServeConfig, whole: Setting, wanted: List[int]
     return replace_value(cfg, whole, shell_quoted(text) if whole.source == "cli" else yaml_quoted(text))
 
 
-def _add_setting(cfg: ServeConfig, key: str, yaml_value: str, cli_value: str) -> Optional[Edit]:
+def _add_setting(cfg: ReadConfig, key: str, yaml_value: str, cli_value: str) -> Optional[Edit]:
     """Add a flag: a line after the file's last flag, or after the command's last argument."""
     if cfg.kind == "command":
         last = max((t for t in cfg.argv if t.key_span is not None), key=lambda t: t.key_span[1],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks
@@ -63,7 +63,7 @@ class ConfigCheckRefuses(Rule):
                 vllm="0.10.1.1", at=(4, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for refusal in config_checks.refusals(cfg, facts):
             at = refusal.settings[0]
             names = tuple(s.name for s in refusal.settings)

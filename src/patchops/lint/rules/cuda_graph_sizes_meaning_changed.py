@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, scheduler
@@ -55,7 +55,7 @@ class CudaGraphSizesMeaningChanged(Rule):
                 "  concurrency: [1, 8, 32]\n", vllm="0.12.0", at=(5, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, "cuda_graph_sizes")
         if found is None:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, messages, platforms
@@ -63,7 +63,7 @@ class CudaGraphsHangOnCorex(Rule):
                 facts={"vendor": "corex", "version": "0.8.5-corex.4.2"}),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         corex = platforms.vendor(cfg, facts)
         if corex.value != platforms.COREX:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, platforms
@@ -60,7 +60,7 @@ class CustomAllreduceOff(Rule):
                 "args:\n  tensor-parallel-size: 2\n", at=(4, 3), severity="info"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         tp = platforms.tensor_parallel_size(cfg)
         if tp <= 1 or inputs.bool_value(cfg, "disable_custom_all_reduce") is not None:
             return

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.edits import remove_setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
@@ -72,7 +73,7 @@ class DuplicateKey(Rule):
                       "  max-num-seqs: 128\n"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for earlier, later in cfg.duplicates:
             where = self._where(earlier, later)
             what = "option" if earlier.source == "cli" else "key"
@@ -98,7 +99,7 @@ class DuplicateKey(Rule):
                                   edit_title="delete the earlier one")
 
     @staticmethod
-    def _removal(cfg: ServeConfig, earlier: Setting, later: Setting):
+    def _removal(cfg: ReadConfig, earlier: Setting, later: Setting):
         """Return the edit deleting `earlier` when that leaves what vLLM reads as it is.
 
         Both in this file's one layer (a `--config` file's key seen from its command has no

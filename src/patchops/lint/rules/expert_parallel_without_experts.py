@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages
@@ -46,7 +46,7 @@ class ExpertParallelWithoutExperts(Rule):
                 model=LLAMA, at=(1, 22)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         found = inputs.bool_setting(cfg, "enable_expert_parallel")
         if model is None or found is None or not inputs.bool_value(cfg, "enable_expert_parallel") \

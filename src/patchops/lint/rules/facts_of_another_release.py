@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.facts.resolution import Resolution, ResolutionKind
 from patchops.lint.rule import Diagnostic, Example, Rule
@@ -46,7 +46,7 @@ class FactsOfAnotherRelease(Rule):
                 facts={"asked": ["0.8.5+corex.4.2", "local"]}),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         if facts.asked is None:
             return
         asked, kind = facts.asked

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, releases, routing
@@ -116,7 +116,7 @@ class FeatureFallsBackToV0(Rule):
         """The 0.11.0 crash comes after the configuration (api_server's assert)."""
         return "later" if releases.release(version) >= releases.V0_REMOVED else "config"
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         v = releases.release(facts)
         env = inputs.use_v1_env(cfg)
         if env is False:
@@ -133,7 +133,7 @@ class FeatureFallsBackToV0(Rule):
             return
         yield self._finding(cfg, chosen, env, v >= releases.V0_REMOVED, facts.version)
 
-    def _finding(self, cfg: ServeConfig, trigger: routing.Trigger, env, no_v0: bool, ver: str) -> Diagnostic:
+    def _finding(self, cfg: ReadConfig, trigger: routing.Trigger, env, no_v0: bool, ver: str) -> Diagnostic:
         fields = trigger.fields + (("VLLM_USE_V1",) if env is not None else ())
         may = "" if trigger.certain else "may "
         what = trigger.about or trigger.feature

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import routing
@@ -47,7 +47,7 @@ class FeatureRefusedByV1(Rule):
                 at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for trigger in routing.refused_features(cfg, facts):
             shown = "" if trigger.at is None else f" ({trigger.at.key}: {trigger.at.value!s})"
             yield self.diagnostic(

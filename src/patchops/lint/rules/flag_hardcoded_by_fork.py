@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm.platforms import COREX_EAGER_PATCHSET, COREX_HARDCODED
@@ -20,7 +21,7 @@ def literal_bool(source: str) -> Optional[bool]:
     return None
 
 
-def user_setting(cfg: ServeConfig, name: str) -> Optional[Tuple[Setting, bool]]:
+def user_setting(cfg: ReadConfig, name: str) -> Optional[Tuple[Setting, bool]]:
     """Return (setting, value the user asked for) for boolean option `name`, wherever it ended up.
 
     A YAML `false` that `vllm serve` drops (cfg.dropped) still says what the user wanted;
@@ -101,7 +102,7 @@ class FlagHardcodedByFork(Rule):
                 facts={"hardcoded": {"enforce_eager": "True"}}, at=(5, 3), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for name, (call, effect) in COREX_HARDCODED.items():
             source = facts.hardcoded.get(name)
             found = user_setting(cfg, name) if source is not None else None
@@ -133,7 +134,7 @@ class FlagHardcodedByFork(Rule):
                                   severity=severity, fix=fix)
 
     @staticmethod
-    def _costs(cfg: ServeConfig, name: str) -> bool:
+    def _costs(cfg: ReadConfig, name: str) -> bool:
         """Return whether a hardcoded True costs this config anything (custom all-reduce needs TP > 1)."""
         if name == "enforce_eager":
             return True
@@ -143,7 +144,7 @@ class FlagHardcodedByFork(Rule):
         except (TypeError, ValueError):
             return False
 
-    def _unset(self, cfg: ServeConfig, name: str, source: str, call: str, effect: str) -> Diagnostic:
+    def _unset(self, cfg: ReadConfig, name: str, source: str, call: str, effect: str) -> Diagnostic:
         if name == "enforce_eager":  # the cost shows at the concurrency that runs without graphs
             at = cfg.context.get("workload.concurrency") or cfg.model
         else:

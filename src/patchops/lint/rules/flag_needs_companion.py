@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs
@@ -46,7 +46,7 @@ class FlagNeedsCompanion(Rule):
         Example("model: m\nargs:\n  enable-prompt-adapter: true\n", vllm="0.8.5", at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for switch, (needed, vllm_text) in sorted(facts.companions.items()):
             found = inputs.bool_setting(cfg, switch)
             if found is None or not inputs.bool_value(cfg, switch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, messages, packages, releases
@@ -71,7 +71,7 @@ class FlashinferNotInstalled(Rule):
                 vllm="0.6.3.post1", facts={"required_dists": ()}, at=(3, 3), severity="info"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         setting = cfg.env.get(ENV)
         name = inputs.env_text(cfg, ENV)
         present = packages.present(facts, "flashinfer")

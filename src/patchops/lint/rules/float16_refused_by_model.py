@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory, messages
@@ -51,7 +51,7 @@ class Float16RefusedByModel(Rule):
                 model=GEMMA2, at=(1, 34)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model, found = cfg.model_facts, inputs.setting(cfg, "dtype")
         refused = facts.architectures.float16_unsupported or {}
         if model is None or found is None or str(found.value).strip().lower() == "auto":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs, messages
@@ -61,7 +61,7 @@ class GenerateRunnerOnPoolingModel(Rule):
                 model=BGE_M3, at=(1, 24)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         runner, task = inputs.value(cfg, "runner"), inputs.value(cfg, "task")
         by_task = runner in (None, "auto") and task == "generate"
         if not (runner == "generate" or by_task) or not architectures.has(cfg, facts, "pooling_only"):

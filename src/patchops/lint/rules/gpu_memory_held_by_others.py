@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory, messages, routing
@@ -60,7 +60,7 @@ class GpuMemoryHeldByOthers(Rule):
                 "  gpu-memory-utilization: 0.5\n", vllm="0.33.0", at=(4, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         free, total = _gib(inputs.ctx_value(cfg, "hardware.free_memory_gib")), inputs.memory_gib(cfg)
         if free is None or total is None or routing.engine(cfg, facts).value != routing.V1:
             return
@@ -92,7 +92,7 @@ def _gib(raw: object) -> Optional[float]:
         return None
 
 
-def _where(cfg: ServeConfig) -> str:
+def _where(cfg: ReadConfig) -> str:
     """Say where the free memory figure came from: the spec, --hardware, or a tool on this box."""
     found = inputs.ctx_setting(cfg, "hardware.free_memory_gib")
     source = found.source if found is not None else ""

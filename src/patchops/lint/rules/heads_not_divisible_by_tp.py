@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages
@@ -46,7 +46,7 @@ class HeadsNotDivisibleByTp(Rule):
                 vllm="0.10.1.1", model=LLAMA_8B, at=(4, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         found = inputs.setting(cfg, "tensor_parallel_size")
         tp = inputs.to_int(found.value) if found is not None else None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule
@@ -50,7 +49,7 @@ class InvalidFlagValue(Rule):
                 at=(1, 23)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         prog = "vllm serve" if cfg.entrypoint == "serve" else "api_server.py"
         for outcome in sorted(cfg.outcomes_of(Fate.REJECTED), key=lambda o: o.dest):
             name, setting, why = outcome.dest, outcome.setting, outcome.detail

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, memory, messages
@@ -47,7 +47,7 @@ class KvCacheDtypeMismatch(Rule):
                 vllm="0.33.0", at=(1, 30)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, KV_CACHE_DTYPE)
         if found is None or found.value not in FLOAT_KV_CACHE_DTYPES \
                 or facts.guards.float_kv_cache_matches_dtype is None:

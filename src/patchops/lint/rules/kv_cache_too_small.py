@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, memory, messages, routing
@@ -70,7 +70,7 @@ class KvCacheTooSmall(Rule):
                 at=(6, 3), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         memory_gib = inputs.memory_gib(cfg)
         if model is None or not memory_gib:
@@ -124,7 +124,7 @@ class KvCacheTooSmall(Rule):
             return
         yield from self._check_concurrency(cfg, facts, found, max_len, arithmetic)
 
-    def _check_concurrency(self, cfg: ServeConfig, facts: Facts, found: memory.MemoryEstimate,
+    def _check_concurrency(self, cfg: ReadConfig, facts: Facts, found: memory.MemoryEstimate,
                            max_len: int, arithmetic: str) -> Iterator[Diagnostic]:
         levels = inputs.concurrency_levels(cfg)
         seqs_at = inputs.setting(cfg, "max_num_seqs")

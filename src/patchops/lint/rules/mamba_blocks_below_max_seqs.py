@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, mamba_cache, memory, messages, routing, scheduler
@@ -79,10 +79,10 @@ class MambaBlocksBelowMaxSeqs(Rule):
                 at=(5, 3)),
     ]
 
-    def concerns(self, cfg: ServeConfig) -> bool:
+    def concerns(self, cfg: ReadConfig) -> bool:
         return mamba_cache.layout(cfg.model_facts) is not None
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         memory_gib = inputs.memory_gib(cfg)
         if model is None or not memory_gib or inputs.is_pooling(cfg):

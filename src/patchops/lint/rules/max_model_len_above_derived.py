@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages
@@ -60,7 +60,7 @@ class MaxModelLenAboveDerived(Rule):
                 "  max-model-len: 65536\n", vllm="0.10.1.1", model=QWEN_7B, at=(5, 3), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         found = inputs.setting(cfg, "max_model_len")
         user = inputs.to_int(found.value) if found is not None else None

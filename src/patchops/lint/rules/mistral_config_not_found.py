@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, local_files, messages
@@ -52,7 +52,7 @@ class MistralConfigNotFound(Rule):
                 at=(1, 13 + len(FOLDER))),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, CONFIG_FORMAT)
         if found is None or not isinstance(found.value, str) or found.value.lower() != MISTRAL_FORMAT:
             return

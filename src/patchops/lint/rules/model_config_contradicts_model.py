@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 
@@ -49,7 +49,7 @@ class ModelConfigContradictsModel(Rule):
                 model=QWEN_UNNAMED, at=(1, 12)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         source = cfg.model_source
         if source is None or source.contradiction is None:
             return

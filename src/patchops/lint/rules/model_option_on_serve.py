@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import messages
@@ -44,7 +44,7 @@ class ModelOptionOnServe(Rule):
         Example("vllm serve --model=/models/m\n", kind="command", vllm="0.7.3", at=(1, 12)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         refused = facts.guards.model_option_refused
         found = cfg.model
         if cfg.entrypoint != "serve" or not refused or found is None or found.source != "cli" \

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures
@@ -66,7 +66,7 @@ class ModelTypeUnknownToTransformers(Rule):
         Example("model: /models/gpt-oss-20b\n", vllm="0.8.5", model=GPT_OSS, at=(1, 1)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         kind = architectures.unknown_model_type(cfg, facts)
         if kind is None:
             return

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig, parse_literal
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import parse_literal
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages
@@ -46,7 +47,7 @@ class MultimodalLimitOnTextModel(Rule):
                 at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         found = inputs.setting(cfg, "limit_mm_per_prompt")
         if model is None or model.multimodal or found is None or facts.guards.limit_mm_needs_multimodal is None:

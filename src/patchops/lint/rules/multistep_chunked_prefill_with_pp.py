@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, routing, scheduler
@@ -64,7 +64,7 @@ class MultistepChunkedPrefillWithPp(Rule):
                 "max-model-len: 65536\n", vllm="0.7.3", kind="config", at=(2, 1), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         if inputs.v0_multistep_setting(cfg, facts) is None:
             return
         steps = inputs.num_scheduler_steps(cfg)

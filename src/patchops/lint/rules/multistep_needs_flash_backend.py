@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import attention, inputs, prediction, releases, routing, scheduler, wording
@@ -104,7 +104,7 @@ class MultistepNeedsFlashBackend(Rule):
                 facts={"has_flashinfer": True}),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.multistep_setting(cfg)
         if found is None:
             return
@@ -148,7 +148,7 @@ class MultistepNeedsFlashBackend(Rule):
                          f"Set VLLM_ATTENTION_BACKEND to a value from {allowed}.")
 
     @staticmethod
-    def _fix(cfg: ServeConfig, facts: Facts, backend: prediction.Prediction, chunked: bool) -> str:
+    def _fix(cfg: ReadConfig, facts: Facts, backend: prediction.Prediction, chunked: bool) -> str:
         steps: List[str] = []
         allowed = attention.multistep_backends(facts, chunked)
         if backend.value == "XFORMERS":

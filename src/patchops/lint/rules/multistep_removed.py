@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, wording
@@ -55,7 +55,7 @@ class MultistepRemoved(Rule):
                 "multi_step_stream_outputs: true\n", vllm="0.12.0", kind="config", at=(2, 1)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for name in MULTISTEP_FLAGS:
             if facts.flags and name in facts.flags:
                 continue  # a fork that kept multi-step: the flag still parses

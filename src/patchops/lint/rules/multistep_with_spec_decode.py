@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, releases
@@ -54,7 +54,7 @@ class MultistepWithSpecDecode(Rule):
                 "\"prompt_lookup_max\": 4}'\n", vllm="0.9.2", kind="command", at=(1, 66)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         if inputs.v0_multistep_setting(cfg, facts) is None:
             return
         steps = inputs.num_scheduler_steps(cfg)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.groups import NestedConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import config_checks, inputs, nested_fields, nested_values
@@ -80,7 +80,7 @@ class NestedConfigInvalid(Rule):
                 at=(1, 14)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, spec in sorted(facts.nested_configs.items()):
             found = cfg.args.get(dest)
             if found is None or found.value is None or found.unknown or inputs.is_dropped(cfg, dest, found):
@@ -117,7 +117,7 @@ class NestedConfigInvalid(Rule):
                     fix=f"change {', '.join(read)} so that {spec.class_name}'s own check passes")
 
 
-def _named_by_config_checks(cfg: ServeConfig, facts: Facts, config_class: str, message: str) -> bool:
+def _named_by_config_checks(cfg: ReadConfig, facts: Facts, config_class: str, message: str) -> bool:
     """Return whether PO811 (config-check-refuses) reports the same refusal of the same class."""
     return any(r.config_class == config_class and r.message == message
                for r in config_checks.refusals(cfg, facts))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import plugins
@@ -50,7 +50,7 @@ class ParserPluginNotFound(Rule):
                 at=(1, 14), severity="error"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         crashes = release(facts) < PLUGIN_LOAD_FAILURE_LOGGED
         for registry in plugins.PLUGIN_FLAGS:
             plugin = plugins.parser_plugin(cfg, facts, registry)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, routing, scheduler
@@ -51,7 +51,7 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
         Example("model: m\nargs:\n  max-num-partial-prefills: 2\n", at=(3, 3), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, "max_num_partial_prefills")
         partial = inputs.to_int(found.value) if found is not None else None
         if facts.guards.partial_prefills_need_chunked is None or partial is None or partial <= 1:

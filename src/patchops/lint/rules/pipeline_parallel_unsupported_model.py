@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import architectures, inputs, messages
@@ -50,7 +50,7 @@ class PipelineParallelUnsupportedModel(Rule):
                 vllm="0.10.1.1", model=MLLAMA, at=(1, 50)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         pp = inputs.to_int(inputs.value(cfg, "pipeline_parallel_size")) or 1
         if pp <= 1 or not architectures.has(cfg, facts, "no_pp"):
             return

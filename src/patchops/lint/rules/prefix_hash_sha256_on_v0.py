@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, routing
@@ -46,7 +46,7 @@ class PrefixHashSha256OnV0(Rule):
                 "  prefix-caching-hash-algo: sha256\n", vllm="0.10.1.1", at=(6, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, "prefix_caching_hash_algo")
         if facts.guards.prefix_hash_sha256_v0 is None or found is None:
             return

@@ -6,7 +6,7 @@ import glob
 import os
 from typing import Iterator, Sequence
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, local_files, messages
@@ -60,7 +60,7 @@ class QuantizationConfigNotFound(Rule):
                 at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, QUANTIZATION)
         model = cfg.model_facts
         if found is None or model is None or model.quant_config_inline or not isinstance(found.value, str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, packages, quantization_claims
@@ -66,7 +66,7 @@ class QuantizationKernelNotInstalled(Rule):
         Example(f"model: {BITBLAS_FORMAT}\n" + A100, vllm="0.10.1.1", at=(1, 1)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         method = quantization_claims.claiming_override(cfg, facts)
         entry = facts.quantization_limits.get(method) if method else None
         need = entry.needs_package if entry else None

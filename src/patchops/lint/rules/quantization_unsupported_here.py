@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, List, Optional
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.groups import QuantizationLimits
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
@@ -60,7 +60,7 @@ class QuantizationUnsupportedHere(Rule):
         Example("model: org/qwen-awq\n" + A100 + "args:\n  dtype: float32\n", model=AWQ, at=(4, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         checkpoint = model.quant_method if model is not None else None
         asked = inputs.setting(cfg, "quantization")

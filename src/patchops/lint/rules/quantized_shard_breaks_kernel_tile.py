@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, quantized_shapes
@@ -76,7 +76,7 @@ class QuantizedShardBreaksKernelTile(Rule):
         Example(TP.format(m="Qwen/Qwen3-235B-A22B-FP8", tp=8), vllm="0.10.1.1", model=QWEN3_MOE_FP8, at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         found = inputs.setting(cfg, "tensor_parallel_size")
         tp = inputs.to_int(found.value) if found is not None else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
@@ -48,7 +48,7 @@ class ReasoningBudgetTooSmall(Rule):
                 "workload:\n  max_tokens: 200\n", vllm="0.9.2", at=(6, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         parser = inputs.setting(cfg, "reasoning_parser")
         if parser is None or not parser.value:
             return

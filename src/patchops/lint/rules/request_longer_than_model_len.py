@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, model_len
@@ -64,7 +64,7 @@ class RequestLongerThanModelLen(Rule):
         Example(SPEC % (7169, 1024), vllm="0.33.0", at=(6, 3), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         prompt_at = inputs.ctx_setting(cfg, "workload.prompt_tokens")
         output_at = inputs.ctx_setting(cfg, "workload.max_tokens")
         if prompt_at is None or output_at is None:

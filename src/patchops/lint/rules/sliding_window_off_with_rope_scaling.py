@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages, model_len
@@ -50,7 +50,7 @@ class SlidingWindowOffWithRopeScaling(Rule):
                 vllm="0.8.5", at=(1, 26)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         model = cfg.model_facts
         found = inputs.bool_setting(cfg, "disable_sliding_window")
         if model is None or found is None or not inputs.bool_value(cfg, "disable_sliding_window"):

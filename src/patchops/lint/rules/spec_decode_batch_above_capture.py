@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import cuda_graphs, inputs, routing, scheduler, wording
@@ -68,7 +68,7 @@ class SpecDecodeBatchAboveCapture(Rule):
         Example(SPEC % (256, 3), vllm="0.33.0", at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         method = inputs.speculative_method(cfg, facts)
         tokens = inputs.num_speculative_tokens(cfg, facts)
         if method in (None, "unknown") or not tokens or tokens < 1:

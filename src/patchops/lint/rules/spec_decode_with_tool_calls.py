@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, List
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs
@@ -58,7 +58,7 @@ class SpecDecodeWithToolCalls(Rule):
                 kind="command", vllm="0.6.3.post1", at=(1, 40)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         method = inputs.speculative_method(cfg, facts)
         at = inputs.speculative_setting(cfg, facts)
         if method is None or at is None:

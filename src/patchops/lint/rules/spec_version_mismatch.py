@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import releases
@@ -41,7 +41,7 @@ class SpecVersionMismatch(Rule):
                 vllm="0.6.3.post1", at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         stated = cfg.context.get("vllm.version")
         if stated is None or facts.asked is not None and facts.asked[0] == str(stated.value):
             return   # the spec's own version chose these facts: facts-of-another-release says how

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, speculative
@@ -106,7 +106,7 @@ class SpeculativeConfigInvalid(Rule):
                 kind="command", vllm="0.33.0", at=(1, 58), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         spec = facts.nested_configs.get("speculative_config")
         found = cfg.args.get("speculative_config")
         if spec is None or found is None or not isinstance(found.value, dict) or \

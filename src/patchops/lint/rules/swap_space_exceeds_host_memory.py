@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule, with_vllm_message
 from patchops.lint.vllm import inputs, memory, messages
@@ -63,7 +63,7 @@ class SwapSpaceExceedsHostMemory(Rule):
         Example("model: m\nhardware: {host_memory_gib: 100}\nargs:\n  swap-space: 71\n", at=(4, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         limits = facts.swap_space
         host = _number(inputs.ctx_value(cfg, "hardware.host_memory_gib"))
         if not limits or not host or facts.flag("swap_space") is None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, local_files, messages, releases
@@ -58,7 +59,7 @@ class TokenizerNotFound(Rule):
         """0.12+ resolve the tokenizer in EngineArgs under HF_HUB_OFFLINE; before, it loads later."""
         return "config" if releases.release(version) >= releases.TOKENIZER_RESOLVED_OFFLINE else "later"
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, TOKENIZER)
         if found is None or not isinstance(found.value, str) or not found.value:
             return
@@ -74,7 +75,7 @@ class TokenizerNotFound(Rule):
             fields=(TOKENIZER,), fix="point tokenizer at the tokenizer's folder, or drop it",
             vllm_message=messages.TOKENIZER_REPO_ID_INVALID.format(value=value))
 
-    def _not_cached(self, cfg: ServeConfig, facts: Facts, found: Setting, repo_id: str) -> Iterator[Diagnostic]:
+    def _not_cached(self, cfg: ReadConfig, facts: Facts, found: Setting, repo_id: str) -> Iterator[Diagnostic]:
         """Offline, the repo id is looked up in the cache only (0.12+: in EngineArgs, before: at start-up)."""
         snapshots = local_files.offline_snapshots(cfg, repo_id)
         if snapshots is None or snapshots.is_dir() and any(snapshots.iterdir()):

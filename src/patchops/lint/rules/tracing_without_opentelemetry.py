@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, messages
@@ -51,7 +51,7 @@ class TracingWithoutOpentelemetry(Rule):
                 facts={"origin": "/opt/venv/lib/python3.12/site-packages"}, at=(3, 3), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, "otlp_traces_endpoint")
         if found is None or not found.value or facts.guards.otlp_needs_opentelemetry is None:
             return

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
 from patchops.lint.vllm import attention, inputs, messages, releases
@@ -81,7 +82,7 @@ class UnknownAttentionBackend(Rule):
                 kind="command", vllm="0.33.0", at=(1, 37)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         flagged = self._unknown_flag(cfg, facts)
         if flagged is not None:
             yield flagged
@@ -99,7 +100,7 @@ class UnknownAttentionBackend(Rule):
             if found is not None:
                 yield found
 
-    def _unknown_flag(self, cfg: ServeConfig, facts: Facts) -> Optional[Diagnostic]:
+    def _unknown_flag(self, cfg: ReadConfig, facts: Facts) -> Optional[Diagnostic]:
         """Check `--attention-backend`: AttentionConfig parses it as `AttentionBackendEnum[X.upper()]`."""
         setting = cfg.args.get(ATTENTION_BACKEND_FLAG)
         known = tuple(facts.attention_backends)
@@ -118,7 +119,7 @@ class UnknownAttentionBackend(Rule):
             f"use one of {listing}, or auto",
             vllm_message=messages.UNKNOWN_BACKEND_FLAG.format(name=name.upper(), backends=listing))
 
-    def _unknown(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
+    def _unknown(self, cfg: ReadConfig, facts: Facts, setting: Setting, name: str,
                  known: Tuple[str, ...]) -> Diagnostic:
         version = releases.release(facts)
         guess = attention.suggest_backend(name, known)
@@ -166,7 +167,7 @@ class UnknownAttentionBackend(Rule):
                                 severity=severity, fix=fix)
         return with_vllm_message(found, vllm_message)
 
-    def _not_v1(self, cfg: ServeConfig, facts: Facts, setting: Setting, name: str,
+    def _not_v1(self, cfg: ReadConfig, facts: Facts, setting: Setting, name: str,
                 known: Tuple[str, ...]) -> Optional[Diagnostic]:
         allowed = v1_oracle_backends(facts.version)
         use_v1 = inputs.use_v1_env(cfg)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, messages
@@ -44,7 +44,7 @@ class UnknownExecutorBackend(Rule):
         Example("model: m\nargs:\n  distributed-executor-backend: multiproc\n", vllm="0.33.0", at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, EXECUTOR_BACKEND)
         flag = facts.flags.get(EXECUTOR_BACKEND)
         if found is None or flag is None or flag.choices or not facts.parallel.executor_by_qualname:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterator
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.edits import rename_key
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.reading.read_config import Fate, ReadConfig
@@ -83,12 +83,12 @@ class UnknownFlag(Rule):
                       "--gpu-memory-utilization=0.85\n"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         known = options.known_names(facts)
         for outcome in cfg.outcomes_of(Fate.UNKNOWN):
             yield self._finding(cfg, facts, known, outcome.setting)
 
-    def _finding(self, cfg: ServeConfig, facts: Facts, known: Dict[str, Flag],
+    def _finding(self, cfg: ReadConfig, facts: Facts, known: Dict[str, Flag],
                  setting: Setting) -> Diagnostic:
         name = setting.name.lstrip("-").replace("-", "_")
         version = facts.version
@@ -158,7 +158,7 @@ class UnknownFlag(Rule):
                                edit_title=f"write {new_key}")
 
     @staticmethod
-    def _rename(cfg: ServeConfig, setting: Setting, flag: Flag, key: str):
+    def _rename(cfg: ReadConfig, setting: Setting, flag: Flag, key: str):
         """Return the edit writing `key` for the setting, unless the flag is set already."""
         if flag.dest in cfg.args:
             return None                     # renaming would make a duplicate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, plugins
@@ -56,7 +56,7 @@ class UnknownParserName(Rule):
                 at=(4, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for registry, (dest, wording) in PARSERS.items():
             names = facts.registries.get(registry)
             found = inputs.setting(cfg, dest)
@@ -88,7 +88,7 @@ class UnknownParserName(Rule):
                 vllm_message=f"invalid {wording}: {found.value} (chose from {{ {listed} }})")
 
     @staticmethod
-    def _looked_up(cfg: ServeConfig, facts: Facts, registry: str) -> bool:
+    def _looked_up(cfg: ReadConfig, facts: Facts, registry: str) -> bool:
         """Return whether vLLM looks the name up (api_server / validate_api_server_args)."""
         if registry == "tool_call_parser":
             return bool(inputs.bool_value(cfg, "enable_auto_tool_choice"))

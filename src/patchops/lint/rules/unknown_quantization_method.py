@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages
@@ -54,7 +54,7 @@ class UnknownQuantizationMethod(Rule):
         Example("model: m\nargs:\n  quantization: awq4\n", vllm="0.10.1.1", at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         found = inputs.setting(cfg, QUANTIZATION)
         flag = facts.flags.get(QUANTIZATION)
         names = facts.registries.get("quantization")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 
@@ -42,11 +42,11 @@ class UnusedSuppression(Rule):
                 at=(3, 27)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         """Yield nothing: the runner calls check_suppressions() with the other findings."""
         return iter(())
 
-    def check_suppressions(self, cfg: ServeConfig, found: Sequence[Diagnostic]) -> Iterator[Diagnostic]:
+    def check_suppressions(self, cfg: ReadConfig, found: Sequence[Diagnostic]) -> Iterator[Diagnostic]:
         """Yield one finding per suppressed code that matched no finding on its line."""
         for line, codes in sorted(cfg.suppressions.items()):
             text = cfg.lines[line - 1] if 0 < line <= len(cfg.lines) else ""

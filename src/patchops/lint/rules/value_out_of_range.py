@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
 from patchops.lint.vllm import inputs, value_ranges
@@ -79,7 +79,7 @@ class ValueOutOfRange(Rule):
         Example("vllm serve m -O5\n", kind="command", vllm="0.33.0", at=(1, 14)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, check in sorted(facts.value_ranges.items()):
             found = cfg.args.get(dest)
             if found is None or inputs.is_dropped(cfg, dest, found):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
 from patchops.lint.vllm import inputs, messages
@@ -58,7 +58,7 @@ class WorldSizeExceedsGpus(Rule):
                 facts={"has_ray": False}, at=(3, 3)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         gpus = inputs.ctx_value(cfg, "hardware.gpus")
         tp_at, pp_at = inputs.setting(cfg, "tensor_parallel_size"), inputs.setting(cfg, "pipeline_parallel_size")
         tp = (inputs.to_int(tp_at.value) if tp_at else None) or 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from patchops.lint.edits import replace_value
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.reading.read_config import Fate, Outcome, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
@@ -71,7 +71,7 @@ class Yaml11Boolean(Rule):
                 fixed="model: Qwen/Qwen2.5-7B-Instruct\nswap_space: 0\nenforce_eager: true\n"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for setting in inputs.written_settings(cfg):
             word = inputs.yaml11_word(setting)
             if word is None:
@@ -91,7 +91,7 @@ class Yaml11Boolean(Rule):
                 continue
             yield self._option(cfg, facts, setting, word, flag, outcome)
 
-    def _switch(self, cfg: ServeConfig, setting: Setting, word: str) -> Diagnostic:
+    def _switch(self, cfg: ReadConfig, setting: Setting, word: str) -> Diagnostic:
         """A switch written yes/no/on/off: vLLM reads the boolean that was meant."""
         spelled = str(inputs.YAML11_WORDS[word]).lower()
         message = f'unquoted {word} in "{setting.key}: {word}" is the YAML 1.1 boolean {spelled}'
@@ -101,7 +101,7 @@ class Yaml11Boolean(Rule):
                                 edits=[replace_value(cfg, setting, spelled)])
         return with_vllm_message(found, None)       # vLLM says nothing: it works
 
-    def _option(self, cfg: ServeConfig, facts: Facts, setting: Setting, word: str, flag: Flag,
+    def _option(self, cfg: ReadConfig, facts: Facts, setting: Setting, word: str, flag: Flag,
                 outcome: Optional[Outcome]) -> Diagnostic:
         option = "--" + flag.name
         value = inputs.YAML11_WORDS[word]

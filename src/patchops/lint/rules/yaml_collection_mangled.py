@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Iterator, Optional
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule, with_vllm_message
@@ -69,7 +69,7 @@ class YamlCollectionMangled(Rule):
                 vllm="0.7.3", at=(3, 3), severity="warning"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         version = release(facts)
         for setting in inputs.written_settings(cfg):
             value = setting.value
@@ -95,7 +95,7 @@ class YamlCollectionMangled(Rule):
             # accepted (compilation_config's literal_eval in 0.7-0.8) and unknown (unknown-flag)
             # need nothing here
 
-    def _finding(self, cfg: ServeConfig, facts: Facts, setting: Setting, flag: Optional[Flag],
+    def _finding(self, cfg: ReadConfig, facts: Facts, setting: Setting, flag: Optional[Flag],
                  kind: str, version: Version, error: Optional[str]) -> Diagnostic:
         text = str(setting.value)
         option = "--" + (flag.name if flag else setting.name.replace("_", "-"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.edits import insert_after, rename_key, replace_value
 from patchops.lint.facts.model import Facts, Flag
 from patchops.lint.reading.read_config import Fate, ReadConfig
@@ -15,7 +15,7 @@ from patchops.lint.vllm.inputs import NONE_MEANS_FALSE
 _UNSET = object()
 
 
-def v1_forces_chunked_prefill(cfg: ServeConfig, facts: Facts) -> bool:
+def v1_forces_chunked_prefill(cfg: ReadConfig, facts: Facts) -> bool:
     """Return whether the V1 engine will run and force chunked prefill on (0.7.3 opt-in to 0.11)."""
     if not releases.V1_ENGINE <= releases.release(facts) < releases.CHUNKED_PREFILL_HONOURED:
         return False
@@ -93,7 +93,7 @@ class YamlFalseDropped(Rule):
                 fixed="model: Qwen/Qwen2.5-7B-Instruct\nargs:\n  no_enable_prefix_caching: true  # no reuse\n"),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for outcome in sorted(cfg.outcomes_of(Fate.IGNORED), key=lambda o: o.setting.line):
             name, setting = outcome.dest, outcome.setting
             if setting.source != "yaml" or setting.value is not False:
@@ -109,7 +109,7 @@ class YamlFalseDropped(Rule):
                 continue  # dropping it changes nothing
             yield self._finding(cfg, facts, name, setting, flag, default)
 
-    def _finding(self, cfg: ServeConfig, facts: Facts, name: str, setting: Setting,
+    def _finding(self, cfg: ReadConfig, facts: Facts, name: str, setting: Setting,
                  flag: Optional[Flag], default: Any) -> Diagnostic:
         raw = setting.raw or "false"
         what = f'the value {raw} of "{setting.key}"'
@@ -150,7 +150,7 @@ class YamlFalseDropped(Rule):
         return self.diagnostic(cfg, setting, message, explanation=explanation, fields=(name,), fix=fix)
 
     @staticmethod
-    def _switch_fix(cfg: ServeConfig, setting: Setting, flag: Flag, switch: str, edits) -> str:
+    def _switch_fix(cfg: ReadConfig, setting: Setting, flag: Flag, switch: str, edits) -> str:
         """Return the fix in the words of the edit `lint --fix` makes, or the switch to pass."""
         if not edits or None in edits:
             return f"pass {switch} on the vllm serve command line instead, and remove the key"
@@ -161,7 +161,7 @@ class YamlFalseDropped(Rule):
         return f"pass {switch} after --config {cfg.config_file.value} on the command line"
 
     @staticmethod
-    def _switch_edits(cfg: ServeConfig, setting: Setting, flag: Flag, switch: str):
+    def _switch_edits(cfg: ReadConfig, setting: Setting, flag: Flag, switch: str):
         """Return the edits that pass `switch` where vLLM reads it, or () when none is exact.
 
         Written in this YAML: the `no-` key (`--no-x`), or the quoted word for a StoreBoolean

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule
@@ -51,7 +50,7 @@ class YamlTrueBreaksStoreTrue(Rule):
                 kind="config", vllm="0.6.3.post1", at=(2, 1)),
     ]
 
-    def check(self, cfg: ServeConfig, facts: Facts) -> Iterator[Diagnostic]:
+    def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for setting in inputs.written_settings(cfg):
             if setting.source != "yaml" or not isinstance(setting.value, bool):
                 continue

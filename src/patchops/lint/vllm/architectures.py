@@ -11,34 +11,34 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import bool_value, value
 
 
-def architectures(cfg: ServeConfig) -> Tuple[str, ...]:
+def architectures(cfg: ReadConfig) -> Tuple[str, ...]:
     """Return config.json's `architectures`, () when the model's config was not read."""
     return cfg.model_facts.architectures if cfg.model_facts is not None else ()
 
 
-def shown(cfg: ServeConfig) -> str:
+def shown(cfg: ReadConfig) -> str:
     """Return the architectures as vLLM formats `model_config.architectures` (a Python list)."""
     return str(list(architectures(cfg)))
 
 
-def resolved(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+def resolved(cfg: ReadConfig, facts: Facts) -> Optional[str]:
     """Return the architecture vLLM inspects: the first the copy registers; None when none is known."""
     registered = set(facts.architectures.registered or ())
     return next((a for a in architectures(cfg) if a in registered), None)
 
 
-def has(cfg: ServeConfig, facts: Facts, interface: str) -> bool:
+def has(cfg: ReadConfig, facts: Facts, interface: str) -> bool:
     """Return whether the inspected architecture is in the facts list `interface` ("v0_only", "no_pp", ...)."""
     arch = resolved(cfg, facts)
     return arch is not None and arch in facts.architectures.names(interface)
 
 
-def removed_message(cfg: ServeConfig, facts: Facts) -> Optional[Tuple[str, str]]:
+def removed_message(cfg: ReadConfig, facts: Facts) -> Optional[Tuple[str, str]]:
     """Return (architecture, vLLM's ValueError) when the copy names every architecture as removed.
 
     `_raise_for_unsupported` (0.11+): with none of them registered, the first that
@@ -60,7 +60,7 @@ def removed_message(cfg: ServeConfig, facts: Facts) -> Optional[Tuple[str, str]]
     return None
 
 
-def unknown_model_type(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+def unknown_model_type(cfg: ReadConfig, facts: Facts) -> Optional[str]:
     """Return config.json's `model_type` when the transformers beside the copy cannot build its config.
 
     `get_config` builds the model types of vLLM's own config classes itself and hands the rest
@@ -74,7 +74,7 @@ def unknown_model_type(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     return _unknown_kind(cfg, facts)
 
 
-def remote_code_refused(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+def remote_code_refused(cfg: ReadConfig, facts: Facts) -> Optional[str]:
     """Return the `model_type` of an `auto_map` config AutoConfig refuses without `--trust-remote-code`.
 
     transformers' resolve_trust_remote_code refuses remote code only when it has no class of
@@ -86,7 +86,7 @@ def remote_code_refused(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     return _unknown_kind(cfg, facts)
 
 
-def _unknown_kind(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+def _unknown_kind(cfg: ReadConfig, facts: Facts) -> Optional[str]:
     model, known = cfg.model_facts, facts.transformers.model_types
     if model is None or not model.config_model_type or not known:
         return None
@@ -98,7 +98,7 @@ def _unknown_kind(cfg: ServeConfig, facts: Facts) -> Optional[str]:
     return None if kind in known or kind in own else kind
 
 
-def interleaved_window(cfg: ServeConfig, facts: Facts) -> bool:
+def interleaved_window(cfg: ReadConfig, facts: Facts) -> bool:
     """Return whether the model's sliding window is interleaved with full attention layers.
 
     vLLM keeps such a window out of the cache config (the scheduler treats the model as full

@@ -12,7 +12,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import (attention_backend_env, compute_capability, env_value, is_cuda_like, platform,
                                        to_int, value)
@@ -55,7 +56,7 @@ def multistep_backends(facts: Facts, chunked: bool) -> Tuple[str, ...]:
     return MULTISTEP_CHUNKED_BACKENDS if chunked else MULTISTEP_BACKENDS
 
 
-def v0_attention_backend(cfg: ServeConfig, facts: Facts) -> Prediction:
+def v0_attention_backend(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return the attention backend V0 selects on CUDA (enum names: FLASH_ATTN, XFORMERS, ...).
 
     Follows `which_attn_to_use` (0.6.3) / `CudaPlatform.get_attn_backend_cls` (0.7.3-0.10.2):
@@ -170,7 +171,7 @@ class BackendRefusal:
     reasons: str = ""                   # the invalid reasons vLLM lists
 
 
-def chosen_backend(cfg: ServeConfig, facts: Facts) -> Tuple[Optional[str], Optional[Setting], Tuple[str, ...]]:
+def chosen_backend(cfg: ReadConfig, facts: Facts) -> Tuple[Optional[str], Optional[Setting], Tuple[str, ...]]:
     """Return the backend the launch names (VLLM_ATTENTION_BACKEND, or --attention-backend), upper case."""
     found = cfg.args.get("attention_backend")
     if "attention_backend" in facts.flags and found is not None and isinstance(found.value, str):
@@ -187,7 +188,7 @@ def _majors(majors: Tuple[int, ...]) -> str:
     return "compute capability " + " or ".join(f"{m}.x" for m in majors)
 
 
-def _gpu_major(cfg: ServeConfig) -> Optional[int]:
+def _gpu_major(cfg: ReadConfig) -> Optional[int]:
     """Return the stated NVIDIA GPU's major compute capability (None off CUDA or when unstated)."""
     cc = compute_capability(cfg)
     if cc is None or is_cuda_like(cfg) is False or platform(cfg) == "rocm":   # ROCm has its own backends
@@ -202,13 +203,13 @@ def _config_str(config: Dict[str, Any], head: Any, kv: str, mla: bool, sinks: bo
             f"use_mla: {mla}, has_sink: {sinks}, use_sparse: {sparse}")
 
 
-def uses_mla(cfg: ServeConfig, config: Dict[str, Any]) -> bool:
+def uses_mla(cfg: ReadConfig, config: Dict[str, Any]) -> bool:
     """Say whether vLLM runs this config.json with MLA (ModelConfig.use_mla)."""
     return (config.get("kv_lora_rank") is not None and config.get("model_type") in MLA_MODEL_TYPES
             and env_value(cfg, "VLLM_MLA_DISABLE") not in ("1", "true", "True"))
 
 
-def mla_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Optional[BackendRefusal]:
+def mla_refusal(cfg: ReadConfig, facts: Facts, config: Dict[str, Any]) -> Optional[BackendRefusal]:
     """Return why no MLA backend of this release takes an MLA model on the stated GPU, or None.
 
     Judged: an fp8 KV cache, which Triton MLA (the one MLA backend off Hopper and Blackwell)
@@ -253,7 +254,7 @@ def mla_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Optio
                           config=described, reasons="{...}")
 
 
-def sink_refusal(cfg: ServeConfig, facts: Facts, config: Dict[str, Any]) -> Optional[BackendRefusal]:
+def sink_refusal(cfg: ReadConfig, facts: Facts, config: Dict[str, Any]) -> Optional[BackendRefusal]:
     """Return why the backend a launch names cannot run an attention-sink model on the stated GPU, or None.
 
     vLLM's own pick takes sinks everywhere (Triton off Hopper: platforms/cuda.py:322 0.10.1.1,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import (compilation_value, compute_capability, enforce_eager, int_list,
                                        int_value, literal_default, num_speculative_tokens, to_bool, to_int,
@@ -69,7 +69,7 @@ def _no_graphs(reason: str, fields: Sequence[str]) -> Prediction:
     return Prediction((), reason, fields=tuple(fields))
 
 
-def effective_eager(cfg: ServeConfig, facts: Facts) -> Prediction:
+def effective_eager(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return whether the copy runs eagerly: enforce_eager (set or hardcoded), or forced by vLLM.
 
     0.8.x's CUDA platform turns enforce_eager on for data parallelism on V1 (DP with CUDA
@@ -86,7 +86,7 @@ def effective_eager(cfg: ServeConfig, facts: Facts) -> Prediction:
     return eager
 
 
-def capture_sizes(cfg: ServeConfig, facts: Facts) -> Prediction:
+def capture_sizes(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return the CUDA graph batch sizes the version captures (ascending); () when none are.
 
     Precedence: enforce_eager (or a fork hardcoding it) -> nothing; the user's explicit list

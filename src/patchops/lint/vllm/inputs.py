@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig, Setting, parse_compute_capability, parse_literal
+from patchops.lint.input.serve_config import Setting, parse_compute_capability, parse_literal
 from patchops.lint.input.serve_config import as_bool as to_bool  # re-exported: rules convert values from here
 from patchops.lint.input.serve_config import as_int as to_int
 from patchops.lint.input.serve_config import as_int_list as to_int_list

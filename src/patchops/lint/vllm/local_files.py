@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.input.model_config import hub_snapshots, launch_environment
 
 CHAT_TEMPLATE = "chat_template"
@@ -30,7 +30,7 @@ HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 HUB_TRUE_VALUES = ("1", "ON", "YES", "TRUE")
 
 
-def offline_snapshots(cfg: ServeConfig, repo_id: str) -> Optional[Path]:
+def offline_snapshots(cfg: ReadConfig, repo_id: str) -> Optional[Path]:
     """Return the Hugging Face cache folder an offline launch must find `repo_id` in, or None
     when the launch may ask the hub (offline: the launch's env over this process's)."""
     env = launch_environment(cfg)
@@ -38,7 +38,7 @@ def offline_snapshots(cfg: ServeConfig, repo_id: str) -> Optional[Path]:
     return hub_snapshots(repo_id, env) if flag.upper() in HUB_TRUE_VALUES else None
 
 
-def local_path(cfg: ServeConfig, value: str, wanted=Path.exists) -> Optional[Path]:
+def local_path(cfg: ReadConfig, value: str, wanted=Path.exists) -> Optional[Path]:
     """Return `value` as a path on this machine that is `wanted` (as written, else beside the
     input), None when neither is; a name no file can have (too long) is not there."""
     for path in (Path(value).expanduser(), Path(cfg.path).parent / value):
@@ -50,7 +50,7 @@ def local_path(cfg: ServeConfig, value: str, wanted=Path.exists) -> Optional[Pat
     return None
 
 
-def local_model_folder(cfg: ServeConfig) -> Optional[Path]:
+def local_model_folder(cfg: ReadConfig) -> Optional[Path]:
     """Return the model folder vLLM reads (the path as written, else beside the input), None for a hub name."""
     if cfg.model is None or not isinstance(cfg.model.value, str):
         return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import architectures, releases
 from patchops.lint.vllm.inputs import bool_value, value
@@ -38,7 +38,7 @@ def stage(version) -> str:
     return "config" if releases.release(version) >= releases.LORA_AT_CONFIG else "later"
 
 
-def refusal(cfg: ServeConfig, facts: Facts) -> Optional[LoraRefusal]:
+def refusal(cfg: ReadConfig, facts: Facts) -> Optional[LoraRefusal]:
     """Return vLLM's refusal when the launch enables LoRA on a class without SupportsLoRA.
 
     None without `--enable-lora`, when the copy's facts do not name the inspected architecture's

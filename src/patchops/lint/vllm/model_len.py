@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.groups import MaxLen
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.input.model_config import ModelFacts
 from patchops.lint.vllm import inputs
@@ -113,7 +113,7 @@ def sliding_window_off_refused(model: ModelFacts, max_len: MaxLen) -> Optional[s
     return None
 
 
-def max_model_len(cfg: ServeConfig, facts: Facts) -> Prediction:
+def max_model_len(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return the max_model_len vLLM runs with: the stated one, else what it derives from config.json.
 
     Unset, `_get_and_verify_max_len` takes `int(derived)`; None when neither is known (no

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import bool_value, device_name, is_cuda_like, platform, to_int, value
 from patchops.lint.vllm.prediction import Prediction
@@ -30,7 +30,7 @@ COREX = "corex"
 ROCM_CUSTOM_ALLREDUCE_CARDS = ("mi300", "mi308", "mi325", "mi350", "mi355")
 
 
-def vendor(cfg: ServeConfig, facts: Facts) -> Prediction:
+def vendor(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return the vendor build that runs the config ("corex") or None, and how it is known."""
     if platform(cfg) == COREX:
         return Prediction(COREX, "hardware.platform is corex", fields=("hardware.platform",))
@@ -40,11 +40,11 @@ def vendor(cfg: ServeConfig, facts: Facts) -> Prediction:
     return Prediction(None, "no vendor platform stated or detected")
 
 
-def tensor_parallel_size(cfg: ServeConfig) -> int:
+def tensor_parallel_size(cfg: ReadConfig) -> int:
     return to_int(value(cfg, "tensor_parallel_size")) or 1
 
 
-def custom_allreduce(cfg: ServeConfig, facts: Facts) -> Prediction:
+def custom_allreduce(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return whether vLLM's custom all-reduce kernel runs the TP all-reduce, and why not.
 
     Judged on the tensor-parallel group (the group CustomAllreduce attaches to). Checks the
@@ -71,7 +71,7 @@ def custom_allreduce(cfg: ServeConfig, facts: Facts) -> Prediction:
     return Prediction(True, f"custom all-reduce runs the all-reduce of tensor_parallel_size {tp}", fields=fields)
 
 
-def platform_without_custom_allreduce(cfg: ServeConfig) -> Optional[str]:
+def platform_without_custom_allreduce(cfg: ReadConfig) -> Optional[str]:
     """Return why the stated platform's use_custom_allreduce() is False, None when it is True or unknown."""
     name = platform(cfg)
     if name is None:

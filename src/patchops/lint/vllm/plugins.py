@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
 from patchops.lint.vllm.releases import PLUGIN_LOAD_FAILURE_LOGGED, PLUGIN_AS_MODULE, release
@@ -48,7 +49,7 @@ class Plugin:
         return str(self.path) if self.path is not None else self.value
 
 
-def parser_plugin(cfg: ServeConfig, facts: Facts, registry: str) -> Optional[Plugin]:
+def parser_plugin(cfg: ReadConfig, facts: Facts, registry: str) -> Optional[Plugin]:
     """Return the plugin that may add names to `registry`, None when there is none vLLM would load."""
     found = inputs.setting(cfg, PLUGIN_FLAGS[registry])
     if found is None or not isinstance(found.value, str) or len(found.value) <= 3:

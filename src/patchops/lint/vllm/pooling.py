@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from patchops.lint.input.serve_config import ServeConfig, parse_literal
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import parse_literal
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import architectures
 from patchops.lint.vllm.inputs import value
@@ -22,7 +23,7 @@ from patchops.lint.vllm.releases import CHUNKED_PREFILL_HONOURED, V1_POOLING, re
 POOLER_FLAGS = ("pooler_config", "override_pooler_config")   # 0.11+, before
 
 
-def stated_pooler_config(cfg: ServeConfig) -> Dict[str, Any]:
+def stated_pooler_config(cfg: ReadConfig) -> Dict[str, Any]:
     """Return the pooler config the launch states as a mapping ({} when none or not a mapping)."""
     for name in POOLER_FLAGS:
         raw = value(cfg, name)
@@ -40,7 +41,7 @@ def _stated_type(stated: Dict[str, Any], *keys: str) -> Optional[str]:
     return None
 
 
-def chunked_prefill_by_pooling(cfg: ServeConfig, facts: Facts) -> Optional[bool]:
+def chunked_prefill_by_pooling(cfg: ReadConfig, facts: Facts) -> Optional[bool]:
     """Return the chunked prefill a pooling runner defaults to from its stated pooling type.
 
     None when the launch states no pooling type, the model's attention type could change the

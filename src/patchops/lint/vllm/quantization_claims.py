@@ -11,22 +11,22 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.groups import QuantizationLimits
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
 
 QUANTIZATION = "quantization"
 ALLOW_DEPRECATED = "allow_deprecated_quantization"
 
-def checkpoint_quantization(cfg: ServeConfig) -> Dict[str, Any]:
+def checkpoint_quantization(cfg: ReadConfig) -> Dict[str, Any]:
     """Return config.json's `quantization_config` ({} when the model has none or is unknown)."""
     model = cfg.model_facts
     found = model.text_config.get("quantization_config") if model is not None else None
     return found if isinstance(found, dict) else {}
 
 
-def claiming_override(cfg: ServeConfig, facts: Facts) -> Optional[str]:
+def claiming_override(cfg: ReadConfig, facts: Facts) -> Optional[str]:
     """Return the override method that claims the checkpoint, None when none does or it is unclear.
 
     Without `--quantization` every override may claim; with it, only the override of that

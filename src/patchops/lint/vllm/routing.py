@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import (attention_backend_env, bool_value, compute_capability, ctx_setting,
                                        env_setting, is_cuda_like, num_scheduler_steps, platform, setting,
@@ -109,7 +110,7 @@ def v1_oracle_backends(version: str) -> Optional[Tuple[str, ...]]:
     return None
 
 
-def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
+def oracle_triggers(cfg: ReadConfig, facts: Facts) -> List[Trigger]:
     """Return the V1-oracle checks this config trips, in the order vLLM runs them (0.8.5-0.11).
 
     The model's checks come from its config.json (architectures, sliding window) when it was
@@ -247,7 +248,7 @@ def oracle_triggers(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
 PLATFORM_MODULES = {"gaudi": "hpu"}  # hardware.platform names -> vllm/platforms/<module>.py
 
 
-def platform_module(cfg: ServeConfig) -> Optional[str]:
+def platform_module(cfg: ReadConfig) -> Optional[str]:
     """Return the vllm/platforms module that runs the stated platform (vendor CUDA-likes: cuda)."""
     name = platform(cfg)
     if name is None:
@@ -260,7 +261,7 @@ PP_FEATURE = ("Pipeline Parallelism without Ray distributed executor or multipro
               "or external launcher")
 
 
-def refused_features(cfg: ServeConfig, facts: Facts) -> List[Trigger]:
+def refused_features(cfg: ReadConfig, facts: Facts) -> List[Trigger]:
     """Return what `EngineArgs._check_feature_supported` refuses (0.12+, V1 only), in its order.
 
     The checks of the oracle that survived V0's removal: they now raise NotImplementedError
@@ -303,7 +304,7 @@ def in_copy(feature: str, facts: Facts) -> bool:
     return False
 
 
-def engine(cfg: ServeConfig, facts: Facts) -> Prediction:
+def engine(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return which engine runs the config ("V0" or "V1"), why, and any error vLLM raises choosing it."""
     v = release(facts)
     ver = facts.version
@@ -347,7 +348,7 @@ def engine(cfg: ServeConfig, facts: Facts) -> Prediction:
     return Prediction(V1, f"V1 is the default engine of vLLM {ver}", fields=env_fields)
 
 
-def config_engine(cfg: ServeConfig, facts: Facts) -> Prediction:
+def config_engine(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return the engine whose defaults and checks build the configuration (SchedulerConfig and its kin).
 
     That is `engine()`'s, except on 0.11: V0 is gone, yet a config that chooses it (VLLM_USE_V1=0,

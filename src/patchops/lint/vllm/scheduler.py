@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm.inputs import (bool_value, compute_capability, ctx_setting, device_name, is_cuda_like,
                                        is_pooling, literal_default, memory_gib,
@@ -36,7 +36,7 @@ POOLING_BATCHED_TOKENS = 32768
 MULTIMODAL_BATCHED_TOKENS = 5120  # _MULTIMODAL_MODEL_MAX_NUM_BATCHED_TOKENS (config.py, V0)
 
 
-def hardware_tier(cfg: ServeConfig, facts: Facts) -> Prediction:
+def hardware_tier(cfg: ReadConfig, facts: Facts) -> Prediction:
     """Return the V1 default-batch tier: "large" (>= 70 GiB, not A100), "small", "huge" (>= 160 GiB, 0.30+).
 
     Unknown hardware gives "small" (what vLLM uses when it cannot query the device) with the
@@ -87,7 +87,7 @@ _TIER_SEQS = {SMALL: 256, LARGE: 1024, HUGE: 1024}
 _TPU_TOKENS = {"v6e": 1024, "v5e": 512, "v5p": 256}
 
 
-def platform_defaults(cfg: ServeConfig, facts: Facts) -> Tuple[Optional[int], Optional[int], str]:
+def platform_defaults(cfg: ReadConfig, facts: Facts) -> Tuple[Optional[int], Optional[int], str]:
     """Return the V1 (tokens, seqs) defaults a CPU or TPU platform sets instead of the GPU tier's.
 
     None for a value the platform leaves to the tier; the reason names the platform. Source:
@@ -108,7 +108,7 @@ def platform_defaults(cfg: ServeConfig, facts: Facts) -> Tuple[Optional[int], Op
     return None, None, ""
 
 
-def _throughput_factor(cfg: ServeConfig, facts: Facts) -> int:
+def _throughput_factor(cfg: ReadConfig, facts: Facts) -> int:
     """Return 2 under `--performance-mode throughput`, which doubles both unset batch defaults.
 
     EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (0.20.0-0.33.0), wherever the
@@ -118,14 +118,14 @@ def _throughput_factor(cfg: ServeConfig, facts: Facts) -> int:
     return 2 if "performance_mode" in facts.flags and str(mode).lower() == "throughput" else 1
 
 
-def _by_pooling_type(cfg: ServeConfig, on: bool) -> Prediction:
+def _by_pooling_type(cfg: ReadConfig, on: bool) -> Prediction:
     """The chunked prefill a pooling runner takes from the pooling type stated in its pooler config."""
     stated = tuple(name for name in POOLER_FLAGS if value(cfg, name) is not None)
     return Prediction(on, "the pooling type stated " + ("allows" if on else "rules out") + " chunked prefill "
                       "for this pooling model", fields=stated)
 
 
-def chunked_prefill(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None) -> Prediction:
+def chunked_prefill(cfg: ReadConfig, facts: Facts, eng: Optional[Prediction] = None) -> Prediction:
     """Return whether chunked prefill ends up on, by version, engine and max_model_len."""
     v = release(facts)
     ver = facts.version
@@ -221,7 +221,7 @@ def _v0_batched_tokens(v: Version, chunked: bool, mml: Optional[int], steps: int
     return out, why
 
 
-def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None,
+def max_num_batched_tokens(cfg: ReadConfig, facts: Facts, eng: Optional[Prediction] = None,
                            chunked: Optional[Prediction] = None) -> Prediction:
     """Return the token budget per step: the user's value or the version/engine/tier default.
 
@@ -283,7 +283,7 @@ def max_num_batched_tokens(cfg: ServeConfig, facts: Facts, eng: Optional[Predict
                       alternatives=alternatives, fields=tier.fields)
 
 
-def max_num_seqs(cfg: ServeConfig, facts: Facts, eng: Optional[Prediction] = None, *,
+def max_num_seqs(cfg: ReadConfig, facts: Facts, eng: Optional[Prediction] = None, *,
                  _tier: Optional[str] = None, _budget: Optional[int] = None) -> Prediction:
     """Return the largest number of sequences per step: the user's value or the default."""
     v = release(facts)

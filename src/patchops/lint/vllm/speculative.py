@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig
 from patchops.lint.facts.groups import DraftDetection, NestedField
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs, releases, routing, scheduler
 
@@ -66,7 +66,7 @@ def no_draft_model(version: Any, method: Optional[str]) -> str:
     return NO_DRAFT_MODEL_011 if release >= releases.SPEC_NO_MODEL_WORDING else NO_DRAFT_MODEL
 
 
-def unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Optional[tuple]:
+def unsupported(cfg: ReadConfig, facts: Facts, value: dict, guess: bool) -> Optional[tuple]:
     """The copy's refusals of a whole kind of speculation: on V0 (0.10-0.11), by draft model (0.10-0.14).
 
     Without a method, a draft is guessed to be a plain one by its name only when `guess`: the
@@ -86,7 +86,7 @@ def unsupported(cfg: ServeConfig, facts: Facts, value: dict, guess: bool) -> Opt
     return None
 
 
-def detected_method(cfg: ServeConfig, facts: Facts, detection: Optional[DraftDetection], value: dict) -> Optional[tuple]:
+def detected_method(cfg: ReadConfig, facts: Facts, detection: Optional[DraftDetection], value: dict) -> Optional[tuple]:
     """Run the copy's method detection (lint/extract/draft_detection.py) on the draft's config.json.
 
     Returns (what the chain found, DRAFT_UNSUPPORTED when it refuses, else None); None when the
@@ -119,7 +119,7 @@ def detected_method(cfg: ServeConfig, facts: Facts, detection: Optional[DraftDet
              "plain draft model, which it does not support yet"), DRAFT_UNSUPPORTED)
 
 
-def lora_budget_problem(cfg: ServeConfig, facts: Facts, value: dict) -> Optional[tuple]:
+def lora_budget_problem(cfg: ReadConfig, facts: Facts, value: dict) -> Optional[tuple]:
     """With LoRA, `create_engine_config` needs max_num_batched_tokens >= max_num_seqs x (1 + k) (0.12+).
 
     Returns ((headline, why), fields, certain): not certain when a default depends on hardware not stated.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from patchops.lint.input.serve_config import ServeConfig
+from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs, model_len, scheduler
 from patchops.lint.vllm.nested_values import BOUND_HOLDS, BOUND_WORDS
@@ -28,7 +28,7 @@ class RangeProblem:
     accepted: str
 
 
-def problem(cfg: ServeConfig, facts: Facts, dest: str, value: Any, check: dict) -> Optional[RangeProblem]:
+def problem(cfg: ReadConfig, facts: Facts, dest: str, value: Any, check: dict) -> Optional[RangeProblem]:
     """Return the first of the check's shapes `value` fails, or None when it passes them all."""
     return _as_given(value, check) or _as_resolved(value, check, facts.flags.get(dest)) \
         or _against_other(cfg, facts, value, check)
@@ -85,7 +85,7 @@ def _as_resolved(value: Any, check: dict, flag) -> Optional[RangeProblem]:
     return None
 
 
-def _limit(cfg: ServeConfig, facts: Facts, other: str) -> Any:
+def _limit(cfg: ReadConfig, facts: Facts, other: str) -> Any:
     """Return the value of `other` vLLM compares against: stated, predicted, else its literal default."""
     stated = inputs.value(cfg, other)
     if stated is not None:
@@ -100,7 +100,7 @@ def _limit(cfg: ServeConfig, facts: Facts, other: str) -> Any:
     return inputs.literal_default(facts, other)
 
 
-def _against_other(cfg: ServeConfig, facts: Facts, value: Any, check: dict) -> Optional[RangeProblem]:
+def _against_other(cfg: ReadConfig, facts: Facts, value: Any, check: dict) -> Optional[RangeProblem]:
     """Check `value <= <other setting>` (stated, else predicted, else its literal default)."""
     other = check.get("le_field")
     if not other or isinstance(value, bool) or not isinstance(value, (int, float)):

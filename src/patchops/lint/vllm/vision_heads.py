@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
-from patchops.lint.input.serve_config import ServeConfig, parse_literal
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import parse_literal
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import architectures
 from patchops.lint.vllm.inputs import bool_value, value
@@ -54,7 +55,7 @@ class VisionSplit:
         return MESSAGE.format(self.heads, tp)
 
 
-def vision_heads(cfg: ServeConfig, facts: Facts) -> Optional[VisionSplit]:
+def vision_heads(cfg: ReadConfig, facts: Facts) -> Optional[VisionSplit]:
     """Return the inspected architecture's vision tower and its head count, when vLLM shards it.
 
     None when the architecture is not one of TOWERS (or the copy does not register it), the
@@ -80,7 +81,7 @@ def vision_heads(cfg: ServeConfig, facts: Facts) -> Optional[VisionSplit]:
         else None
 
 
-def breach(cfg: ServeConfig, facts: Facts, tp: int) -> Optional[VisionSplit]:
+def breach(cfg: ReadConfig, facts: Facts, tp: int) -> Optional[VisionSplit]:
     """Return the vision tower `tp` cannot split, None when it can (or is not known)."""
     if tp < 2:
         return None

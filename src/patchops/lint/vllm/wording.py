@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from patchops.lint.input.serve_config import ServeConfig, Setting
+from patchops.lint.reading.read_config import ReadConfig
+from patchops.lint.input.serve_config import Setting
 
 TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
@@ -47,7 +48,7 @@ def sizes_text(sizes: Sequence[int]) -> str:
     return "[" + ", ".join(str(s) for s in sizes[:4]) + f", ..., {sizes[-1]}]"
 
 
-def parser_error(cfg: ServeConfig, message: str) -> str:
+def parser_error(cfg: ReadConfig, message: str) -> str:
     """Return argparse's error line for `message` as `vllm serve` prints it.
 
     Unrecognized arguments are reported by the top-level `vllm` parser, value errors by the
@@ -59,7 +60,7 @@ def parser_error(cfg: ServeConfig, message: str) -> str:
     return f"{prog}: error: {message}"
 
 
-def spelled(name: str, setting: Setting, cfg: Optional[ServeConfig] = None) -> str:
+def spelled(name: str, setting: Setting, cfg: Optional[ReadConfig] = None) -> str:
     """Return option `name` in the user's spelling: `--dashes` on the CLI, else the file's style.
 
     A key with neither `-` nor `_` (`tp`) follows the other keys of the file.
