@@ -77,19 +77,21 @@ target = str(Path(sys.argv[1]).resolve())
 reads = []
 sys.addaudithook(lambda event, args: reads.append(args) if event == "open" and args[0] is not None
                  and str(Path(str(args[0])).resolve()) == target else None)
-run = lint_run([Path(sys.argv[1])], vllm_version="0.8.5", cache=sys.argv[2] == "cache")
-print(len(reads), sum(len(r.diagnostics) for r in run.results))
+how = sys.argv[2]
+run = lint_run([Path(sys.argv[1])], vllm_version="0.8.5", cache=how == "cache", fix=how == "diff",
+               diff=how == "diff")
+print(len(reads), run.fixed if how == "diff" else sum(len(r.diagnostics) for r in run.results))
 """
 
 
-@pytest.mark.parametrize("cache", ["cache", "no-cache"])
+@pytest.mark.parametrize("cache", ["cache", "no-cache", "diff"])
 @pytest.mark.parametrize("name, text", [
     ("serve.yaml", "vllm:\n  version: 0.8.5\nargs:\n  max-model-len: 4096\n  enforce-eager: yes\n"),
-    ("launch.sh", "#!/bin/sh\nvllm serve m --max-model-len 4096 --max-num-seqs abc\n"),
+    ("launch.sh", "#!/bin/sh\nvllm serve m --max-model-len 4096 --max-num-seqs abc --max-num-batched 8192\n"),
 ], ids=["spec", "script"])
 def test_patchops_lint_reads_its_input_once(tmp_path, name, text, cache):
-    """`patchops lint FILE` opens FILE once: suppressions, snippets, fixes and the result cache's
-    digest all come from that one read (every open of it counted by Python's audit hook)."""
+    """`patchops lint FILE` opens FILE once: suppressions, snippets, the result cache's digest and
+    `--diff`'s fixes all come from that one read (every open of it counted by Python's audit hook)."""
     import os
     import subprocess
     import sys
@@ -99,6 +101,6 @@ def test_patchops_lint_reads_its_input_once(tmp_path, name, text, cache):
     env = {**os.environ, "PATCHOPS_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", READS_OF_INPUT, str(path), cache], cwd=tmp_path,
                           env=env, capture_output=True, text=True, check=True)
-    reads, findings = map(int, done.stdout.split())
-    assert findings > 0     # the input was linted, not refused
+    reads, found = map(int, done.stdout.split())
+    assert found > 0     # the input was linted (and fixed, with --diff), not refused
     assert reads == 1

@@ -108,7 +108,7 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
                 python: Optional[str] = None, select: Sequence[str] = (),
                 ignore: Sequence[str] = (), hardware: Optional["Hardware"] = None,
                 settings=None, stdin=None, model_config=None, fetch: Optional[bool] = None,
-                cache: bool = False) -> List[LintResult]:
+                cache: bool = False, sources: Optional[Dict[str, str]] = None) -> List[LintResult]:
     """Lint every input, going on past those that cannot be linted (each becomes a PO003 finding).
 
     A folder stands for the YAML and .sh files under it; `-` reads `stdin`. `settings` (a
@@ -117,7 +117,9 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
     hardware (when `hardware` is None) for inputs that state none. A bad selector is still a UsageError: it would
     change every result. `cache` answers from lint/result_cache.py when nothing the results
     were computed from has changed (`lint --no-cache` turns it off). `fetch` None: the
-    environment's PATCHOPS_FETCH, else the settings' `fetch`, else on.
+    environment's PATCHOPS_FETCH, else the settings' `fetch`, else on. `sources` are files'
+    texts already read, by path (`--fix` reads each file once); a cached run reads them itself,
+    so its read log sees them.
     """
     options = dict(command=command, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
                    select=select, ignore=ignore, hardware=hardware, settings=settings,
@@ -129,9 +131,9 @@ def lint_inputs(paths: Sequence[Path] = (), *, command: Optional[str] = None,
         given = {k: _jsonable(v) for k, v in options.items()}
         given.update(paths=[str(p) for p in paths], stdin=text)
         return result_cache.cached(
-            given, lambda: _lint_inputs(paths, **options, stdin=_text_stream(text)),
+            given, lambda: _lint_inputs(paths, **options, stdin=_text_stream(text), sources={}),
             result_cache.encode_result, lambda data: result_cache.decode_result(LintResult, data))
-    return _lint_inputs(paths, **options, stdin=stdin)
+    return _lint_inputs(paths, **options, stdin=stdin, sources=sources or {})
 
 
 def _jsonable(value):
@@ -150,7 +152,7 @@ def _text_stream(text: Optional[str]):
 
 
 def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ignore, hardware,
-                 settings, model_config, fetch, stdin) -> List[LintResult]:
+                 settings, model_config, fetch, stdin, sources) -> List[LintResult]:
     from patchops.core.errors import LintInputError
     from patchops.lint.runner import read_elsewhere
     from patchops.lint.rules.input_not_linted import InputNotLinted
@@ -171,26 +173,28 @@ def _lint_inputs(paths, *, command, vllm_path, vllm_version, python, select, ign
             if "command" in given:
                 results.append(lint(**given, **options))
             else:
-                results.extend(lint_file(given["path"], given.get("text"), options))
+                results.extend(lint_file(given["path"], given.get("text"), options,
+                                         source=sources.get(shown)))
         except LintInputError as error:
-            text = given.get("text") or given.get("command") or _text_of(given.get("path"))
+            text = given.get("text") or given.get("command") or sources.get(shown) or _text_of(given.get("path"))
             results.append(LintResult(shown, "", "", [InputNotLinted.from_error(shown, error)],
                                       error=error.message, source_lines=tuple(text.splitlines())))
     return read_elsewhere(results)
 
 
-def lint_file(path, text: Optional[str], options: dict,
-              texts: Optional[Dict[str, str]] = None) -> List[LintResult]:
+def lint_file(path, text: Optional[str], options: dict, texts: Optional[Dict[str, str]] = None,
+              source: Optional[str] = None) -> List[LintResult]:
     """Lint every vLLM launch one file holds (`text`: its content, when not read from disk).
 
     A file with none (a workflow, a Helm values file) gives one result saying what it is.
     An input that cannot be linted raises LintInputError, as lint() does. `texts` are the
-    `--config FILE`s it loads, by path, when not read from disk (`--fix` between passes).
+    `--config FILE`s it loads, by path, when not read from disk (`--fix` between passes);
+    `source` the file's own content, read already, still loaded as the file it is.
     """
     from patchops.lint.input.loaders import load_file_inputs, load_text_inputs
 
     loaded = load_text_inputs(text, path=str(path), texts=texts) if text is not None \
-        else load_file_inputs(Path(path))
+        else load_file_inputs(Path(path), source)
     if loaded.skipped is not None:
         return [LintResult(str(path), "", "", [], no_launch=loaded.skipped)]
     return [lint(path, loaded=cfg, **options) for cfg in loaded.configs]
@@ -255,7 +259,7 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
     replaced with store.atomic_write (mode and owner kept, a UTF-8 BOM kept); an input that
     cannot be linted is reported as lint_inputs() reports it and left alone.
     """
-    from patchops.core.errors import UsageError
+    from patchops.core.errors import LintInputError, UsageError
     from patchops.lint.fixes import fix_input
     from patchops.lint.input.loaders import read_source
     from patchops.store.site_store import atomic_write
@@ -263,9 +267,16 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
     files = expand_inputs(paths)
     if any(str(p) == STDIN for p in files):
         raise UsageError("--fix and --diff rewrite files; they cannot take `-` (stdin)")
+    sources = {}
+    for path in files:
+        try:
+            sources[str(path)] = read_source(path)
+        except (OSError, LintInputError):
+            continue    # lint_inputs says why it cannot be linted
     firsts = lint_inputs(files, vllm_path=vllm_path, vllm_version=vllm_version, python=python,
                          select=select, ignore=ignore, hardware=hardware, settings=settings,
-                         model_config=model_config, fetch=fetch)
+                         model_config=model_config, fetch=fetch,
+                         sources={path: text for path, (text, _bom) in sources.items()})
     choose, select, ignore, found = _lint_options(select, ignore, vllm_path, vllm_version, python,
                                                   hardware, settings, model_config, fetch)
     out = []
@@ -274,7 +285,7 @@ def fix_inputs(paths: Sequence[Path] = (), *, unsafe: bool = False, write: bool 
             out.append(FixResult(first))
             continue
         options = dict(choose, select=select, ignore=[*ignore, *found.ignores_for(str(path))])
-        original, bom = read_source(path)
+        original, bom = sources[str(path)]
         done = fix_input(str(path), original, lambda text, texts: [
             d for found in lint_file(path, text, options, texts=texts) for d in found.diagnostics],
             lambda other: read_source(other)[0], unsafe=unsafe)

@@ -45,20 +45,23 @@ def load_file(path) -> ServeConfig:
     return only_launch(load_file_inputs(path))
 
 
-def load_file_inputs(path) -> LoadedFile:
-    """Read a file and return each vLLM launch it holds: a spec, config, script or deploy file."""
+def load_file_inputs(path, text: Optional[str] = None) -> LoadedFile:
+    """Read a file and return each vLLM launch it holds: a spec, config, script or deploy file.
+
+    `text` is the file's content when it was read already (read_source, for `--fix`)."""
     shown = str(path)
     target = Path(path)
-    try:
-        with open(target, "rb") as handle:
-            data = handle.read(yamlread.MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise LintInputError(f"{shown}: no such file") from None
-    except IsADirectoryError:
-        raise LintInputError(f"{shown}: is a directory, not a serve config") from None
-    except OSError as exc:
-        raise LintInputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    text = yamlread.decode(data, shown)
+    if text is None:
+        try:
+            with open(target, "rb") as handle:
+                data = handle.read(yamlread.MAX_BYTES + 1)
+        except FileNotFoundError:
+            raise LintInputError(f"{shown}: no such file") from None
+        except IsADirectoryError:
+            raise LintInputError(f"{shown}: is a directory, not a serve config") from None
+        except OSError as exc:
+            raise LintInputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+        text = yamlread.decode(data, shown)
     kind = "command" if target.suffix.lower() in COMMAND_SUFFIXES else None
     return load_text_inputs(text, path=shown, kind=kind, base_dir=str(target.parent))
 
