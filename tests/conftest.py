@@ -13,7 +13,7 @@ from tests.support import offline_loop, wheelcache
 OLD, MID, NEW = "0.6.3.post1", "0.8.5", "0.11.0"
 NEWEST = "0.33.0"
 
-# Lint reads the environment it runs in (offline Hugging Face, PO816): tests state theirs.
+# Lint reads the environment it runs in (offline Hugging Face, PO908): tests state theirs.
 for _name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.pop(_name, None)
 # The suite never asks the real Hub: lint fetches nothing unless a test turns it on (against

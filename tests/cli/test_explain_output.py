@@ -27,9 +27,9 @@ def test_a_config_lint_refuses_is_said_first_and_exits_1(tmp_path):
     done = explain(spec)
     assert done.exit_code == PROBLEMS_FOUND
     first = done.stdout.splitlines()[0]
-    assert first.startswith("error: vLLM 0.8.5 will not start this config: PO801 gpu_memory_utilization (1.2)")
+    assert first.startswith("error: vLLM 0.8.5 will not start this config: PO111 gpu_memory_utilization (1.2)")
     as_json = json.loads(explain(spec, "--json").stdout)
-    assert [e["code"] for e in as_json["errors"]] == ["PO801"]
+    assert [e["code"] for e in as_json["errors"]] == ["PO111"]
 
 
 def test_a_clean_config_exits_0_and_names_where_values_come_from(tmp_path):

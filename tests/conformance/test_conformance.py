@@ -306,9 +306,9 @@ def test_example_paths_into_the_corpus_are_named_absolutely():
 def test_lint_is_told_the_harness_runs_vllm_offline(tmp_path):
     case = Case(id="t/offline", config="tokenizer: org/never-downloaded\n")
     found = compare.lint_case(case, "0.33.0", tmp_path)
-    assert [d.code for d in found if d.severity == "error"] == ["PO816"]
+    assert [d.code for d in found if d.severity == "error"] == ["PO908"]
     online = Case(id="t/online", config="tokenizer: org/never-downloaded\n", env=(("HF_HUB_OFFLINE", "0"),))
-    assert not [d for d in compare.lint_case(online, "0.33.0", tmp_path) if d.code == "PO816"]
+    assert not [d for d in compare.lint_case(online, "0.33.0", tmp_path) if d.code == "PO908"]
 
 
 def test_record_runs_the_versions_asked_else_the_default_two_or_all():

@@ -212,9 +212,9 @@ def test_host_memory_unknown_says_which_check_did_not_run(tmp_path):
         f"{path}: 1 check did not run, hardware.host_memory_gib not known (state it under hardware: "
         "or with --hardware): swap-space-exceeds-host-memory"]
     known = api.lint(path, hardware=parse_hardware("{host_memory_gib: 512}"))
-    assert [(d.code, d.severity, d.line) for d in known.diagnostics] == [("PO708", "error", 4)]
+    assert [(d.code, d.severity, d.line) for d in known.diagnostics] == [("PO623", "error", 4)]
     assert "hardware.host_memory_gib not known" not in [n.reason for n in known.not_run] and "hardware.host_memory_gib" not in " ".join(skipped_notes([known]))
-    ignored = api.lint(path, ignore=["PO708"])
+    ignored = api.lint(path, ignore=["PO623"])
     assert "swap-space-exceeds-host-memory" not in [n.rule for n in ignored.not_run]
 
 
@@ -271,7 +271,7 @@ def test_a_detected_busy_gpu_is_reported_with_where_the_figure_came_from(tmp_pat
     spec = tmp_path / "serve.yaml"
     spec.write_text("model: m\nvllm: {version: 0.10.1.1}\nargs:\n  max-model-len: 4096\n")
     busy = Hardware(gpus=2, memory_gib=80.0, free_memory_gib=0.5, source="nvidia-smi")
-    [found] = [d for d in api.lint(spec, hardware=busy).diagnostics if d.code == "PO712"]
+    [found] = [d for d in api.lint(spec, hardware=busy).diagnostics if d.code == "PO624"]
     assert found.severity == "error" and "measured with nvidia-smi on this box" in found.explanation
     idle = Hardware(gpus=2, memory_gib=80.0, free_memory_gib=79.0, source="nvidia-smi")
-    assert "PO712" not in {d.code for d in api.lint(spec, hardware=idle).diagnostics}
+    assert "PO624" not in {d.code for d in api.lint(spec, hardware=idle).diagnostics}

@@ -60,6 +60,13 @@ def test_redirects_lead_old_codes_to_live_ones_in_one_step():
     assert set(REDIRECTS.values()) <= live
 
 
+@pytest.mark.parametrize("old,new", sorted(REDIRECTS.items()))
+def test_each_old_code_names_exactly_the_rule_with_its_new_code(old, new):
+    assert [rule.code for rule in api.rules(old)] == [new]
+    assert [rule.code for rule in ALL_RULES if selectors.matches(old, rule.code, rule.name)] == [new]
+    assert codes.old_codes(new) == (old,)
+
+
 def test_an_old_code_selects_and_ignores_as_its_new_one(old_code):
     assert selectors.matches(old_code.lower(), "PO302", "multistep-falls-back-to-v0")
     assert not selectors.matches(old_code, "PO301", "multistep-removed")

@@ -2,7 +2,7 @@
 
 facts_extract/value_checks.py reads a config class's post-init into a program, config_fields
 reads which enum a field takes, lint/vllm/nested_values.py runs the program on the user's value
-and PO802 reports it. Each construct is read from a small class here (a refused value and an
+and PO112 reports it. Each construct is read from a small class here (a refused value and an
 accepted one), then checked against the shipped facts of the real releases.
 """
 
@@ -19,7 +19,7 @@ from patchops.lint.extract.static_eval import Classes
 from patchops.lint.facts.groups import NestedConfig
 from patchops.lint.vllm import nested_values
 
-lint = linter("PO802", kind="command")
+lint = linter("PO112", kind="command")
 
 ENGINE = """
     from dataclasses import dataclass
@@ -226,7 +226,7 @@ def test_an_enum_field_takes_its_member_values(tmp_path, validator, values):
     assert spec["fields"]["mode"].get("enum_values") == values
 
 
-# --- the real releases, through PO802 -----------------------------------------------------------
+# --- the real releases, through PO112 -----------------------------------------------------------
 
 
 def _ops(ops) -> str:

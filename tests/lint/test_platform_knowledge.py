@@ -1,5 +1,5 @@
 """The V1 oracle, custom all-reduce and vendor facts read from real vLLM trees, and the rules
-that use them (PO306, PO307, PO506, PO507) on copies shaped like a fork."""
+that use them (PO306, PO307, PO612, PO507) on copies shaped like a fork."""
 
 from __future__ import annotations
 
@@ -112,12 +112,12 @@ def test_corex_graph_hang_returns_after_the_patchset(tmp_path):
     spec = tmp_path / "serve.yaml"
     spec.write_text(COREX_SPEC)
     stock = [d.code for d in api.lint(spec, vllm_path=site).diagnostics]
-    assert "PO506" not in stock and "PO601" in stock  # the fork never captures
+    assert "PO612" not in stock and "PO611" in stock  # the fork never captures
     patching.commit_apply(patching.plan_apply([locate_site(site)], [get_patchset("corex-eager-allreduce")]))
-    [hang] = [d for d in api.lint(spec, vllm_path=site).diagnostics if d.code == "PO506"]
+    [hang] = [d for d in api.lint(spec, vllm_path=site).diagnostics if d.code == "PO612"]
     assert (hang.line, hang.severity) == (4, "error") and "honours --enforce-eager" in hang.explanation
     spec.write_text(COREX_SPEC + "  enforce-eager: true\n")
-    assert "PO506" not in [d.code for d in api.lint(spec, vllm_path=site).diagnostics]
+    assert "PO612" not in [d.code for d in api.lint(spec, vllm_path=site).diagnostics]
 
 
 def test_corex_detected_from_the_copy_version(tmp_path):
@@ -126,7 +126,7 @@ def test_corex_detected_from_the_copy_version(tmp_path):
     version_file.write_text(version_file.read_text().replace("0.8.5", "0.8.5-corex.4.2"))
     spec = tmp_path / "serve.yaml"
     spec.write_text("model: m\nargs:\n  tensor-parallel-size: 2\n")
-    [hang] = [d for d in api.lint(spec, vllm_path=site).diagnostics if d.code == "PO506"]
+    [hang] = [d for d in api.lint(spec, vllm_path=site).diagnostics if d.code == "PO612"]
     assert "version 0.8.5-corex.4.2" in hang.explanation
 
 

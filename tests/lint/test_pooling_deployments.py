@@ -53,7 +53,7 @@ def test_last_token_pooling_from_0_12_depends_on_the_class():
 def nested(version, text):
     found = lint_example(Example(f"vllm serve /models/e5 --runner pooling {text}\n", kind="command",
                                  vllm=version, model=E5_MISTRAL))
-    return [(d.severity, d.message) for d in found if d.code == "PO802"]
+    return [(d.severity, d.message) for d in found if d.code == "PO112"]
 
 
 def test_pooler_config_fields_are_checked_per_release():

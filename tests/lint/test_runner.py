@@ -54,19 +54,19 @@ def test_config_file_keys_share_a_position_but_not_their_explanations(tmp_path):
     (tmp_path / "case.yaml").write_text("max-seq-len-to-capture: 16384\ngpu-memory-utilization: 1.2\n")
     cfg = load_command("vllm serve /m --config case.yaml", base_dir=str(tmp_path))
     found = {d.code for d in lint_config(cfg, facts_for_version("0.33.0"))}
-    assert {"PO101", "PO801"} <= found
+    assert {"PO101", "PO111"} <= found
 
 
 def test_a_finding_on_one_config_key_names_it_so_a_removed_flag_beside_it_stays(tmp_path):
-    """PO110 names otlp_traces_endpoint: without that field it explained away every generic
+    """PO909 names otlp_traces_endpoint: without that field it explained away every generic
     finding at the `--config` token, the removed --tokenizer-pool-size beside it included."""
     from patchops.lint.input.loaders import load_command
 
     (tmp_path / "case.yaml").write_text("tokenizer-pool-size: 0\notlp-traces-endpoint: http://h:4317\n")
     cfg = load_command("vllm serve /m --config case.yaml", base_dir=str(tmp_path))
     found = {d.code: d for d in lint_config(cfg, facts_for_version("0.10.1.1"))}
-    assert {"PO101", "PO110"} <= set(found)
-    assert found["PO110"].fields == ("otlp_traces_endpoint",) and found["PO101"].severity == "error"
+    assert {"PO101", "PO909"} <= set(found)
+    assert found["PO909"].fields == ("otlp_traces_endpoint",) and found["PO101"].severity == "error"
 
 
 def _not_run(model: dict, version: str = "0.20.0"):

@@ -101,7 +101,7 @@ def _error(message: str) -> None:
 
 
 def _warn_renamed(selectors, settings=None) -> None:
-    """Print `warning: PO601 is now PO611 (...)` once per old rule code given, as ruff does."""
+    """Print `warning: rule code OLD is now NEW` once per old code among `selectors`, as ruff does."""
     for old, new in api.renamed_codes(selectors, settings):
         Output(stderr=True).print(Line.assemble(("warning:", "yellow"), " ",
                                                 f"rule code {old} is now {new}"))

@@ -22,21 +22,52 @@ class Category:
     description: str
 
 
+# A hundred whose rules split into areas is one family: PO1 what is read, PO3 the engine, PO6 the box.
 CATEGORIES: Tuple[Category, ...] = (
     Category("PO0", "patchops", "patchops's own findings: suppressions, specs, inputs not linted, the facts used"),
-    Category("PO1", "flags-and-yaml", "flags, values and YAML as the release's parser and config loader read them"),
+    Category("PO10", "flags-and-yaml", "flags, values and YAML as the release's parser and config loader read them"),
+    Category("PO11", "config-values", "values the parser takes and vLLM's config classes refuse when built"),
     Category("PO2", "scheduler", "the scheduler's budgets: batched tokens, sequences, chunked prefill, lengths"),
-    Category("PO3", "engine-and-models", "V0 and V1, removed features, and the model registry"),
+    Category("PO30", "engine-generations", "V0 and V1: what each engine runs, refuses or falls back on; removed features"),
+    Category("PO31", "models", "the model registry, architectures and the model's own files and config"),
+    Category("PO32", "speculative-decoding", "speculative decoding: its config and what it runs with"),
     Category("PO4", "cuda-graphs", "the CUDA graphs captured and the batch sizes they cover"),
-    Category("PO5", "attention-and-kernels", "attention backends and kernels"),
-    Category("PO6", "hardware-and-forks", "dtypes the GPU or model refuses, and vendor forks"),
-    Category("PO7", "layout-and-memory", "parallel layout, memory and model features"),
-    Category("PO8", "values-and-quantization", "values config classes refuse, quantization, model files"),
-    Category("PO9", "front-end", "the serve front end: tool and reasoning parsers, chat templates"),
+    Category("PO5", "attention-and-kernels", "attention backends, MLA and sinks, and the kernels vLLM picks"),
+    Category("PO60", "hardware-and-dtype", "dtypes the GPU or the model refuses"),
+    Category("PO61", "vendor-forks", "what a vendor's fork (CoreX) fixes or breaks"),
+    Category("PO62", "memory", "GPU and host memory: weights, the KV cache and prefix caching, swap, other processes' use"),
+    Category("PO7", "parallel-layout", "tensor, pipeline and expert parallelism and the executor that runs them"),
+    Category("PO8", "quantization", "quantization methods, their configs and kernels"),
+    Category("PO9", "front-end", "the serve front end: tool and reasoning parsers, chat templates, tokenizer, tracing"),
 )
 
 # Old code -> the code its rule has now: an old code keeps working wherever codes are taken.
-REDIRECTS: Dict[str, str] = {}
+REDIRECTS: Dict[str, str] = {
+    "PO110": "PO909",
+    "PO506": "PO612",
+    "PO601": "PO611",
+    "PO702": "PO207",
+    "PO706": "PO621",
+    "PO707": "PO622",
+    "PO708": "PO623",
+    "PO709": "PO309",
+    "PO711": "PO315",
+    "PO712": "PO624",
+    "PO714": "PO316",
+    "PO716": "PO504",
+    "PO717": "PO505",
+    "PO718": "PO625",
+    "PO801": "PO111",
+    "PO802": "PO112",
+    "PO803": "PO321",
+    "PO810": "PO604",
+    "PO811": "PO113",
+    "PO812": "PO318",
+    "PO814": "PO317",
+    "PO815": "PO319",
+    "PO816": "PO908",
+    "PO817": "PO322",
+}
 
 
 def category_of(code: str) -> Category:

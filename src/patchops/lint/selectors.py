@@ -50,6 +50,10 @@ def did_you_mean(selector: str, rules) -> str:
     """Return ` (did you mean multistep-removed?)` for the closest rule name or code, or ""."""
     import difflib
 
+    wanted = selector.strip()
     names = [rule.name for rule in rules] + [rule.code for rule in rules]
-    close = difflib.get_close_matches(selector.strip(), names, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.6)
+    # Of equally close names, the one with more letters in place: PO2O1 is PO201, not PO621.
+    best = max(close, key=lambda name: (difflib.SequenceMatcher(None, wanted, name).ratio(),
+                                        sum(a == b for a, b in zip(wanted, name))), default=None)
+    return f" (did you mean {best}?)" if best else ""

@@ -24,7 +24,7 @@ def test_a_folded_command_is_linted_inside_the_scalar_on_the_tag_release(tmp_pat
     results = lint_file(tmp_path, "compose.yaml", COMPOSE.replace("{utilization}", "1.5"))
     assert [r.launch for r in results] == ["service vllm"]
     assert versions(results) == ["0.10.1.1"]
-    assert found(results) == {("compose.yaml", 6, 7, "error", "PO801"),
+    assert found(results) == {("compose.yaml", 6, 7, "error", "PO111"),
                               ("compose.yaml", 7, 7, "error", "PO101")}
     assert any("`HF_TOKEN` is taken from the environment" in note for note in results[0].notes)
     assert results[0].diagnostics and "VLLM_LOGGING_LEVEL" not in str(results[0].notes)

@@ -21,7 +21,7 @@ def test_a_deploy_folder_gives_exactly_the_true_findings_on_each_tag_release():
     assert found(results) == {
         ("Dockerfile", 7, 7, "error", "PO107"),          # --block-size 7 (PO101 ignored above)
         ("README.md", 7, 57, "warning", "PO108"),        # --enable-chunked-prefil
-        ("compose.yaml", 6, 7, "error", "PO801"),        # --gpu-memory-utilization 1.5
+        ("compose.yaml", 6, 7, "error", "PO111"),        # --gpu-memory-utilization 1.5
         ("compose.yaml", 7, 7, "error", "PO101"),        # --enable-prefix-cache
         ("app.yaml", 23, 15, "warning", "PO703"),        # tp 4 on 2 GPUs
         ("app.yaml", 25, 15, "error", "PO101"),          # --max-num-batched-tokens-per-step

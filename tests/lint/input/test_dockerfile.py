@@ -26,7 +26,7 @@ def test_exec_form_cmd_is_linted_inside_the_array_on_the_arg_release(tmp_path):
 def test_an_ignore_line_above_covers_the_instruction_below(tmp_path):
     results = lint_file(tmp_path, "Dockerfile", DOCKERFILE.replace("IGNORE", "# patchops: ignore[PO101]"))
     assert found(results) == {("Dockerfile", 8, 7, "error", "PO107")}
-    unused = lint_file(tmp_path, "Dockerfile", DOCKERFILE.replace("IGNORE", "# patchops: ignore[PO801]"))
+    unused = lint_file(tmp_path, "Dockerfile", DOCKERFILE.replace("IGNORE", "# patchops: ignore[PO111]"))
     assert found(unused) == {("Dockerfile", 5, 1, "warning", "PO001"), ("Dockerfile", 7, 7, "error", "PO101"),
                              ("Dockerfile", 8, 7, "error", "PO107")}
 

@@ -1,4 +1,4 @@
-"""PO817 async-scheduling-speculative-method beyond its examples."""
+"""PO322 async-scheduling-speculative-method beyond its examples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PO717 attention-sinks-unsupported: what it says, and where it points."""
+"""PO505 attention-sinks-unsupported: what it says, and where it points."""
 
 from __future__ import annotations
 

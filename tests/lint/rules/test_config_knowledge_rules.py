@@ -33,7 +33,11 @@ def codes(found, prefix="PO"):
     return [f for f in found if f[0].startswith(prefix)]
 
 
-# --- PO701 / PO702: the model ----------------------------------------------------------------
+# The checks that read the model's config.json for the layout, the length and memory.
+MODEL_CHECKS = ("PO70", "PO207", "PO309", "PO62")
+
+
+# --- PO701 / PO207: the model ----------------------------------------------------------------
 
 @pytest.mark.parametrize("vllm", ["0.8.5", "0.10.1.1", "0.33.0"])
 @pytest.mark.parametrize("tp,bad", [(4, False), (7, False), (3, True), (8, True)])
@@ -44,9 +48,9 @@ def test_heads_divisible(tp, bad, vllm):
 
 def test_tp_zero():
     text = "model: q\nargs:\n  tensor-parallel-size: 0\n"
-    assert codes(run(text, model=QWEN_7B), "PO70") == [("PO701", "error", 3, 3)]        # ZeroDivisionError
-    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), "PO8") == [("PO801", "error", 3, 3)]  # Field(ge=1)
-    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), "PO70") == []
+    assert codes(run(text, model=QWEN_7B), MODEL_CHECKS) == [("PO701", "error", 3, 3)]   # ZeroDivisionError
+    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), "PO11") == [("PO111", "error", 3, 3)]  # Field(ge=1)
+    assert codes(run(text, vllm="0.33.0", model=QWEN_7B), MODEL_CHECKS) == []
 
 
 def test_heads_missing_key_passes_like_vllm():
@@ -63,23 +67,23 @@ def test_duplicate_key_checks_the_winning_value():
 
 @pytest.mark.parametrize("length,bad", [(32768, False), (32769, True), ("32k", False), ("33k", True)])
 def test_max_model_len_boundary(length, bad):
-    found = codes(run(f"model: q\nargs:\n  max-model-len: {length}\n", model=QWEN_7B), "PO702")
-    assert found == ([("PO702", "error", 3, 3)] if bad else [])
+    found = codes(run(f"model: q\nargs:\n  max-model-len: {length}\n", model=QWEN_7B), "PO207")
+    assert found == ([("PO207", "error", 3, 3)] if bad else [])
 
 
 @pytest.mark.parametrize("value,severity", [("'1'", "warning"), ("'true'", "warning"), ("'0'", "error")])
 def test_allow_long_env(value, severity):
     text = f"model: q\nenv:\n  VLLM_ALLOW_LONG_MAX_MODEL_LEN: {value}\nargs:\n  max-model-len: 40000\n"
-    assert codes(run(text, vllm="0.10.1.1", model=QWEN_7B), "PO702") == [("PO702", severity, 5, 3)]
+    assert codes(run(text, vllm="0.10.1.1", model=QWEN_7B), "PO207") == [("PO207", severity, 5, 3)]
 
 
 def test_model_max_length_allows_up_to_itself():
-    assert codes(run("model: c\nargs:\n  max-model-len: 131072\n", model=COMMAND_R), "PO702") == []
-    assert codes(run("model: c\nargs:\n  max-model-len: 131073\n", model=COMMAND_R), "PO702") != []
+    assert codes(run("model: c\nargs:\n  max-model-len: 131072\n", model=COMMAND_R), "PO207") == []
+    assert codes(run("model: c\nargs:\n  max-model-len: 131073\n", model=COMMAND_R), "PO207") != []
 
 
 def test_no_model_facts_no_model_checks():
-    assert codes(run("model: q\nargs:\n  tensor-parallel-size: 3\n  max-model-len: 99999\n"), "PO70") == []
+    assert codes(run("model: q\nargs:\n  tensor-parallel-size: 3\n  max-model-len: 99999\n"), MODEL_CHECKS) == []
 
 
 # --- PO703 / PO704: parallelism and Ray -------------------------------------------------------
@@ -115,7 +119,7 @@ def test_ray_executor_needs_ray(vllm, has_ray, bad):
     assert found == ([("PO704", "error", 3, 3)] if bad else [])
 
 
-# --- PO705 / PO706 ----------------------------------------------------------------------------
+# --- PO705 / PO621 ----------------------------------------------------------------------------
 
 def test_expert_parallel_needs_experts_from_085():
     text = "model: q\nargs:\n  enable-expert-parallel: true\n"
@@ -129,11 +133,11 @@ def test_prefix_caching_sliding_window_v0_only_from_085():
                "max_position_embeddings": 32768}
     v0 = "model: m\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-caching: true\n"
     v1 = "model: m\nargs:\n  enable-prefix-caching: true\n"
-    assert codes(run(v0, model=mistral), "PO706") == [("PO706", "error", 5, 3)]
-    assert codes(run(v1, model=mistral), "PO706") == []
-    assert codes(run(v1, vllm="0.7.3", model=mistral), "PO706") == [("PO706", "error", 3, 3)]
-    assert codes(run(v0, model=QWEN_7B), "PO706") == []          # use_sliding_window: false
-    assert codes(run(v1, vllm="0.12.0", model=mistral), "PO706") == []
+    assert codes(run(v0, model=mistral), "PO621") == [("PO621", "error", 5, 3)]
+    assert codes(run(v1, model=mistral), "PO621") == []
+    assert codes(run(v1, vllm="0.7.3", model=mistral), "PO621") == [("PO621", "error", 3, 3)]
+    assert codes(run(v0, model=QWEN_7B), "PO621") == []          # use_sliding_window: false
+    assert codes(run(v1, vllm="0.12.0", model=mistral), "PO621") == []
 
 
 def test_a_hybrid_cache_checkpoint_interleaves_its_window_without_layer_types():
@@ -141,30 +145,30 @@ def test_a_hybrid_cache_checkpoint_interleaves_its_window_without_layer_types():
     gemma2 = {"model_type": "gemma2", "num_attention_heads": 16, "sliding_window": 4096,
               "max_position_embeddings": 8192}
     v0 = "model: m\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-caching: true\n"
-    assert codes(run(v0, vllm="0.10.1.1", model=gemma2), "PO706") == [("PO706", "error", 5, 3)]
+    assert codes(run(v0, vllm="0.10.1.1", model=gemma2), "PO621") == [("PO621", "error", 5, 3)]
     hybrid = dict(gemma2, cache_implementation="hybrid")
-    assert codes(run(v0, vllm="0.10.1.1", model=hybrid), "PO706") == []
+    assert codes(run(v0, vllm="0.10.1.1", model=hybrid), "PO621") == []
 
 
-# --- PO801 value ranges -----------------------------------------------------------------------
+# --- PO111 value ranges -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("vllm,value,bad", [
     ("0.8.5", "1.0", False), ("0.8.5", "1.001", True), ("0.8.5", "0", False), ("0.8.5", "-1", False),
     ("0.11.0", "0", False), ("0.12.0", "0", True), ("0.12.0", "1", False), ("0.12.0", "1.5", True),
 ])
 def test_gpu_memory_utilization(vllm, value, bad):
-    found = codes(run(f"model: m\nargs:\n  gpu-memory-utilization: {value}\n", vllm=vllm), "PO801")
-    assert found == ([("PO801", "error", 3, 3)] if bad else [])
+    found = codes(run(f"model: m\nargs:\n  gpu-memory-utilization: {value}\n", vllm=vllm), "PO111")
+    assert found == ([("PO111", "error", 3, 3)] if bad else [])
 
 
 def test_kv_cache_dtype_checked_by_argparse_then_by_the_config():
     text = "model: m\nargs:\n  kv-cache-dtype: fp9\n"
-    assert codes(run(text, vllm="0.30.0"), "PO8") == [] and codes(run(text, vllm="0.30.0"), "PO107")
-    assert codes(run(text, vllm="0.33.0"), "PO801") == [("PO801", "error", 3, 3)]
-    assert codes(run("model: m\nargs:\n  kv-cache-dtype: nvfp4\n", vllm="0.33.0"), "PO801") == []
+    assert codes(run(text, vllm="0.30.0"), ("PO11", "PO604")) == [] and codes(run(text, vllm="0.30.0"), "PO107")
+    assert codes(run(text, vllm="0.33.0"), "PO111") == [("PO111", "error", 3, 3)]
+    assert codes(run("model: m\nargs:\n  kv-cache-dtype: nvfp4\n", vllm="0.33.0"), "PO111") == []
 
 
-# --- PO802 / PO803 nested configs -------------------------------------------------------------
+# --- PO112 / PO321 nested configs -------------------------------------------------------------
 
 def cmd(flag, value):
     return f"vllm serve m {flag} '{value}'\n"
@@ -172,33 +176,33 @@ def cmd(flag, value):
 
 @pytest.mark.parametrize("vllm,severity", [("0.8.5", "warning"), ("0.10.1.1", "warning"), ("0.33.0", "error")])
 def test_compilation_unknown_field_by_extra_policy(vllm, severity):
-    found = codes(run(cmd("--compilation-config", '{"bogus": 1}'), vllm=vllm, kind="command"), "PO802")
-    assert found == [("PO802", severity, 1, 14)]
+    found = codes(run(cmd("--compilation-config", '{"bogus": 1}'), vllm=vllm, kind="command"), "PO112")
+    assert found == [("PO112", severity, 1, 14)]
 
 
 @pytest.mark.parametrize("vllm,severity", [("0.8.5", "error"), ("0.10.1.1", "warning"), ("0.33.0", "error")])
 def test_speculative_unknown_field_by_extra_policy(vllm, severity):
     text = cmd("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2, "bogus": 1}')
-    assert codes(run(text, vllm=vllm, kind="command"), "PO802") == [("PO802", severity, 1, 14)]
+    assert codes(run(text, vllm=vllm, kind="command"), "PO112") == [("PO112", severity, 1, 14)]
 
 
 def test_method_literal_enforced_only_where_pydantic_validates():
     text = cmd("--speculative-config", '{"method": "bogus", "model": "x", "num_speculative_tokens": 2}')
-    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == []   # plain dataclass
-    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO802") == [("PO802", "error", 1, 14)]
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO112") == []   # plain dataclass
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO112") == [("PO112", "error", 1, 14)]
 
 
 def test_field_types_where_pydantic_validates():
     text = cmd("--compilation-config", '{"cudagraph_capture_sizes": "1,2"}')
-    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == [("PO802", "error", 1, 14)]
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO112") == [("PO112", "error", 1, 14)]
     text = cmd("--compilation-config", '{"cudagraph_capture_sizes": [1, 2]}')
-    assert codes(run(text, vllm="0.8.5", kind="command"), "PO802") == []
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO112") == []
 
 
 def test_bare_int_compilation_config():
-    assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.8.5", kind="command"), "PO802") == []
-    assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.33.0", kind="command"), "PO802") == \
-        [("PO802", "error", 1, 14)]
+    assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.8.5", kind="command"), "PO112") == []
+    assert codes(run("vllm serve m --compilation-config 3\n", vllm="0.33.0", kind="command"), "PO112") == \
+        [("PO112", "error", 1, 14)]
 
 
 @pytest.mark.parametrize("lookup,bad", [('"prompt_lookup_min": 3, "prompt_lookup_max": 3', False),
@@ -207,35 +211,35 @@ def test_bare_int_compilation_config():
                                         ('"prompt_lookup_max": 2', False)])
 def test_ngram_window(lookup, bad):
     text = cmd("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, ' + lookup + "}")
-    found = codes(run(text, kind="command"), "PO803")
-    assert found == ([("PO803", "error", 1, 14)] if bad else [])
+    found = codes(run(text, kind="command"), "PO321")
+    assert found == ([("PO321", "error", 1, 14)] if bad else [])
 
 
 def test_method_without_draft_model():
     text = cmd("--speculative-config", '{"method": "eagle", "num_speculative_tokens": 2}')
-    assert codes(run(text, kind="command"), "PO803") == [("PO803", "error", 1, 14)]
+    assert codes(run(text, kind="command"), "PO321") == [("PO321", "error", 1, 14)]
     text = cmd("--speculative-config", '{"method": "eagle", "model": "org/eagle-head", "num_speculative_tokens": 2}')
-    assert codes(run(text, kind="command"), "PO803") == []
+    assert codes(run(text, kind="command"), "PO321") == []
 
 
 def test_draft_model_refused_in_010_only():
     text = cmd("--speculative-config", '{"model": "org/small", "num_speculative_tokens": 2}')
-    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO803") == [("PO803", "error", 1, 14)]
-    assert codes(run(text, vllm="0.8.5", kind="command"), "PO803") == []
-    assert codes(run(text, vllm="0.11.0", kind="command"), "PO803") == []
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO321") == [("PO321", "error", 1, 14)]
+    assert codes(run(text, vllm="0.8.5", kind="command"), "PO321") == []
+    assert codes(run(text, vllm="0.11.0", kind="command"), "PO321") == []
 
 
 def test_spec_decode_on_v0_refused_from_010():
     text = ("VLLM_USE_V1=0 vllm serve m --speculative-config "
             "'{\"method\": \"ngram\", \"num_speculative_tokens\": 2}'\n")
-    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO803") == [("PO803", "error", 1, 28)]
-    assert codes(run(text, vllm="0.9.2", kind="command"), "PO803") == []
+    assert codes(run(text, vllm="0.10.1.1", kind="command"), "PO321") == [("PO321", "error", 1, 28)]
+    assert codes(run(text, vllm="0.9.2", kind="command"), "PO321") == []
 
 
 def test_zero_tokens_reported_once_per_version():
     text = cmd("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 0}')
-    assert codes(run(text, vllm="0.8.5", kind="command"), "PO80") == [("PO803", "error", 1, 14)]
-    assert codes(run(text, vllm="0.33.0", kind="command"), "PO80") == [("PO802", "error", 1, 14)]  # Field(gt=0)
+    assert codes(run(text, vllm="0.8.5", kind="command"), ("PO11", "PO32")) == [("PO321", "error", 1, 14)]
+    assert codes(run(text, vllm="0.33.0", kind="command"), ("PO11", "PO32")) == [("PO112", "error", 1, 14)]  # Field(gt=0)
 
 
 # --- PO901 / PO902 parsers --------------------------------------------------------------------
@@ -308,7 +312,7 @@ def test_log_outputs_needs_log_requests_from_011():
                  "PO902") == []
 
 
-# --- PO706 and interleaved sliding windows ------------------------------------------------------
+# --- PO621 and interleaved sliding windows ------------------------------------------------------
 
 MISTRAL_WINDOW = {"model_type": "mistral", "num_attention_heads": 32, "max_position_embeddings": 32768,
                   "sliding_window": 4096}
@@ -319,15 +323,15 @@ V0_PREFIX_CACHING = "model: m\nenv:\n  VLLM_USE_V1: '0'\nargs:\n  enable-prefix-
 def test_interleaved_window_never_reaches_the_cache_config(vllm):
     # gen/deploy-086: vLLM keeps an interleaved window out of CacheConfig (is_interleaved)
     interleaved = dict(MISTRAL_WINDOW, layer_types=["sliding_attention", "full_attention"] * 16)
-    assert codes(run(V0_PREFIX_CACHING, vllm=vllm, model=interleaved), "PO706") == []
+    assert codes(run(V0_PREFIX_CACHING, vllm=vllm, model=interleaved), "PO621") == []
     every_layer = dict(MISTRAL_WINDOW, layer_types=["sliding_attention"] * 32)
-    assert codes(run(V0_PREFIX_CACHING, vllm=vllm, model=every_layer), "PO706") == [("PO706", "error", 5, 3)]
+    assert codes(run(V0_PREFIX_CACHING, vllm=vllm, model=every_layer), "PO621") == [("PO621", "error", 5, 3)]
 
 
 def test_interleaved_model_types_are_the_copys():
     gemma2 = dict(MISTRAL_WINDOW, model_type="gemma2")   # 0.8.5's interleaved_attn_models names it
-    assert codes(run(V0_PREFIX_CACHING, vllm="0.8.5", model=gemma2), "PO706") == []
-    assert codes(run(V0_PREFIX_CACHING, vllm="0.8.5", model=MISTRAL_WINDOW), "PO706") == [("PO706", "error", 5, 3)]
+    assert codes(run(V0_PREFIX_CACHING, vllm="0.8.5", model=gemma2), "PO621") == []
+    assert codes(run(V0_PREFIX_CACHING, vllm="0.8.5", model=MISTRAL_WINDOW), "PO621") == [("PO621", "error", 5, 3)]
 
 
 # --- PO603 float16 refused by the model type ------------------------------------------------------

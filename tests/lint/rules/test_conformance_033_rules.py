@@ -16,23 +16,23 @@ def errors(code, text, vllm, kind="spec", **kw):
 
 @pytest.mark.parametrize("value,bad", [(-1, False), (0, True), (1, False), ("auto", False)])
 def test_max_model_len_after_resolution(value, bad):
-    found = errors("PO801", f"model: m\nargs:\n  max-model-len: {value}\n", "0.33.0")
+    found = errors("PO111", f"model: m\nargs:\n  max-model-len: {value}\n", "0.33.0")
     assert found == ([("error", 3, 3)] if bad else [])
 
 
 @pytest.mark.parametrize("threshold,bad", [(4095, False), (4096, False), (4097, True)])
 def test_long_prefill_threshold_against_max_model_len(threshold, bad):
     text = f"model: m\nargs:\n  max-model-len: 4096\n  long-prefill-token-threshold: {threshold}\n"
-    assert errors("PO801", text, "0.33.0") == ([("error", 4, 3)] if bad else [])
-    assert errors("PO801", text, "0.10.1.1") == []     # only under max_num_partial_prefills > 1 there
+    assert errors("PO111", text, "0.33.0") == ([("error", 4, 3)] if bad else [])
+    assert errors("PO111", text, "0.10.1.1") == []     # only under max_num_partial_prefills > 1 there
 
 
 @pytest.mark.parametrize("vllm,count,bad", [("0.10.1.1", 1, False), ("0.10.1.1", 2, True),
                                             ("0.33.0", 0, False), ("0.33.0", 1, True)])
 def test_api_servers_with_headless(vllm, count, bad):
     text = f"vllm serve m --headless --api-server-count {count}\n"
-    assert errors("PO801", text, vllm, "command") == ([("error", 1, 25)] if bad else [])
-    assert errors("PO801", f"vllm serve m --api-server-count {count + 4}\n", vllm, "command") == []
+    assert errors("PO111", text, vllm, "command") == ([("error", 1, 25)] if bad else [])
+    assert errors("PO111", f"vllm serve m --api-server-count {count + 4}\n", vllm, "command") == []
 
 
 @pytest.mark.parametrize("kv,model,bad", [("bfloat16", BF16_MODEL, False), ("float16", BF16_MODEL, True),
@@ -43,7 +43,7 @@ def test_float_kv_cache_against_model_dtype(kv, model, bad):
     from patchops.lint.runner import lint_example
 
     text = f"model: m\nargs:\n  kv-cache-dtype: {kv}\n"
-    found = [d for d in lint_example(Example(text, vllm="0.33.0", model=model)) if d.code == "PO810"]
+    found = [d for d in lint_example(Example(text, vllm="0.33.0", model=model)) if d.code == "PO604"]
     assert [(d.severity, d.line) for d in found] == ([("error", 3)] if bad else [])
     if bad:
         assert found[0].vllm_message.startswith(f'kv_cache_dtype="{kv}" is incompatible with dtype="')
@@ -105,11 +105,11 @@ def test_attention_backend_flag_any_case():
 
 def test_nested_enum_and_class_fields():
     cmd = "vllm serve m --compilation-config '{}'\n"
-    assert errors("PO802", cmd.format('{"cudagraph_mode": "Full"}'), "0.33.0", "command") == []
-    assert errors("PO802", cmd.format('{"cudagraph_mode": "FULLY"}'), "0.33.0", "command") == [("error", 1, 14)]
+    assert errors("PO112", cmd.format('{"cudagraph_mode": "Full"}'), "0.33.0", "command") == []
+    assert errors("PO112", cmd.format('{"cudagraph_mode": "FULLY"}'), "0.33.0", "command") == [("error", 1, 14)]
     renamed = cmd.format('{"pass_config": {"enable_noop": true}}')
-    assert errors("PO802", renamed, "0.33.0", "command") == [("error", 1, 14)]
-    assert errors("PO802", renamed, "0.10.1.1", "command") == []    # the 0.10 name
+    assert errors("PO112", renamed, "0.33.0", "command") == [("error", 1, 14)]
+    assert errors("PO112", renamed, "0.10.1.1", "command") == []    # the 0.10 name
 
 
 def test_missing_config_file(tmp_path):

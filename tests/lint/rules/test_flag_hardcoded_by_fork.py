@@ -1,4 +1,4 @@
-"""PO601 flag-hardcoded-by-fork beyond its examples."""
+"""PO611 flag-hardcoded-by-fork beyond its examples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PO718 mamba-blocks-below-max-seqs beyond its examples."""
+"""PO625 mamba-blocks-below-max-seqs beyond its examples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PO716 mla-unsupported-on-gpu: what it says, and where it points."""
+"""PO504 mla-unsupported-on-gpu: what it says, and where it points."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Paths vLLM reads beside the model: a tokenizer folder (PO816), a mistral-format params.json (PO815)."""
+"""Paths vLLM reads beside the model: a tokenizer folder (PO908), a mistral-format params.json (PO319)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def lint_file(tmp_path, text: str, vllm: str = "0.33.0"):
 def test_a_tokenizer_is_flagged_only_when_it_cannot_be_a_repo_id(tmp_path, monkeypatch, value, flagged):
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
-    found = [d for d in lint_file(tmp_path, f"model: m\nargs:\n  tokenizer: {value}\n") if d.code == "PO816"]
+    found = [d for d in lint_file(tmp_path, f"model: m\nargs:\n  tokenizer: {value}\n") if d.code == "PO908"]
     assert bool(found) == flagged
     if flagged:
         assert found[0].severity == "error" and (found[0].line, found[0].column) == (3, 3)
@@ -30,7 +30,7 @@ def test_a_tokenizer_is_flagged_only_when_it_cannot_be_a_repo_id(tmp_path, monke
 
 def test_a_tokenizer_folder_beside_the_spec_is_found(tmp_path):
     (tmp_path / "tok").mkdir()
-    assert not [d for d in lint_file(tmp_path, "model: m\nargs:\n  tokenizer: ./tok\n") if d.code == "PO816"]
+    assert not [d for d in lint_file(tmp_path, "model: m\nargs:\n  tokenizer: ./tok\n") if d.code == "PO908"]
 
 
 @pytest.mark.parametrize("offline, cached, flagged", [
@@ -44,7 +44,7 @@ def test_offline_a_repo_id_needs_a_snapshot_in_the_cache(tmp_path, monkeypatch, 
     env = f"env:\n  HF_HOME: {tmp_path / 'hf'}\n  {offline}\n"
     for vllm in ("0.33.0", "0.10.1.1"):
         found = [d for d in lint_file(tmp_path, f"model: m\n{env}args:\n  tokenizer: org/tok\n", vllm)
-                 if d.code == "PO816"]
+                 if d.code == "PO908"]
         assert bool(found) == flagged
         if flagged:
             assert found[0].severity == "error" and found[0].line == 6 and "holds no copy" in found[0].explanation
@@ -61,10 +61,10 @@ def test_mistral_format_needs_params_json_in_the_folder(tmp_path):
     model.mkdir()
     (model / "config.json").write_text("{}")
     text = f"model: {model}\nargs:\n  config-format: mistral\n"
-    [hit] = [d for d in lint_file(tmp_path, text, "0.8.5") if d.code == "PO815"]
+    [hit] = [d for d in lint_file(tmp_path, text, "0.8.5") if d.code == "PO319"]
     assert hit.severity == "error" and (hit.line, hit.column) == (3, 3)
     (model / "params.json").write_text("{}")
-    assert not [d for d in lint_file(tmp_path, text, "0.8.5") if d.code == "PO815"]
+    assert not [d for d in lint_file(tmp_path, text, "0.8.5") if d.code == "PO319"]
 
 
 MODEL = "tests/conformance/corpus/models/Qwen2.5-7B-Instruct"   # max_position_embeddings 32768
@@ -79,11 +79,11 @@ def test_the_launch_overrides_raise_the_derived_length(tmp_path, vllm, extra):
     head = f"model: {root / MODEL}\nargs:\n"
     for length, refused in ((65536, False), (65537, True)):
         found = lint_file(tmp_path, head + f"  max-model-len: {length}\n" + extra, vllm)
-        assert bool([d for d in found if d.code == "PO702" and d.severity == "error"]) == refused
+        assert bool([d for d in found if d.code == "PO207" and d.severity == "error"]) == refused
     plain = lint_file(tmp_path, head + "  max-model-len: 65536\n", vllm)
-    assert [d.code for d in plain if d.code == "PO702"] == ["PO702"]
+    assert [d.code for d in plain if d.code == "PO207"] == ["PO207"]
 
 
 def test_a_tokenizer_name_no_file_can_have_is_reported_not_raised(tmp_path):
-    found = [d for d in lint_file(tmp_path, f"model: m\nargs:\n  tokenizer: /{'a' * 5000}\n") if d.code == "PO816"]
+    found = [d for d in lint_file(tmp_path, f"model: m\nargs:\n  tokenizer: /{'a' * 5000}\n") if d.code == "PO908"]
     assert [(d.severity, d.line) for d in found] == [("error", 3)]

@@ -1,10 +1,10 @@
-"""PO801's fix names the values vLLM takes, not "use a value vLLM accepts": the fix must be actionable."""
+"""PO111's fix names the values vLLM takes, not "use a value vLLM accepts": the fix must be actionable."""
 
 from __future__ import annotations
 
 from tests.lint.lintkit import linter
 
-lint = linter("PO801", kind="command")
+lint = linter("PO111", kind="command")
 
 
 def test_a_range_gives_both_of_its_bounds():

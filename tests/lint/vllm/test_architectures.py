@@ -72,7 +72,7 @@ def test_a_model_type_transformers_lacks_is_unknown_unless_another_path_builds_i
 def test_remote_code_builds_an_unknown_model_type_only_when_trusted():
     remote = {"model_type": "madeup", "auto_map": {"AutoConfig": "configuration_madeup.MadeUpConfig"}}
     facts = facts_for_version("0.8.5")
-    # an auto_map config is remote_code_refused()'s (PO711) untrusted, its own class trusted
+    # an auto_map config is remote_code_refused()'s (PO315) untrusted, its own class trusted
     assert architectures.unknown_model_type(config(remote), facts) is None
     assert architectures.remote_code_refused(config(remote), facts) == "madeup"
     assert architectures.remote_code_refused(config(remote, args="trust-remote-code: true"), facts) is None

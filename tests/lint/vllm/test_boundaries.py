@@ -96,11 +96,11 @@ def found(code, text, kind="spec", **facts):
 
 
 def kv_fit_message(f: Facts) -> str:
-    """Return PO707's quote of vLLM's KV-cache fit error, up to "max seq len"."""
+    """Return PO622's quote of vLLM's KV-cache fit error, up to "max seq len"."""
     example = Example("model: m\nhardware: {memory_gib: 24}\nargs:\n  max-model-len: 131072\n",
                       vllm=f.version if f.version in shipped_versions() else _shipped_for(f),
                       facts={"version": f.version}, model=LLAMA_31_8B)
-    [hit] = [d for d in lint_example(example) if d.code == "PO707"]
+    [hit] = [d for d in lint_example(example) if d.code == "PO622"]
     return hit.vllm_message.split(" max seq len")[0]
 
 
@@ -319,10 +319,10 @@ PROBES = {
     # pooling models
     "DRAFT_MODEL_ON_V1": (lambda f: [d.vllm_message for d in lint_example(Example(
         DRAFT_ON_SELF, kind="command", vllm=_shipped_for(f), model=QWEN_7B, facts={"version": f.version}))
-        if d.code == "PO803"], ["Draft model speculative decoding is not supported yet."], []),
+        if d.code == "PO321"], ["Draft model speculative decoding is not supported yet."], []),
     "MAMBA_BLOCKS_BOUND_SEQS": (lambda f: [d.severity for d in lint_example(Example(
         SPEC_80G + "  max-num-seqs: 1024\n", vllm=_shipped_for(f), model=QWEN35_27B,
-        facts={"version": f.version})) if d.code == "PO718"], [], ["error"]),
+        facts={"version": f.version})) if d.code == "PO625"], [], ["error"]),
     "EMBEDDING_RUNNER_MESSAGE": (lambda f: [d.vllm_message.split(" do")[0] for d in lint_example(Example(
         "vllm serve m --runner generate\n", kind="command", vllm=_shipped_for(f), model=BGE_M3,
         facts={"version": f.version})) if d.code == "PO314"], ["This model"], ["Embedding models"]),
@@ -360,7 +360,7 @@ def test_transformers_remote_code_wording_on_both_sides(version, message):
     transformers = {"version": version, "model_types": ["llama", "qwen2"]}
     [found] = [d for d in lint_example(Example("vllm serve org/custom\n", kind="command", vllm="0.11.0",
                                                model=rule.REMOTE, facts={"transformers": transformers}))
-               if d.code == "PO711"]
+               if d.code == "PO315"]
     assert found.vllm_message == getattr(messages, message).format(model="org/custom")
 
 

@@ -1,4 +1,4 @@
-"""The KV-cache memory estimate (lint/vllm/memory.py, PO707) against figures derived by hand.
+"""The KV-cache memory estimate (lint/vllm/memory.py, PO622) against figures derived by hand.
 
 The configs are the real config.json files of the conformance corpus. Hand figures:
 - Llama-2-7B (MHA, fp16): 32000 x 4096 x 2 embeddings + 32 x (4 x 4096^2 attention + 3 x 4096 x
@@ -42,7 +42,7 @@ def estimate(name: str, memory_gib: float, tp: int = 1, pp: int = 1, utilization
 
 
 def po707(text: str, model: str, vllm: str = "0.8.5"):
-    return [d for d in lint_example(Example(text, vllm=vllm, model=config(model))) if d.code == "PO707"]
+    return [d for d in lint_example(Example(text, vllm=vllm, model=config(model))) if d.code == "PO622"]
 
 
 @pytest.mark.parametrize("name, params, embedding, kv_per_token", [

@@ -54,20 +54,20 @@ MODEL_ENTRIES = ("verify_with_parallel_config",)
 MAX_INLINE = 3
 # Refusals other rules predict with more context (their code in a comment); not repeated here.
 OWNED_ELSEWHERE = (
-    "GPU memory utilization must be",          # PO801
-    "CPU offload space must be non-negative",  # PO801
-    "num_lookahead_slots",                     # PO801
+    "GPU memory utilization must be",          # PO111
+    "CPU offload space must be non-negative",  # PO111
+    "num_lookahead_slots",                     # PO111
     "max_num_batched_tokens",                  # PO201, PO202
     "Chunked prefill must be enabled",         # PO205
-    "Too large swap space",                    # PO708
+    "Too large swap space",                    # PO623
     "Unrecognized distributed executor",       # PO710
     "Unable to load Ray",                      # PO704
-    "long_prefill_token_threshold",            # PO801
-    "OpenTelemetry is not available",          # PO110
+    "long_prefill_token_threshold",            # PO111
+    "OpenTelemetry is not available",          # PO909
     "is not supported by the V1 Engine",       # PO306
     "VLLM_USE_V1=1 is not supported",          # PO307
-    "num_scheduler_steps",                     # PO801
-    "api_server_count",                        # PO801
+    "num_scheduler_steps",                     # PO111
+    "api_server_count",                        # PO111
     "Unknown kv cache dtype",                  # PO107
     "Unknown prefix caching hash",             # PO107
     "requires --tool-call-parser",             # PO902
@@ -77,7 +77,7 @@ OWNED_ELSEWHERE = (
     "cannot be enabled at the same time",      # PO902
     "invalid tool call parser",                # PO901
     "invalid reasoning parser",                # PO901
-    "cannot be used with --headless",          # PO801
+    "cannot be used with --headless",          # PO111
     "With `vllm serve`, you should provide",   # PO109
     "Total number of attention heads",         # PO heads-not-divisible-by-tp
     "Pipeline parallelism is not supported",   # the model registry's rules
@@ -112,7 +112,7 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
         mod, cls = found
         flag = nested.get(name)
         # A class built from a JSON flag starts from the JSON as written, which pydantic checks
-        # and converts first: what is inside a value (its items, methods) is PO802's, which
+        # and converts first: what is inside a value (its items, methods) is PO112's, which
         # checks the value's type before it runs the post-init (nested_values).
         program = _class_program(src, classes, mod, cls, owned, contents=flag is None)
         if not any(item[0] == "guard" for item in program):

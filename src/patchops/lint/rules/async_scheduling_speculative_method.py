@@ -1,4 +1,4 @@
-"""PO817 async-scheduling-speculative-method."""
+"""PO322 async-scheduling-speculative-method."""
 
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ class AsyncSchedulingSpeculativeMethod(Rule):
     with EAGLE/MTP/Draft Model/NGram GPU/DSpark/DFlash kind of speculative decoding" (0.32;
     the list of names changes by release). Left unset, async scheduling turns itself off for
     such a method; 0.33 decides by its model runner instead and is not checked here. Before
-    0.12, 0.10.x refused any speculative decoding with async scheduling (PO811 reads that).
+    0.12, 0.10.x refused any speculative decoding with async scheduling (PO113 reads that).
 
     ## Fix
     Drop `--async-scheduling`, or use a method it supports (`ngram_gpu` for n-gram lookup).
     """
 
-    code = "PO817"
+    code = "PO322"
     name = "async-scheduling-speculative-method"
     severity = "error"
     versions = ">=0.12,<0.33"

@@ -1,4 +1,4 @@
-"""PO717 attention-sinks-unsupported."""
+"""PO505 attention-sinks-unsupported."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class AttentionSinksUnsupported(Rule):
     or run on a GPU the named backend takes sinks on.
     """
 
-    code = "PO717"
+    code = "PO505"
     name = "attention-sinks-unsupported"
     severity = "error"
     versions = ">=0.10.1"

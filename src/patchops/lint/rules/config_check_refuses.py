@@ -1,4 +1,4 @@
-"""PO811 config-check-refuses."""
+"""PO113 config-check-refuses."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class ConfigCheckRefuses(Rule):
     Change the setting the message names to a value the check accepts.
     """
 
-    code = "PO811"
+    code = "PO113"
     name = "config-check-refuses"
     severity = "error"
     versions = ">=0.7"

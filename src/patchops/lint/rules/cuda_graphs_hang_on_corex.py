@@ -1,4 +1,4 @@
-"""PO506 cuda-graphs-hang-on-corex."""
+"""PO612 cuda-graphs-hang-on-corex."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class CudaGraphsHangOnCorex(Rule):
     NCCL's all-reduce.
     """
 
-    code = "PO506"
+    code = "PO612"
     name = "cuda-graphs-hang-on-corex"
     severity = "error"
     stage = "later"

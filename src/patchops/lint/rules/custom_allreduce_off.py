@@ -65,7 +65,7 @@ class CustomAllreduceOff(Rule):
         if tp <= 1 or inputs.bool_value(cfg, "disable_custom_all_reduce") is not None:
             return
         if "disable_custom_all_reduce" in facts.hardcoded:
-            return  # PO601 flag-hardcoded-by-fork says it
+            return  # PO611 flag-hardcoded-by-fork says it
         why = platforms.platform_without_custom_allreduce(cfg)
         at = inputs.setting(cfg, "tensor_parallel_size")
         if why is not None:

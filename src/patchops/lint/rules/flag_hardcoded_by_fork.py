@@ -1,4 +1,4 @@
-"""PO601 flag-hardcoded-by-fork."""
+"""PO611 flag-hardcoded-by-fork."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class FlagHardcodedByFork(Rule):
     `patchops rollback`), or drop the setting if the fork's value is what you want.
     """
 
-    code = "PO601"
+    code = "PO611"
     name = "flag-hardcoded-by-fork"
     severity = "error"
     versions = ">=0"

@@ -1,4 +1,4 @@
-"""PO712 gpu-memory-held-by-others."""
+"""PO624 gpu-memory-held-by-others."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class GpuMemoryHeldByOthers(Rule):
     `gpu-memory-utilization` below free / total.
     """
 
-    code = "PO712"
+    code = "PO624"
     name = "gpu-memory-held-by-others"
     severity = "error"
     stage = "later"

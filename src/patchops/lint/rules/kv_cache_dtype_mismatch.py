@@ -1,4 +1,4 @@
-"""PO810 kv-cache-dtype-mismatch."""
+"""PO604 kv-cache-dtype-mismatch."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class KvCacheDtypeMismatch(Rule):
     `--dtype` to match.
     """
 
-    code = "PO810"
+    code = "PO604"
     name = "kv-cache-dtype-mismatch"
     severity = "error"
     versions = ">=0.33"

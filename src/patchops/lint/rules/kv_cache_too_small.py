@@ -1,4 +1,4 @@
-"""PO707 kv-cache-too-small."""
+"""PO622 kv-cache-too-small."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class KvCacheTooSmall(Rule):
     the model over more GPUs with tensor parallelism.
     """
 
-    code = "PO707"
+    code = "PO622"
     name = "kv-cache-too-small"
     severity = "error"
     versions = ">=0"

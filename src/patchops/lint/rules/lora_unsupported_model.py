@@ -1,4 +1,4 @@
-"""PO714 lora-unsupported-model."""
+"""PO316 lora-unsupported-model."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class LoraUnsupportedModel(Rule):
     use a model vLLM supports LoRA for.
     """
 
-    code = "PO714"
+    code = "PO316"
     name = "lora-unsupported-model"
     severity = "error"
     versions = ">=0"

@@ -1,4 +1,4 @@
-"""PO718 mamba-blocks-below-max-seqs."""
+"""PO625 mamba-blocks-below-max-seqs."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class MambaBlocksBelowMaxSeqs(Rule):
     Nemotron-H) on vLLM 0.20+, estimates the Mamba cache blocks of each GPU and flags a
     `max_num_seqs` (set, or the default for the stated GPU) above them, unless the launch runs
     without FULL decode CUDA graphs (`enforce_eager`, `cudagraph_mode` NONE or PIECEWISE).
-    The blocks are `num_gpu_blocks_override` when set; else the KV cache memory of PO707's
+    The blocks are `num_gpu_blocks_override` when set; else the KV cache memory of PO622's
     estimate (`hardware.memory_gib` x `gpu_memory_utilization` minus the weights, counted per
     layer kind from config.json) divided by one recurrent layer's state (conv plus SSM, per
     GPU after tensor parallelism, the SSM in `mamba_ssm_cache_dtype` or the model's
@@ -54,7 +54,7 @@ class MambaBlocksBelowMaxSeqs(Rule):
     gpu-memory-utilization, or spread the model over more GPUs with tensor parallelism.
     """
 
-    code = "PO718"
+    code = "PO625"
     name = "mamba-blocks-below-max-seqs"
     severity = "error"
     versions = ">=0.20"

@@ -1,4 +1,4 @@
-"""PO702 max-model-len-above-derived."""
+"""PO207 max-model-len-above-derived."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class MaxModelLenAboveDerived(Rule):
     Set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 only if you know the model extrapolates.
     """
 
-    code = "PO702"
+    code = "PO207"
     name = "max-model-len-above-derived"
     severity = "error"
     versions = ">=0"

@@ -1,4 +1,4 @@
-"""PO815 mistral-config-not-found."""
+"""PO319 mistral-config-not-found."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class MistralConfigNotFound(Rule):
     absent), or serve the checkpoint in Mistral's own format.
     """
 
-    code = "PO815"
+    code = "PO319"
     name = "mistral-config-not-found"
     severity = "error"
     versions = ">=0"

@@ -1,4 +1,4 @@
-"""PO716 mla-unsupported-on-gpu."""
+"""PO504 mla-unsupported-on-gpu."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class MlaUnsupportedOnGpu(Rule):
     a GPU the backend takes.
     """
 
-    code = "PO716"
+    code = "PO504"
     name = "mla-unsupported-on-gpu"
     severity = "error"
     versions = ">=0.7"

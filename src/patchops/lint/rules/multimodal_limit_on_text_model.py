@@ -1,4 +1,4 @@
-"""PO814 multimodal-limit-on-text-model."""
+"""PO317 multimodal-limit-on-text-model."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class MultimodalLimitOnTextModel(Rule):
     Remove `--limit-mm-per-prompt`, or serve the multimodal model you meant.
     """
 
-    code = "PO814"
+    code = "PO317"
     name = "multimodal-limit-on-text-model"
     severity = "error"
     versions = ">=0.8,<0.10"   # the guard is in 0.6.3-0.9.2; JSON values from 0.8 (0.7.3: key=value)

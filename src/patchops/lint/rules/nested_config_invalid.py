@@ -1,4 +1,4 @@
-"""PO802 nested-config-invalid."""
+"""PO112 nested-config-invalid."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class NestedConfigInvalid(Rule):
     Use the field names and values of the vLLM that will run (`vllm serve --help=<flag>`).
     """
 
-    code = "PO802"
+    code = "PO112"
     name = "nested-config-invalid"
     severity = "error"
     versions = ">=0.8.5"
@@ -118,7 +118,7 @@ class NestedConfigInvalid(Rule):
 
 
 def _named_by_config_checks(cfg: ReadConfig, facts: Facts, config_class: str, message: str) -> bool:
-    """Return whether PO811 (config-check-refuses) reports the same refusal of the same class."""
+    """Return whether PO113 (config-check-refuses) reports the same refusal of the same class."""
     return any(r.config_class == config_class and r.message == message
                for r in config_checks.refusals(cfg, facts))
 

@@ -1,4 +1,4 @@
-"""PO706 prefix-caching-with-sliding-window."""
+"""PO621 prefix-caching-with-sliding-window."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class PrefixCachingWithSlidingWindow(Rule):
     caching, or run the V1 engine.
     """
 
-    code = "PO706"
+    code = "PO621"
     name = "prefix-caching-with-sliding-window"
     severity = "error"
     versions = ">=0.7,<0.11"  # the guard exists from 0.7 to 0.10.x (V1 handles sliding windows from 0.11)

@@ -1,4 +1,4 @@
-"""PO709 prefix-hash-sha256-on-v0."""
+"""PO309 prefix-hash-sha256-on-v0."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class PrefixHashSha256OnV0(Rule):
     Use `prefix-caching-hash-algo: builtin` on V0, or run the V1 engine.
     """
 
-    code = "PO709"
+    code = "PO309"
     name = "prefix-hash-sha256-on-v0"
     severity = "error"
     versions = ">=0.8.5,<0.10.2"   # the guard decides: V0's default-args code, gone in 0.10.2

@@ -1,4 +1,4 @@
-"""PO711 remote-code-needs-trust."""
+"""PO315 remote-code-needs-trust."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class RemoteCodeNeedsTrust(Rule):
     that knows the model type.
     """
 
-    code = "PO711"
+    code = "PO315"
     name = "remote-code-needs-trust"
     severity = "error"
     versions = ">=0"

@@ -1,4 +1,4 @@
-"""PO812 sliding-window-off-with-rope-scaling."""
+"""PO318 sliding-window-off-with-rope-scaling."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class SlidingWindowOffWithRopeScaling(Rule):
     remove the rope scaling from config.json if you do not need the longer context.
     """
 
-    code = "PO812"
+    code = "PO318"
     name = "sliding-window-off-with-rope-scaling"
     severity = "error"
     versions = "<0.12"  # the raise is gone from 0.12 (read from the copy: max_len facts)

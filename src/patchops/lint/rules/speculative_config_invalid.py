@@ -1,4 +1,4 @@
-"""PO803 speculative-config-invalid."""
+"""PO321 speculative-config-invalid."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ class SpeculativeConfigInvalid(Rule):
     max_num_batched_tokens or lower num_speculative_tokens.
     """
 
-    code = "PO803"
+    code = "PO321"
     name = "speculative-config-invalid"
     severity = "error"
     versions = ">=0.8.5"

@@ -1,4 +1,4 @@
-"""PO708 swap-space-exceeds-host-memory."""
+"""PO623 swap-space-exceeds-host-memory."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class SwapSpaceExceedsHostMemory(Rule):
     preemption by recompute is fine.
     """
 
-    code = "PO708"
+    code = "PO623"
     name = "swap-space-exceeds-host-memory"
     severity = "error"
     versions = "<0.20"      # --swap-space is gone in 0.20.0 (0.15.0 the last release read with it)

@@ -1,4 +1,4 @@
-"""PO816 tokenizer-not-found."""
+"""PO908 tokenizer-not-found."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class TokenizerNotFound(Rule):
     (the model's folder holds its tokenizer).
     """
 
-    code = "PO816"
+    code = "PO908"
     name = "tokenizer-not-found"
     severity = "error"
     versions = ">=0"

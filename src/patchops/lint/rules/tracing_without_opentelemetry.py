@@ -1,4 +1,4 @@
-"""PO110 tracing-without-opentelemetry."""
+"""PO909 tracing-without-opentelemetry."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class TracingWithoutOpentelemetry(Rule):
     installed by hand, lint that copy (`--vllm SITE_PACKAGES`): a warning only says it cannot see.
     """
 
-    code = "PO110"
+    code = "PO909"
     name = "tracing-without-opentelemetry"
     severity = "error"
     unsure_severity = "warning"

@@ -1,4 +1,4 @@
-"""PO801 value-out-of-range."""
+"""PO111 value-out-of-range."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class ValueOutOfRange(Rule):
     Use a value inside the range or one of the choices vLLM lists.
     """
 
-    code = "PO801"
+    code = "PO111"
     name = "value-out-of-range"
     severity = "error"
     versions = ">=0"

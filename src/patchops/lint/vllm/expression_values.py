@@ -1,7 +1,7 @@
 """Evaluate one expression of a config class's checks (facts_extract/expressions' JSON), three-valued.
 
-The one evaluator behind config_checks (PO811's guard programs) and nested_values (a nested
-config's post-init, PO802); each runs its own programs and hands names in through a `Scope`
+The one evaluator behind config_checks (PO113's guard programs) and nested_values (a nested
+config's post-init, PO112); each runs its own programs and hands names in through a `Scope`
 (`get("field:x")`, `"param:x"`, `"local:x"`, `"dest:x"`, `"env:X"`, `"other:Cls:x"`,
 `"model:path"`, `"host:q"`; UNKNOWN when the config does not decide it). It evaluates as
 Python does; where the two evaluators it replaces differed, it takes the stricter side:

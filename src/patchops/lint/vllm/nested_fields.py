@@ -4,7 +4,7 @@ field of the class vLLM builds from it, and whether pydantic takes its value (fa
 
 pydantic's lax mode is the judge: `"1"` is an int, `"yes"` a bool, `1.0` an int; a class
 without validation (a plain dataclass before 0.12) takes any value of a field it has.
-PO802 words what this finds; the class's own post-init checks are nested_values'.
+PO112 words what this finds; the class's own post-init checks are nested_values'.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Four shapes of the same check, each as the copy states it: a pydantic bound or a
 value as given (`Field(gt=0, le=1)`, `if self.gpu_memory_utilization > 1.0: raise`), a choice
 a validator enforces, a bound a `model_validator(mode="after")` puts on the value vLLM
 resolved, and a bound against another setting (`long_prefill_token_threshold <=
-max_model_len`). PO801 words what this finds.
+max_model_len`). PO111 words what this finds.
 """
 
 from __future__ import annotations
