@@ -9,7 +9,8 @@ import pytest
 
 from patchops.lint.extract.guards import MESSAGES
 from patchops.lint.facts import packs
-from patchops.lint.facts.groups import Architectures, GuardScope, Guards, MaxLen, NestedConfig, OverGpus
+from patchops.lint.facts.groups import (Architectures, ExtraPolicy, GuardScope, Guards, MaxLen, NestedConfig,
+                                        OracleReport, OverGpus)
 from patchops.lint.facts.model import Facts
 
 
@@ -34,14 +35,22 @@ def test_a_pack_rebuilt_from_the_records_is_the_shipped_file():
     assert packs.pack_bytes(rebuilt) == (packs.PACK_DIR / "0.9.json.xz").read_bytes()
 
 
+def facts_of(version: str) -> Facts:
+    return Facts.from_dict(packs.release_dict(version))
+
+
 def test_records_type_what_a_release_says():
-    facts = Facts.from_dict(packs.release_dict("0.10.1.1"))
+    facts = facts_of("0.10.1.1")
     assert facts.guards.pooling_without_chunked_prefill is GuardScope.V0
     assert facts.parallel.over_gpus is OverGpus.RAY and facts.parallel.ray_required is True
     assert isinstance(facts.nested_configs["speculative_config"], NestedConfig)
     assert facts.nested_configs["speculative_config"].class_name == "SpeculativeConfig"
     assert facts.nested_configs["compilation_config"].fields["level"].kinds
     assert facts.max_len.keys and isinstance(facts.max_len.keys, tuple)
+    assert facts.nested_configs["speculative_config"].extra is ExtraPolicy.IGNORE
+    assert facts.v1_oracle[0] == ("--load_format {}", OracleReport.UNSUPPORTED)
+    assert facts.v1_oracle[0][1] is OracleReport.UNSUPPORTED
+    assert facts_of("0.33.0").nested_configs["speculative_config"].extra is ExtraPolicy.REJECT
 
 
 def test_a_key_no_field_names_is_refused():

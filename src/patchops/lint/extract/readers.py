@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from patchops.host.installed_version import read_version
 from patchops.lint.facts.groups import Transformers
-from patchops.lint.facts.model import GROUP_RECORDS, Facts, Flag
+from patchops.lint.facts.model import GROUP_RECORDS, Facts, Flag, oracle_reports
 from patchops.lint import extract as ex
 from patchops.lint.extract.source_tree import Source
 from patchops.lint.extract.transformers_beside import transformers_beside
@@ -73,8 +73,7 @@ def _ranges(r: "Reading") -> Tuple[Dict[str, Any]]:
 
 
 def _oracle(r: "Reading") -> Tuple[Any]:
-    found = _module("oracle").oracle_facts(r.src)
-    return (tuple(tuple(t) for t in found) if found is not None else None,)
+    return (oracle_reports(_module("oracle").oracle_facts(r.src)),)
 
 
 # In the order their notes appear; `registries` and `value_ranges` feed flags and config_checks.

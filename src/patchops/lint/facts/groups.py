@@ -17,11 +17,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any, Callable, ClassVar, Dict, List, NamedTuple, Optional, Tuple, Union, get_args, get_origin, \
-    get_type_hints
+from typing import Any, Callable, ClassVar, Dict, NamedTuple, Optional, Tuple, Union, get_args, get_origin, get_type_hints
+
+from patchops.core.records import StrEnum
 
 
-class GuardScope(str, Enum):
+class GuardScope(StrEnum):
     """When a config-time guard (extract/guards.py) refuses."""
 
     ALWAYS = "always"      # whatever the engine
@@ -29,14 +30,29 @@ class GuardScope(str, Enum):
     BUILTIN = "builtin"    # chat_template_must_exist: always, but a bare name may be a shipped template
 
 
-class ModelOptionRefusal(str, Enum):
+class ModelOptionRefusal(StrEnum):
     """How `vllm serve` refuses a `--model` option (extract/guards.py `model_option_guard`)."""
 
     ANY = "any"            # whenever an option sets the model (0.6.3-0.7.3)
     TOKEN = "token"        # only the exact token `--model` (0.8.5-0.11)
 
 
-class OverGpus(str, Enum):
+class ExtraPolicy(StrEnum):
+    """What a JSON config flag's class does with a key it has no field for (extract/config_fields.py)."""
+
+    REJECT = "reject"      # pydantic's extra="forbid", or a dataclass __init__'s TypeError
+    IGNORE = "ignore"      # dropped without a word
+
+
+class OracleReport(StrEnum):
+    """How the V1 oracle reports a feature (extract/oracle.py REPORTERS)."""
+
+    UNSUPPORTED = "unsupported"    # _raise_or_fallback: V0, or an error with VLLM_USE_V1=1
+    EXPERIMENTAL = "experimental"  # _warn_or_fallback
+    REFUSED = "refused"            # 0.12+ _raise_unsupported_error: V1 refuses it
+
+
+class OverGpus(StrEnum):
     """What a world size above the node's GPUs does (extract/parallel.py)."""
 
     RAY = "ray"            # the executor becomes Ray
@@ -167,7 +183,7 @@ class NestedConfig(FactRecord):
     """A JSON config flag's class (`--speculative-config`): its fields and how it checks them."""
 
     class_name: str                              # "SpeculativeConfig"
-    extra: str                                   # pydantic's extra policy: "reject" | "ignore"
+    extra: ExtraPolicy
     fields: Dict[str, NestedField]
     validated: bool                              # pydantic validates the fields
     checks: Optional[Dict[str, Any]] = None      # its post-init checks as a program (lint/vllm/nested_values.py)

@@ -15,8 +15,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from patchops.core.records import StrEnum
 from patchops.lint.facts.groups import (Architectures, AsyncSpeculative, Companion, CustomAllreduce, FactRecord,
-                                        Guards, KernelTiles, MaxLen, NestedConfig, Parallel, PlatformV1,
-                                        QuantizationLimits, QuantizationNeed, SwapSpace, Transformers)
+                                        Guards, KernelTiles, MaxLen, NestedConfig, OracleReport, Parallel,
+                                        PlatformV1, QuantizationLimits, QuantizationNeed, SwapSpace, Transformers)
 from patchops.lint.facts.packs import flag_tables, release_dict, shipped_releases
 
 # Bump when the extraction or the JSON layout changes: old cache entries are then ignored.
@@ -122,6 +122,11 @@ GROUP_RECORDS: Dict[str, Callable[[Any], Any]] = {
 }
 
 
+def oracle_reports(data: Optional[List[List[str]]]) -> Optional[Tuple[Tuple[str, OracleReport], ...]]:
+    """Return the V1 oracle's (feature, report) pairs read from JSON (or a reader's lists)."""
+    return tuple((text, OracleReport(kind)) for text, kind in data) if data is not None else None
+
+
 def _dump(value: Any) -> Any:
     """Return a group's record (or a mapping of them) as the JSON it was read from."""
     if isinstance(value, FactRecord):
@@ -166,7 +171,7 @@ class Facts:
     # _is_v1_supported_oracle's reports in source order: (feature name, "unsupported" |
     # "experimental"), or 0.12+'s _check_feature_supported: (name, "refused"); None when
     # unread (older shipped facts), () when the copy has neither.
-    v1_oracle: Optional[Tuple[Tuple[str, str], ...]] = None
+    v1_oracle: Optional[Tuple[Tuple[str, OracleReport], ...]] = None
     custom_allreduce: CustomAllreduce = field(default_factory=CustomAllreduce)
     architectures: Architectures = field(default_factory=Architectures)
     # The oracle's `current_platform.supports_v1` by platform module (oracle.py, 0.8.5-0.10);
@@ -281,7 +286,7 @@ class Facts:
             has_bitblas=data.get("has_bitblas"),
             config_checks=dict(data.get("config_checks") or {}),
             required_dists=tuple(data.get("required_dists") or ()),
-            v1_oracle=tuple(tuple(t) for t in data["v1_oracle"]) if data.get("v1_oracle") is not None else None,
+            v1_oracle=oracle_reports(data.get("v1_oracle")),
             vendor=data.get("vendor"),
             read=HowRead.parse(data["read"]) if data.get("read") else None,
             **{name: load(data.get(name) or {}) for name, load in GROUP_RECORDS.items()},
