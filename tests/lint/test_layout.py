@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,36 @@ def test_layout_check_sees_a_rule_importing_a_rule(tmp_path):
     assert not allowed_in_a_rule("patchops.versions")
     assert allowed_in_a_rule("patchops.lint.rule") and allowed_in_a_rule("patchops.lint.vllm.routing")
 
+
+
+# --- the extractor reads vLLM, the rules judge it ---------------------------------------------
+
+EXTRACT = SRC / "lint" / "extract"
+RULE_MODULES = ("patchops.lint.rule", "patchops.lint.rules", "patchops.lint.runner")
+
+
+def rule_knowledge(path: Path) -> list:
+    """Return what `path` knows of the rules: imports of them, a rule's code or name in its text."""
+    text = path.read_text(encoding="utf-8")
+    found = [module for _, module in imported_modules(path)
+             if any(module == m or module.startswith(m + ".") for m in RULE_MODULES)]
+    found += re.findall(r"\bPO\d{3}\b", text)
+    return found + [rule.name for rule in ALL_RULES if re.search(rf"(?<![\w-]){rule.name}(?![\w-])", text)]
+
+
+def test_the_extractor_knows_no_rule():
+    """Which rule words which vLLM check is the rules' to say (Rule.explains), not the reader's."""
+    found = {path.name: rule_knowledge(path) for path in sorted(EXTRACT.glob("*.py"))}
+    assert {name: known for name, known in found.items() if known} == {}
+
+
+def test_rule_knowledge_check_sees_a_code_a_name_and_an_import(tmp_path):
+    path = tmp_path / "x.py"
+    path.write_text('from patchops.lint.rules import ALL_RULES\nOWNED = ("max_num_batched", "PO201")\n'
+                    "# left to value-out-of-range\n")
+    assert rule_knowledge(path) == ["patchops.lint.rules", "PO201", "value-out-of-range"]
+    path.write_text("# a value out of range, PO2011 is no code\n")
+    assert rule_knowledge(path) == []
 
 # --- version literals ------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Tuple, Type
 
 from patchops.core import records
 from patchops.lint.codes import Category, category_of
@@ -85,6 +85,25 @@ class Rule:
     fixable: ClassVar[Optional[str]] = None
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
+    # Fragments of the messages of vLLM's config checks this rule words better, with more
+    # context, than quoting the check (lint/vllm/messages.py): config-check-refuses leaves
+    # those checks to it while it is enabled.
+    explains: ClassVar[Tuple[str, ...]] = ()
+
+    def __init__(self, enabled: Sequence[Type["Rule"]] = ()):
+        # The rules this run enabled (select/ignore; ruff's `checker.enabled`), whatever their
+        # versions and needs: a rule that quotes vLLM's checks asks them what they explain.
+        self.enabled = tuple(enabled)
+
+    @classmethod
+    def explains_check(cls, text: str, facts: "Facts") -> bool:
+        """Return whether this rule words the vLLM check whose message's text (its values left
+        out) is `text`; a rule whose checks come from the facts extends it."""
+        return any(fragment in text for fragment in cls.explains)
+
+    def explained_by_enabled(self, text: str, facts: "Facts") -> bool:
+        """Return whether an enabled rule words the vLLM check whose message's text is `text`."""
+        return any(rule.explains_check(text, facts) for rule in self.enabled)
 
     def check(self, cfg: "ReadConfig", facts: "Facts") -> Iterator[Diagnostic]:
         raise NotImplementedError

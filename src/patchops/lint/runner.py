@@ -60,12 +60,12 @@ def run_rules(cfg: ServeConfig, facts: Facts, *, select: Sequence[str] = (), ign
     seen = prepare(cfg, facts, given, fetch, model)
     found: List[Diagnostic] = []
     not_run: List[NotRun] = []
-    for rule_class in ALL_RULES:
-        if rule_class in (UnusedSuppression, InputNotLinted) or \
-                not selectors.is_selected(rule_class.code, rule_class.name, select, ignore) or \
-                not rule_class.applies_to(facts.version):
+    enabled = [rule_class for rule_class in ALL_RULES
+               if selectors.is_selected(rule_class.code, rule_class.name, select, ignore)]
+    for rule_class in enabled:
+        if rule_class in (UnusedSuppression, InputNotLinted) or not rule_class.applies_to(facts.version):
             continue
-        rule = rule_class()
+        rule = rule_class(enabled)
         if seen.model_facts is not None and not rule.concerns(seen):
             continue
         lacking = missing(rule_class.needs, seen)

@@ -1,7 +1,7 @@
 """Translate one Python expression of vLLM's config code into the JSON list lint evaluates.
 
 The one reader of expressions for both programs read from config classes: guard_programs
-(the checks PO113 runs) and value_checks (a nested config's post-init, PO112). Each says what
+(every config class's checks) and value_checks (a nested config's post-init). Each says what
 the names of the method it reads mean (a `Context`); lint/vllm/expression_values.py evaluates
 the result. The form:
 

@@ -52,52 +52,18 @@ ENTRY_METHODS = ("__init__", "__post_init__", "model_post_init")
 MODEL_CLASS = "ModelConfig"
 MODEL_ENTRIES = ("verify_with_parallel_config",)
 MAX_INLINE = 3
-# Refusals other rules predict with more context (their code in a comment); not repeated here.
-OWNED_ELSEWHERE = (
-    "GPU memory utilization must be",          # PO111
-    "CPU offload space must be non-negative",  # PO111
-    "num_lookahead_slots",                     # PO111
-    "max_num_batched_tokens",                  # PO201, PO202
-    "Chunked prefill must be enabled",         # PO205
-    "Too large swap space",                    # PO623
-    "Unrecognized distributed executor",       # PO710
-    "Unable to load Ray",                      # PO704
-    "long_prefill_token_threshold",            # PO111
-    "OpenTelemetry is not available",          # PO909
-    "is not supported by the V1 Engine",       # PO306
-    "VLLM_USE_V1=1 is not supported",          # PO307
-    "num_scheduler_steps",                     # PO111
-    "api_server_count",                        # PO111
-    "Unknown kv cache dtype",                  # PO107
-    "Unknown prefix caching hash",             # PO107
-    "requires --tool-call-parser",             # PO902
-    "requires --reasoning-parser",             # PO902
-    "requires --enable-log-requests",          # PO902
-    "max_prompt_adapter_token must be set",    # PO902
-    "cannot be enabled at the same time",      # PO902
-    "invalid tool call parser",                # PO901
-    "invalid reasoning parser",                # PO901
-    "cannot be used with --headless",          # PO111
-    "With `vllm serve`, you should provide",   # PO109
-    "Total number of attention heads",         # PO heads-not-divisible-by-tp
-    "Pipeline parallelism is not supported",   # the model registry's rules
-    "Number of experts in the model must be",  # PO705
-)
 # EngineArgs' own expressions where it builds a class: `self.x` is a flag, other names unknown.
 ENGINE = Context(self_kind="dest", locals=frozenset())
 # Where the serve command checks its parsed flags (validate_parsed_serve_args).
 SERVE_CHECK_FILES = CLI_ARGS_FILES + ("vllm/entrypoints/launchers/cli_args.py",)
 
 
-def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+def checked_classes(src: Source, classes: Classes) -> Dict[str, Any]:
     """Return {"classes": {name: {"program", "defaults", "built"}}, "rewritten": [dests]}.
 
-    `ranges` are the value ranges value-out-of-range checks: guards whose message starts like
-    one of theirs are left to it, as are the messages in OWNED_ELSEWHERE.
+    Every check is read, those a rule words better too: which rule explains which message is
+    the rules' to say (Rule.explains), not the reader's.
     """
-    owned = (OWNED_ELSEWHERE, tuple(
-        entry["message"].split("{")[0] for entry in (ranges or {}).values()
-        if entry.get("how") == "guard" and entry.get("message") and len(entry["message"].split("{")[0]) > 8))
     engine = _engine_args(src)
     if engine is None:
         return {}
@@ -112,9 +78,9 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
         mod, cls = found
         flag = nested.get(name)
         # A class built from a JSON flag starts from the JSON as written, which pydantic checks
-        # and converts first: what is inside a value (its items, methods) is PO112's, which
-        # checks the value's type before it runs the post-init (nested_values).
-        program = _class_program(src, classes, mod, cls, owned, contents=flag is None)
+        # and converts first: what is inside a value (its items, methods) is read by
+        # value_checks, whose program lint runs after it checks the value's type (nested_values).
+        program = _class_program(src, classes, mod, cls, contents=flag is None)
         if not any(item[0] == "guard" for item in program):
             continue
         built = builds.get(name)
@@ -124,17 +90,16 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
             continue
         out[name] = {"program": program, "defaults": _literal_defaults(classes, mod, cls),
                      "built": built}
-    model = _model_check(src, classes, builds, owned)
+    model = _model_check(src, classes, builds)
     if model is not None:
         out[MODEL_CLASS] = model
     # EngineArgs' own checks (`__post_init__`, `create_engine_config`) and the serve command's
     # see the flags themselves: their `self.x` / `args.x` is the flag's value.
-    engine_program = _class_program(src, classes, emod, ecls, owned, entries=("__post_init__",
-                                                                             "create_engine_config"),
+    engine_program = _class_program(src, classes, emod, ecls, entries=("__post_init__", "create_engine_config"),
                                     builds=True)
     if any(item[0] == "guard" for item in engine_program):
         out["EngineArgs"] = {"program": engine_program, "defaults": {}, "built": {"flags": True}}
-    serve = _serve_check(src, owned)
+    serve = _serve_check(src)
     if serve:
         # what it checks is `vllm serve`'s namespace: its subparser is "serve"
         out["the serve command"] = {"program": serve, "defaults": {"subparser": ["const", "serve"]},
@@ -142,13 +107,13 @@ def checked_classes(src: Source, classes: Classes, ranges: Optional[Dict[str, An
     return {"classes": out, "rewritten": sorted(_rewritten(ecls)), "envs": _env_kinds(src)} if out else {}
 
 
-def _model_check(src: Source, classes: Classes, builds, owned) -> Optional[Dict[str, Any]]:
+def _model_check(src: Source, classes: Classes, builds) -> Optional[Dict[str, Any]]:
     """Return ModelConfig's parallel-layout check as a class entry, its fields set elsewhere unknown."""
     found = _find_class(src, MODEL_CLASS)
     if found is None or MODEL_CLASS not in builds:
         return None
     mod, cls = found
-    program = _class_program(src, classes, mod, cls, owned, entries=MODEL_ENTRIES)
+    program = _class_program(src, classes, mod, cls, entries=MODEL_ENTRIES)
     if not any(item[0] == "guard" for item in program):
         return None
     checked = {m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name in MODEL_ENTRIES}
@@ -177,12 +142,12 @@ def _set_by_methods(cls: ast.ClassDef, skip) -> Set[str]:
     return out
 
 
-def _serve_check(src: Source, owned) -> List[list]:
+def _serve_check(src: Source) -> List[list]:
     for rel in SERVE_CHECK_FILES:
         mod = src.module_file(rel)
         for fn in (mod.tree.body if mod is not None else ()):
             if isinstance(fn, ast.FunctionDef) and fn.name == "validate_parsed_serve_args" and fn.args.args:
-                reader = _Reader({}, {}, fn, owned, self_name=fn.args.args[0].arg)
+                reader = _Reader({}, {}, fn, self_name=fn.args.args[0].arg)
                 reader.block(fn.body, [], 0)
                 return reader.items
     return []
@@ -344,7 +309,6 @@ def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[
 
 
 def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef,
-                   owned: Tuple[Tuple[str, ...], Tuple[str, ...]],
                    entries: Optional[Tuple[str, ...]] = None, builds: bool = False,
                    contents: bool = True) -> List[list]:
     methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
@@ -357,7 +321,7 @@ def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef
         entries += [m for name, m in sorted(methods.items()) if name.startswith("verify_with_")]
     properties = one_line_properties(cls)
     for method in entries:
-        reader = _Reader(methods, _param_classes(method), method, owned, properties=properties)
+        reader = _Reader(methods, _param_classes(method), method, properties=properties)
         reader.contents = contents
         reader.constants = _module_constants(classes, mod, method)
         reader.builds = builds
@@ -405,12 +369,11 @@ def _param_classes(method: ast.FunctionDef) -> Dict[str, str]:
 class _Reader:
     """Flatten one method (and the `self.m()` calls it makes) into assign/guard items."""
 
-    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef, owned,
+    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef,
                  self_name: str = "self", properties: Optional[Dict[str, ast.AST]] = None):
         self.methods = methods
         self.method = method
         self.properties = properties or {}
-        self.owned = owned
         self.self_name = self_name
         self.params = params
         self.init_params = {a.arg for a in method.args.args[1:]} if method.name == "__init__" else set()
@@ -478,7 +441,7 @@ class _Reader:
         if not isinstance(stmt.target, ast.Name) or stmt.orelse \
                 or not all(isinstance(s, ast.If) for s in stmt.body):
             return False
-        inner = _Reader(self.methods, self.params, self.method, self.owned, self_name=self.self_name,
+        inner = _Reader(self.methods, self.params, self.method, self_name=self.self_name,
                         properties=self.properties)
         inner.model_of, inner.constants, inner.contents = self.model_of, self.constants, self.contents
         inner.block(stmt.body, [], depth)
@@ -507,9 +470,7 @@ class _Reader:
             kind, message = last_name(exc.func), self.message(exc.args[0] if exc.args else None)
         else:
             kind, message = last_name(exc), []
-        text = "".join(piece[1] for piece in message if piece[0] == "text")
-        if kind and kind[0].isupper() and not any(owned in text for owned in self.owned[0]) \
-                and not text.startswith(self.owned[1]):
+        if kind and kind[0].isupper():
             self.items.append(["guard", self.cond(conds), test, message, kind])
 
     def assign(self, stmt, conds) -> None:

@@ -76,7 +76,7 @@ def _oracle(r: "Reading") -> Tuple[Any]:
     return (oracle_reports(_module("oracle").oracle_facts(r.src)),)
 
 
-# In the order their notes appear; `registries` and `value_ranges` feed flags and config_checks.
+# In the order their notes appear; `registries` feeds flags.
 GROUPS: Tuple[Group, ...] = (
     Group("flags", "flags", _flags, ({},)),
     Group("field_defaults", "field_defaults", _reader("engine_facts", "engine_args_defaults", True), ({},)),
@@ -105,7 +105,7 @@ GROUPS: Tuple[Group, ...] = (
     Group("async_speculative", "async scheduling's speculative methods",
           _reader("guards", "async_speculative_methods", True), ({},)),
     Group("config_checks", "config class checks", lambda r: (_module("guard_programs").checked_classes(
-        r.src, r.classes, r.value("value_ranges")),), ({},)),
+        r.src, r.classes),), ({},)),
     Group("required_dists", "required distributions", _reader("requirements", "required_dists"), ((),)),
     Group("v1_oracle", "V1 oracle", _oracle, (None,)),
     Group("custom_allreduce", "custom all-reduce", _reader("oracle", "custom_allreduce_facts"), ({},)),

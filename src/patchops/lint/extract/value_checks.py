@@ -20,7 +20,7 @@ this module reads the post-init of each nested config that EngineArgs builds at 
 Expressions are read by expressions.py (shared with guard_programs), where `self.x` is a field
 only for the class's own fields and only the names this method sets are locals. What cannot be
 read is `["unknown"]`: it can hide a check, never invent one. Cross-field checks against other
-configs stay with guard_programs (PO113).
+configs stay with guard_programs.
 """
 
 from __future__ import annotations

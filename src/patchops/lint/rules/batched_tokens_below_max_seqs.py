@@ -35,6 +35,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
     needs = Needs(optional=("hardware.compute_capability", "hardware.memory_gib", "hardware.name",
                             "hardware.platform", "model"))
     vllm_message = messages.BATCHED_TOKENS_BELOW_MAX_SEQS
+    explains = (messages.BATCHED_TOKENS_CHECK,)
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\n"
                 "vllm: {version: 0.9.2}\n"

@@ -41,6 +41,7 @@ class BatchedTokensBelowModelLen(Rule):
     versions = ">=0.6.3"
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = messages.BATCHED_TOKENS_BELOW_MODEL_LEN
+    explains = (messages.BATCHED_TOKENS_CHECK,)
     VALID = [
         # Unset, max_model_len is what vLLM derives from config.json: 8192 fits the budget.
         Example("model: /models/Qwen2.5-7B-Instruct\n"

@@ -64,7 +64,7 @@ class ConfigCheckRefuses(Rule):
     ]
 
     def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
-        for refusal in config_checks.refusals(cfg, facts):
+        for refusal in config_checks.refusals(cfg, facts, lambda text: self.explained_by_enabled(text, facts)):
             at = refusal.settings[0]
             names = tuple(s.name for s in refusal.settings)
             yield self.diagnostic(

@@ -36,6 +36,7 @@ class ExpertParallelWithoutExperts(Rule):
     versions = ">=0.8"  # enable_expert_parallel and its MoE check arrive in 0.8
     vllm_message = messages.EXPERT_PARALLEL_WITHOUT_EXPERTS
     needs = Needs(model=True)
+    explains = (messages.EXPERTS_NEEDED_CHECK,)
     VALID = [
         Example("model: org/qwen3-moe\nargs:\n  enable-expert-parallel: true\n", model=QWEN3_MOE),
         Example("model: org/llama\nargs:\n  tensor-parallel-size: 2\n", model=LLAMA),

@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Needs, Rule
-from patchops.lint.vllm import inputs, releases, routing
+from patchops.lint.vllm import inputs, messages, releases, routing
 from patchops.lint.vllm.routing import MULTISTEP_OPTION, V0_COST
 
 # config.json `architectures` of the corpus models these examples stand for.
@@ -64,6 +64,7 @@ class FeatureFallsBackToV0(Rule):
     versions = ">=0.8.5,<0.12"
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = "VLLM_USE_V1=1 is not supported with <feature>."
+    explains = (messages.V1_UNSUPPORTED_CHECK,)
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nvllm: {version: 0.8.5}\n"
                 "args:\n  max-model-len: 8192\n"),

@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import routing
+from patchops.lint.vllm import messages, routing
 
 
 class FeatureRefusedByV1(Rule):
@@ -35,6 +35,7 @@ class FeatureRefusedByV1(Rule):
     severity = "error"
     versions = ">=0.12"
     vllm_message = "<feature> is not supported. We recommend to remove <feature> from your config."
+    explains = (messages.V1_FORCED_CHECK,)
     VALID = [
         Example("model: /models/Qwen2.5-7B-Instruct\nhardware: {gpus: 2}\nargs:\n  pipeline-parallel-size: 2\n"
                 "  distributed-executor-backend: mp\n", vllm="0.33.0"),

@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs
+from patchops.lint.vllm import inputs, messages
 
 class FlagNeedsCompanion(Rule):
     """
@@ -34,6 +34,9 @@ class FlagNeedsCompanion(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = "Error: --enable-auto-tool-choice requires --tool-call-parser"
+    explains = (messages.TOOL_PARSER_NEEDED_CHECK, messages.REASONING_PARSER_NEEDED_CHECK,
+                messages.LOG_REQUESTS_NEEDED_CHECK, messages.PROMPT_ADAPTER_TOKENS_CHECK,
+                messages.EXCLUSIVE_FLAGS_CHECK)
     VALID = [
         Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: hermes\n"),
         Example("model: m\nargs:\n  enable-reasoning: true\n  reasoning-parser: deepseek_r1\n"),

@@ -35,6 +35,7 @@ class HeadsNotDivisibleByTp(Rule):
     versions = ">=0"
     vllm_message = messages.HEADS_NOT_DIVISIBLE_BY_TP
     needs = Needs(model=True)
+    explains = (messages.HEADS_DIVISIBLE_CHECK,)
     VALID = [
         Example("model: org/llama\nargs:\n  tensor-parallel-size: 4\n", model=LLAMA_8B),
         Example("vllm serve org/llama -tp 8\n", kind="command", vllm="0.33.0", model=LLAMA_8B),

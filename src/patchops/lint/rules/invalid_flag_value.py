@@ -8,6 +8,7 @@ from typing import Iterator
 from patchops.lint.facts.model import Facts
 from patchops.lint.reading.read_config import Fate, ReadConfig
 from patchops.lint.rule import Diagnostic, Example, Rule
+from patchops.lint.vllm import messages
 from patchops.lint.vllm.wording import TYPE_WORDS
 
 
@@ -34,6 +35,7 @@ class InvalidFlagValue(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = "vllm serve: error: argument --{flag}: invalid {type} value: '{value}'"
+    explains = (messages.KV_CACHE_DTYPE_CHECK, messages.PREFIX_HASH_CHECK,)
     VALID = [
         Example("model: m\nargs:\n  max-model-len: 32k\n", vllm="0.8.5"),
         Example("vllm serve m --dtype bfloat16 -tp 2\n", kind="command", vllm="0.6.3.post1"),

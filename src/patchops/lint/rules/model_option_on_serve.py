@@ -30,6 +30,7 @@ class ModelOptionOnServe(Rule):
     severity = "error"
     versions = ">=0.6.3,<0.12"   # the copy's guard decides; 0.12+ only warns
     vllm_message = messages.MODEL_OPTION_ON_SERVE
+    explains = (messages.MODEL_OPTION_CHECK,)
     VALID = [
         Example("vllm serve /models/m --max-model-len 4096\n", kind="command"),
         # 0.8.5 compares each token with `--model`: the `=` form passes its check.

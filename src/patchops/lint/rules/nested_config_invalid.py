@@ -80,6 +80,11 @@ class NestedConfigInvalid(Rule):
                 at=(1, 14)),
     ]
 
+    def named_by_config_checks(self, cfg: ReadConfig, facts: Facts, config_class: str, message: str) -> bool:
+        """Return whether PO113 (config-check-refuses) reports the same refusal of the same class."""
+        return any(r.config_class == config_class and r.message == message for r in config_checks.refusals(
+            cfg, facts, lambda text: self.explained_by_enabled(text, facts)))
+
     def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, spec in sorted(facts.nested_configs.items()):
             found = cfg.args.get(dest)
@@ -107,7 +112,7 @@ class NestedConfigInvalid(Rule):
                     fix=f"use the {spec.class_name} fields of vLLM {facts.version}: "
                         + ", ".join(sorted(spec.fields)[:12]) + (", ..." if len(spec.fields) > 12 else ""))
             refused = nested_values.refusal(spec, value) if not problems else None
-            if refused is not None and not _named_by_config_checks(cfg, facts, spec.class_name, refused[0]):
+            if refused is not None and not self.named_by_config_checks(cfg, facts, spec.class_name, refused[0]):
                 message, exception, read = refused
                 yield self.diagnostic(
                     cfg, found, f"{dest} {', '.join(read)}: vLLM {facts.version}'s {spec.class_name} refuses it",
@@ -115,12 +120,6 @@ class NestedConfigInvalid(Rule):
                     fields=(dest,),
                     vllm_message=f"{exception}: {message}" if exception == "AssertionError" else message,
                     fix=f"change {', '.join(read)} so that {spec.class_name}'s own check passes")
-
-
-def _named_by_config_checks(cfg: ReadConfig, facts: Facts, config_class: str, message: str) -> bool:
-    """Return whether PO113 (config-check-refuses) reports the same refusal of the same class."""
-    return any(r.config_class == config_class and r.message == message
-               for r in config_checks.refusals(cfg, facts))
 
 
 def _example_key(spec: NestedConfig) -> str:

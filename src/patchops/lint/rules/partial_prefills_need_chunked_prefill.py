@@ -34,6 +34,7 @@ class PartialPrefillsNeedChunkedPrefill(Rule):
     versions = ">=0.7.3,!=0.11.*,<0.30"
     needs = Needs(optional=("hardware.compute_capability", "hardware.platform", "model"))
     vllm_message = messages.PARTIAL_PREFILLS_NEED_CHUNKED_PREFILL
+    explains = (messages.CHUNKED_PREFILL_NEEDED_CHECK,)
     VALID = [
         Example("model: m\nargs:\n  max-num-partial-prefills: 2\n  enable-chunked-prefill: true\n"
                 "  max-model-len: 4096\n"),

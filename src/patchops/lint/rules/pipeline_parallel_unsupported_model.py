@@ -37,6 +37,7 @@ class PipelineParallelUnsupportedModel(Rule):
     versions = ">=0"
     vllm_message = messages.PIPELINE_PARALLEL_UNSUPPORTED
     needs = Needs(model=True)
+    explains = (messages.PIPELINE_PARALLEL_CHECK,)
     VALID = [
         Example("model: /models/Qwen2-VL-7B-Instruct\nhardware: {gpus: 2}\nargs:\n  pipeline-parallel-size: 2\n"
                 "  distributed-executor-backend: mp\n", vllm="0.33.0", model=QWEN2_VL),

@@ -30,6 +30,7 @@ class RayExecutorWithoutRay(Rule):
     severity = "error"
     versions = ">=0"
     vllm_message = messages.RAY_NOT_INSTALLED
+    explains = (messages.RAY_NEEDED_CHECK,)
     VALID = [
         Example("model: m\nargs:\n  distributed-executor-backend: ray\n", vllm="0.8.5"),
         Example("model: m\nargs:\n  distributed-executor-backend: ray\n", vllm="0.33.0", facts={"has_ray": True}),

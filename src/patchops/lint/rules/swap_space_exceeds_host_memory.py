@@ -37,6 +37,7 @@ class SwapSpaceExceedsHostMemory(Rule):
     versions = "<0.20"      # --swap-space is gone in 0.20.0 (0.15.0 the last release read with it)
     vllm_message = messages.SWAP_SPACE_TOO_LARGE
     needs = Needs(hardware=("host_memory_gib",))
+    explains = (messages.SWAP_SPACE_CHECK,)
     VALID = [
         # 4 GiB x TP 8 = 32 GiB of 512: fine.
         Example("model: m\nhardware: {host_memory_gib: 512}\nargs:\n  tensor-parallel-size: 8\n"),

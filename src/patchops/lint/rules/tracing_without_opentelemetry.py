@@ -36,6 +36,7 @@ class TracingWithoutOpentelemetry(Rule):
     # wheels are left out); the copy's guard and its Requires-Dist decide.
     versions = ">=0.9,<0.20"
     vllm_message = messages.OPENTELEMETRY_MISSING
+    explains = (messages.OPENTELEMETRY_CHECK,)
     VALID = [
         Example("model: m\nargs:\n  otlp-traces-endpoint: http://localhost:4317\n"),
         Example("model: m\nargs:\n  otlp-traces-endpoint: http://localhost:4317\n", vllm="0.33.0"),

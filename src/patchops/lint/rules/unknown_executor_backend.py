@@ -35,6 +35,7 @@ class UnknownExecutorBackend(Rule):
     severity = "error"
     versions = ">=0.10.2"
     vllm_message = messages.EXECUTOR_BACKEND_UNPACK
+    explains = (messages.EXECUTOR_BACKEND_CHECK,)
     VALID = [
         Example("model: m\nargs:\n  distributed-executor-backend: mp\n", vllm="0.33.0"),
         Example("model: m\nargs:\n  distributed-executor-backend: "

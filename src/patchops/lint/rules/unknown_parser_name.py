@@ -8,7 +8,7 @@ from typing import Iterator
 from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, plugins
+from patchops.lint.vllm import inputs, messages, plugins
 from patchops.lint.vllm.plugins import PARSERS
 
 
@@ -40,6 +40,7 @@ class UnknownParserName(Rule):
     severity = "error"
     versions = ">=0.7"
     vllm_message = "invalid tool call parser: {name} (chose from { {names} })"
+    explains = (messages.TOOL_PARSER_CHECK, messages.REASONING_PARSER_CHECK,)
     VALID = [
         Example("model: m\nargs:\n  enable-auto-tool-choice: true\n  tool-call-parser: hermes\n"),
         # Without auto tool choice the parser is never looked up.

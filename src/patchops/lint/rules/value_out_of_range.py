@@ -7,7 +7,7 @@ from typing import Iterator
 from patchops.lint.reading.read_config import ReadConfig
 from patchops.lint.facts.model import Facts
 from patchops.lint.rule import Diagnostic, Example, Rule
-from patchops.lint.vllm import inputs, value_ranges
+from patchops.lint.vllm import inputs, messages, value_ranges
 
 
 class ValueOutOfRange(Rule):
@@ -45,6 +45,9 @@ class ValueOutOfRange(Rule):
     name = "value-out-of-range"
     severity = "error"
     versions = ">=0"
+    explains = (messages.GPU_MEMORY_UTILIZATION_CHECK, messages.CPU_OFFLOAD_CHECK,
+                messages.LOOKAHEAD_SLOTS_CHECK, messages.LONG_PREFILL_CHECK,
+                messages.SCHEDULER_STEPS_CHECK, messages.API_SERVER_COUNT_CHECK, messages.HEADLESS_CHECK)
     VALID = [
         Example("model: m\nargs:\n  gpu-memory-utilization: 1.0\n", vllm="0.8.5"),
         Example("model: m\nargs:\n  gpu-memory-utilization: 0\n", vllm="0.10.1.1"),  # not checked before 0.12
@@ -78,6 +81,14 @@ class ValueOutOfRange(Rule):
         Example("model: m\nargs:\n  enable-lora: true\n  max-loras: 0\n", vllm="0.33.0", at=(4, 3)),
         Example("vllm serve m -O5\n", kind="command", vllm="0.33.0", at=(1, 14)),
     ]
+
+    @classmethod
+    def explains_check(cls, text: str, facts: Facts) -> bool:
+        """Also the guards it reads from the facts' value ranges: their messages start alike."""
+        return super().explains_check(text, facts) or any(
+            text.startswith(prefix) for prefix in (
+                (check.get("message") or "").split("{")[0] for check in facts.value_ranges.values()
+                if check.get("how") == "guard") if len(prefix) > 8)
 
     def check(self, cfg: ReadConfig, facts: Facts) -> Iterator[Diagnostic]:
         for dest, check in sorted(facts.value_ranges.items()):

@@ -12,7 +12,7 @@ refusal.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from patchops.lint.input.serve_config import ServeConfig, Setting, parse_literal
 from patchops.lint.facts.model import Facts
@@ -34,8 +34,12 @@ class Refusal:
     settings: Tuple[Setting, ...]
 
 
-def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
-    """Return the first guard that fires in each config class this config builds."""
+def refusals(cfg: ServeConfig, facts: Facts, explained: Callable[[str], bool] = lambda text: False) -> List[Refusal]:
+    """Return the first guard that fires in each config class this config builds.
+
+    `explained` says which guards to pass over, by their message's text without its values:
+    those another rule words better (Rule.explains), run as if the class had no such check.
+    """
     found = facts.config_checks or {}
     classes = found.get("classes") or {}
     rewritten = set(found.get("rewritten") or ())
@@ -54,7 +58,7 @@ def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
             state.model, state.host = cfg.model_facts, host
         if state is not None and (spec.get("built") or {}).get("flags"):
             state.others = states
-            hits[name] = _run(spec["program"], state)
+            hits[name] = _run(spec["program"], state, explained)
             builds.update(state.builds)
     refused = any(hit is not None for hit in hits.values())
     for name in flags_first:
@@ -63,7 +67,7 @@ def refusals(cfg: ServeConfig, facts: Facts) -> List[Refusal]:
             continue        # EngineArgs refused before it built this class
         if state is not None and name not in hits:
             state.others = states
-            hits[name] = _run(classes[name]["program"], state)
+            hits[name] = _run(classes[name]["program"], state, explained)
     return [Refusal(name, *hits[name]) for name in classes if hits.get(name) is not None]
 
 
@@ -233,7 +237,7 @@ class _EngineValues(Scope):
         return UNKNOWN
 
 
-def _run(program: List[list], state: _State):
+def _run(program: List[list], state: _State, explained: Callable[[str], bool]):
     for item in program:
         if item[0] == "assign":
             _, cond, target, expr = item
@@ -256,6 +260,8 @@ def _run(program: List[list], state: _State):
                                       for kw, e in args.items()}
         elif item[0] == "guard":
             _, cond, test, message, exception = item
+            if explained("".join(piece[1] for piece in message if piece[0] == "text")):
+                continue
             if truth_of(cond, state) is True and truth_of(test, state) is True:
                 # The guard's own `if` (the last condition) names its subject first.
                 own = cond[1][-1:] if cond[0] == "and" else [cond]

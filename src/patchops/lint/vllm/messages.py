@@ -267,3 +267,50 @@ DEPRECATED_QUANTIZATION_METHOD = ("The quantization method %s is deprecated and 
 # world-size-exceeds-gpus
 RAY_NEEDED_FOR_MULTI_NODE = ("Unable to load Ray which is required for multi-node inference, please "
                              "install Ray with `pip install ray`.")
+
+# Fragments of the messages of config-class checks (read from the copy as programs) that a rule
+# words better than config-check-refuses' quote: each rule's `explains` names its own.
+# batched-tokens-below-model-len, batched-tokens-below-max-seqs
+BATCHED_TOKENS_CHECK = "max_num_batched_tokens"
+# expert-parallel-without-experts
+EXPERTS_NEEDED_CHECK = "Number of experts in the model must be"
+# feature-falls-back-to-v0
+V1_UNSUPPORTED_CHECK = "is not supported by the V1 Engine"
+# feature-refused-by-v1
+V1_FORCED_CHECK = "VLLM_USE_V1=1 is not supported"
+# flag-needs-companion
+TOOL_PARSER_NEEDED_CHECK = "requires --tool-call-parser"
+REASONING_PARSER_NEEDED_CHECK = "requires --reasoning-parser"
+LOG_REQUESTS_NEEDED_CHECK = "requires --enable-log-requests"
+PROMPT_ADAPTER_TOKENS_CHECK = "max_prompt_adapter_token must be set"
+EXCLUSIVE_FLAGS_CHECK = "cannot be enabled at the same time"
+# heads-not-divisible-by-tp
+HEADS_DIVISIBLE_CHECK = "Total number of attention heads"
+# invalid-flag-value
+KV_CACHE_DTYPE_CHECK = "Unknown kv cache dtype"
+PREFIX_HASH_CHECK = "Unknown prefix caching hash"
+# model-option-on-serve
+MODEL_OPTION_CHECK = "With `vllm serve`, you should provide"
+# partial-prefills-need-chunked-prefill
+CHUNKED_PREFILL_NEEDED_CHECK = "Chunked prefill must be enabled"
+# pipeline-parallel-unsupported-model
+PIPELINE_PARALLEL_CHECK = "Pipeline parallelism is not supported"
+# ray-executor-without-ray
+RAY_NEEDED_CHECK = "Unable to load Ray"
+# swap-space-exceeds-host-memory
+SWAP_SPACE_CHECK = "Too large swap space"
+# tracing-without-opentelemetry
+OPENTELEMETRY_CHECK = "OpenTelemetry is not available"
+# unknown-executor-backend
+EXECUTOR_BACKEND_CHECK = "Unrecognized distributed executor"
+# unknown-parser-name
+TOOL_PARSER_CHECK = "invalid tool call parser"
+REASONING_PARSER_CHECK = "invalid reasoning parser"
+# value-out-of-range (with the guards the facts' value_ranges hold)
+GPU_MEMORY_UTILIZATION_CHECK = "GPU memory utilization must be"
+CPU_OFFLOAD_CHECK = "CPU offload space must be non-negative"
+LOOKAHEAD_SLOTS_CHECK = "num_lookahead_slots"
+LONG_PREFILL_CHECK = "long_prefill_token_threshold"
+SCHEDULER_STEPS_CHECK = "num_scheduler_steps"
+API_SERVER_COUNT_CHECK = "api_server_count"
+HEADLESS_CHECK = "cannot be used with --headless"
