@@ -1,9 +1,9 @@
-"""Translate one Python expression of vLLM's config code into the JSON list lint evaluates.
+"""Translate one Python expression of vLLM's config code into a record of lint/checks/ir.py.
 
 The one reader of expressions for both programs read from config classes: guard_programs
 (every config class's checks) and value_checks (a nested config's post-init). Each says what
-the names of the method it reads mean (a `Context`); lint/vllm/expression_values.py evaluates
-the result. The form:
+the names of the method it reads mean (a `Context`); lint/checks/interpreter.py runs the
+result. The form, as the facts hold it (ir.to_json):
 
 * names: `["field", x]` `self.x` of the config class (`["dest", x]` when `self` is EngineArgs:
   a flag), `["other", Cls, x]` an attribute of another config passed in, `["env", X]`
@@ -23,7 +23,7 @@ the result. The form:
   iterable, [conds], element]` (one `for` of a comprehension or generator).
 
 A loop of guards is `["any", var, iterable, test]` (guard_programs builds it: some item makes
-`test` true). Whatever else is `["unknown"]`, and so is anything over an unknown owner
+`test` true). Whatever else is ir.UNKNOWN, and so is anything over an unknown owner
 (`f().x`): it can hide a check, never invent one.
 """
 
@@ -33,10 +33,11 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Optional
 
+from patchops.lint.checks import ir
+from patchops.lint.checks.ir import UNKNOWN
 from patchops.lint.extract.config_guards import string_pieces
 from patchops.lint.extract.source_tree import last_name
 
-UNKNOWN = ["unknown"]
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
         ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
@@ -87,72 +88,71 @@ def jsonable(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-def const(value: Any) -> list:
-    if isinstance(value, tuple):
-        return ["tuple", [const(v) for v in value]]
-    if isinstance(value, list):
-        return ["list", [const(v) for v in value]]
-    return ["const", value]
+def const(value: Any) -> ir.Expr:
+    if isinstance(value, (tuple, list)):
+        return ir.Items("tuple" if isinstance(value, tuple) else "list", tuple(const(v) for v in value))
+    return ir.Const(value)
 
 
-def expression(node: ast.AST, ctx: Context) -> list:  # noqa: C901 - one branch per node kind
+def expression(node: ast.AST, ctx: Context) -> ir.Expr:  # noqa: C901 - one branch per node kind
     """Translate one expression read in `ctx`."""
     rec = lambda n: expression(n, ctx)  # noqa: E731
     path = _model_path(node, ctx.model_of)
     if path is not None:
-        return ["model", path]
+        return ir.Name("model", path)
     host = _host_query(node)
     if host is not None:
-        return ["host", host]
+        return ir.Name("host", host)
     if isinstance(node, ast.Constant):
-        return ["const", node.value] if jsonable(node.value) else UNKNOWN
+        return ir.Const(node.value) if jsonable(node.value) else UNKNOWN
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         if any(isinstance(e, ast.Starred) for e in node.elts):
             return UNKNOWN
-        return [{ast.Tuple: "tuple", ast.List: "list", ast.Set: "set"}[type(node)], [rec(e) for e in node.elts]]
+        return ir.Items({ast.Tuple: "tuple", ast.List: "list", ast.Set: "set"}[type(node)],
+                        tuple(rec(e) for e in node.elts))
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         owner, name = node.value.id, node.attr
         if owner == ctx.self_name and name in ctx.properties:
             inner = {k: v for k, v in ctx.properties.items() if k != name}   # no recursion
             return expression(ctx.properties[name], replace(ctx, properties=inner))
         if owner == ctx.self_name:
-            return [ctx.self_kind, name] if ctx.fields is None or name in ctx.fields else UNKNOWN
+            return ir.Name(ctx.self_kind, name) if ctx.fields is None or name in ctx.fields else UNKNOWN
         if owner in ctx.params:
-            return ["other", ctx.params[owner], name]
+            return ir.Other(ctx.params[owner], name)
         if owner == "envs":
-            return ["env", name]
+            return ir.Name("env", name)
     if isinstance(node, ast.Attribute):
         owner = rec(node.value)
-        return UNKNOWN if owner == UNKNOWN else ["attr", owner, node.attr]
+        return UNKNOWN if owner is UNKNOWN else ir.Attr(owner, node.attr)
     if isinstance(node, ast.Name):
         return _name(node.id, ctx)
     if isinstance(node, ast.BoolOp):
-        return ["and" if isinstance(node.op, ast.And) else "or", [rec(v) for v in node.values]]
+        return ir.Logic("and" if isinstance(node.op, ast.And) else "or", tuple(rec(v) for v in node.values))
     if isinstance(node, ast.UnaryOp):
         if isinstance(node.op, ast.Not):
-            return ["not", rec(node.operand)]
-        return ["neg", rec(node.operand)] if isinstance(node.op, ast.USub) else UNKNOWN
+            return ir.Not(rec(node.operand))
+        return ir.Neg(rec(node.operand)) if isinstance(node.op, ast.USub) else UNKNOWN
     if isinstance(node, ast.Compare):
         parts, left = [], node.left
         for op, right in zip(node.ops, node.comparators):
             if type(op) not in _CMP:
                 return UNKNOWN
-            parts.append(["cmp", _CMP[type(op)], rec(left), rec(right)])
+            parts.append(ir.Compare(_CMP[type(op)], rec(left), rec(right)))
             left = right
-        return parts[0] if len(parts) == 1 else ["and", parts]
+        return parts[0] if len(parts) == 1 else ir.Logic("and", tuple(parts))
     if isinstance(node, ast.BinOp):
-        return ["bin", _BIN[type(node.op)], rec(node.left), rec(node.right)] if type(node.op) in _BIN \
+        return ir.Binary(_BIN[type(node.op)], rec(node.left), rec(node.right)) if type(node.op) in _BIN \
             else UNKNOWN
     if isinstance(node, ast.IfExp):
-        return ["ifexp", rec(node.test), rec(node.body), rec(node.orelse)]
+        return ir.IfExp(rec(node.test), rec(node.body), rec(node.orelse))
     if isinstance(node, ast.Subscript) and ctx.contents:
         index = node.slice
         if not isinstance(index, ast.Slice):
-            return ["index", rec(node.value), rec(index)]
+            return ir.Index(rec(node.value), rec(index))
         if index.step is not None:
             return UNKNOWN
-        return ["slice", rec(node.value)] + [rec(e) if e is not None else ["const", None]
-                                             for e in (index.lower, index.upper)]
+        return ir.Slice(rec(node.value), *(rec(e) if e is not None else ir.Const(None)
+                                           for e in (index.lower, index.upper)))
     if isinstance(node, ast.Call):
         return _call(node, ctx)
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1 \
@@ -162,20 +162,20 @@ def expression(node: ast.AST, ctx: Context) -> list:  # noqa: C901 - one branch 
             return UNKNOWN
         var = gen.target.id
         inner = replace(ctx, locals=ctx.locals | {var}) if ctx.locals is not None else ctx
-        return ["comp", "set" if isinstance(node, ast.SetComp) else "list", var, rec(gen.iter),
-                [expression(c, inner) for c in gen.ifs], expression(node.elt, inner)]
+        return ir.Comp("set" if isinstance(node, ast.SetComp) else "list", var, rec(gen.iter),
+                       tuple(expression(c, inner) for c in gen.ifs), expression(node.elt, inner))
     return UNKNOWN
 
 
-def _name(name: str, ctx: Context) -> list:
+def _name(name: str, ctx: Context) -> ir.Expr:
     if name in ctx.constants:
         return const(ctx.constants[name])
     if name in ctx.init_params:
-        return ["param", name]
-    return ["local", name] if ctx.locals is None or name in ctx.locals else UNKNOWN
+        return ir.Name("param", name)
+    return ir.Name("local", name) if ctx.locals is None or name in ctx.locals else UNKNOWN
 
 
-def _call(node: ast.Call, ctx: Context) -> list:
+def _call(node: ast.Call, ctx: Context) -> ir.Expr:
     rec = lambda n: expression(n, ctx)  # noqa: E731
     func, args = node.func, node.args
     if last_name(func) == "deepcopy" and len(args) == 1:
@@ -190,37 +190,37 @@ def _call(node: ast.Call, ctx: Context) -> list:
         name = args[1].value
         if ctx.fields is not None and name not in ctx.fields:
             return UNKNOWN
-        return [ctx.self_kind, name] if func.id == "getattr" else ["has", name]
+        return ir.Name(ctx.self_kind, name) if func.id == "getattr" else ir.Has(name)
     if isinstance(func, ast.Name) and func.id == "isinstance" and len(args) == 2:
         kinds = args[1].elts if isinstance(args[1], ast.Tuple) else [args[1]]
         names = [k.id for k in kinds if isinstance(k, ast.Name) and k.id in TYPE_NAMES]
-        return ["isinstance", rec(args[0]), names] if len(names) == len(kinds) else UNKNOWN
+        return ir.IsInstance(rec(args[0]), tuple(names)) if len(names) == len(kinds) else UNKNOWN
     if node.keywords or any(isinstance(a, ast.Starred) for a in args) or not ctx.contents:
         return UNKNOWN
     if isinstance(func, ast.Name) and func.id in PURE_BUILTINS:
-        return ["call", func.id, [rec(a) for a in args]]
+        return ir.Call(func.id, tuple(rec(a) for a in args))
     if isinstance(func, ast.Attribute) and func.attr in PURE_METHODS:
         receiver = rec(func.value)
-        return UNKNOWN if receiver == UNKNOWN else ["method", receiver, func.attr, [rec(a) for a in args]]
+        return UNKNOWN if receiver is UNKNOWN else ir.Method(receiver, func.attr, tuple(rec(a) for a in args))
     return UNKNOWN
 
 
-def message(node: Optional[ast.AST], ctx: Context) -> List[list]:
-    """Return an exception's message as pieces: ["text", s] and ["expr", e, conversion]."""
+def message(node: Optional[ast.AST], ctx: Context) -> ir.Message:
+    """Return an exception's message as pieces: its text and the values it holes in."""
     if node is None:
-        return []
-    pieces: List[list] = []
+        return ()
+    pieces: List[ir.Piece] = []
     for piece in string_pieces(node):
         if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
-            pieces.append(["text", piece.value])
+            pieces.append(ir.Text(piece.value))
         elif isinstance(piece, ast.FormattedValue) and piece.format_spec is not None:
-            pieces.append(["expr", UNKNOWN, ""])
+            pieces.append(ir.Hole(UNKNOWN, ""))
         elif isinstance(piece, ast.FormattedValue):
             conversion = chr(piece.conversion) if piece.conversion and piece.conversion > 0 else ""
-            pieces.append(["expr", expression(piece.value, ctx), conversion])
+            pieces.append(ir.Hole(expression(piece.value, ctx), conversion))
         else:
-            pieces.append(["expr", expression(piece, ctx), ""])
-    return pieces
+            pieces.append(ir.Hole(expression(piece, ctx), ""))
+    return tuple(pieces)
 
 
 def one_line_properties(cls: ast.ClassDef) -> Dict[str, ast.AST]:

@@ -15,12 +15,12 @@ defaults to `max_loras`), an `assert`, or a check of another config passed in
 (`verify_with_parallel_config(self, parallel_config)`). This module turns each config
 class's checking methods into a flat program that lint can run on a config's values:
 
-* ["assign", cond, target, expr]: `self.f = expr` (or a local) runs when `cond` holds;
-* ["guard", cond, test, message, exception]: vLLM raises `message` when `cond` and `test`
+* `ir.Assign(cond, target, expr)`: `self.f = expr` (or a local) runs when `cond` holds;
+* `ir.Guard(cond, test, message, exception)`: vLLM raises `message` when `cond` and `test`
   hold; an `assert t, msg` is a guard on `not t`.
 
-Expressions are JSON lists (`["field", "max_loras"]`, `["cmp", "<", a, b]`, ...); whatever
-the reader cannot express is `["unknown"]`, and lint reports a guard only when its condition
+The facts hold them as lint/checks/ir.py's JSON lists (`["field", "max_loras"]`, `["cmp",
+"<", a, b]`, ...); whatever the reader cannot express is `ir.UNKNOWN`, and lint reports a guard only when its condition
 is certainly true, so an unknown (a platform call, an environment read, a loop) can hide a
 check but never invent one. `checked_classes` also reads where `EngineArgs` builds each class
 (its keywords and the switch that builds it, e.g. `LoRAConfig(...) if self.enable_lora`), and
@@ -32,10 +32,12 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from patchops.lint.checks import ir
+from patchops.lint.checks.ir import UNKNOWN
 from patchops.lint.extract import ARG_UTILS, CLI_ARGS_FILES
 from patchops.lint.extract.config_fields import CONFIG_MODULES
 from patchops.lint.extract import expressions
-from patchops.lint.extract.expressions import UNKNOWN, Context, const, jsonable, one_line_properties
+from patchops.lint.extract.expressions import Context, const, jsonable, one_line_properties
 from patchops.lint.extract.source_tree import Module, Source
 from patchops.lint.extract.source_tree import last_name
 from patchops.lint.extract.static_eval import UNRESOLVED, Classes
@@ -81,14 +83,14 @@ def checked_classes(src: Source, classes: Classes) -> Dict[str, Any]:
         # and converts first: what is inside a value (its items, methods) is read by
         # value_checks, whose program lint runs after it checks the value's type (nested_values).
         program = _class_program(src, classes, mod, cls, contents=flag is None)
-        if not any(item[0] == "guard" for item in program):
+        if not any(isinstance(item, ir.Guard) for item in program):
             continue
         built = builds.get(name)
         if flag is not None:
             built = {"flag": flag}
         elif built is None:
             continue
-        out[name] = {"program": program, "defaults": _literal_defaults(classes, mod, cls),
+        out[name] = {"program": ir.program_json(program), "defaults": _literal_defaults(classes, mod, cls),
                      "built": built}
     model = _model_check(src, classes, builds)
     if model is not None:
@@ -97,12 +99,13 @@ def checked_classes(src: Source, classes: Classes) -> Dict[str, Any]:
     # see the flags themselves: their `self.x` / `args.x` is the flag's value.
     engine_program = _class_program(src, classes, emod, ecls, entries=("__post_init__", "create_engine_config"),
                                     builds=True)
-    if any(item[0] == "guard" for item in engine_program):
-        out["EngineArgs"] = {"program": engine_program, "defaults": {}, "built": {"flags": True}}
+    if any(isinstance(item, ir.Guard) for item in engine_program):
+        out["EngineArgs"] = {"program": ir.program_json(engine_program), "defaults": {}, "built": {"flags": True}}
     serve = _serve_check(src)
     if serve:
         # what it checks is `vllm serve`'s namespace: its subparser is "serve"
-        out["the serve command"] = {"program": serve, "defaults": {"subparser": ["const", "serve"]},
+        out["the serve command"] = {"program": ir.program_json(serve),
+                                    "defaults": {"subparser": ir.to_json(ir.Const("serve"))},
                                     "built": {"flags": True}}
     return {"classes": out, "rewritten": sorted(_rewritten(ecls)), "envs": _env_kinds(src)} if out else {}
 
@@ -114,12 +117,12 @@ def _model_check(src: Source, classes: Classes, builds) -> Optional[Dict[str, An
         return None
     mod, cls = found
     program = _class_program(src, classes, mod, cls, entries=MODEL_ENTRIES)
-    if not any(item[0] == "guard" for item in program):
+    if not any(isinstance(item, ir.Guard) for item in program):
         return None
     checked = {m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name in MODEL_ENTRIES}
-    forget = [["assign", ["const", True], ["field", name], UNKNOWN]
+    forget = [ir.Assign(ir.Const(True), ir.Name("field", name), UNKNOWN)
               for name in sorted(_set_by_methods(cls, checked))]
-    return {"program": forget + program, "defaults": _literal_defaults(classes, mod, cls),
+    return {"program": ir.program_json(tuple(forget) + program), "defaults": _literal_defaults(classes, mod, cls),
             "built": builds[MODEL_CLASS]}
 
 
@@ -142,15 +145,15 @@ def _set_by_methods(cls: ast.ClassDef, skip) -> Set[str]:
     return out
 
 
-def _serve_check(src: Source) -> List[list]:
+def _serve_check(src: Source) -> Tuple[ir.Statement, ...]:
     for rel in SERVE_CHECK_FILES:
         mod = src.module_file(rel)
         for fn in (mod.tree.body if mod is not None else ()):
             if isinstance(fn, ast.FunctionDef) and fn.name == "validate_parsed_serve_args" and fn.args.args:
                 reader = _Reader({}, {}, fn, self_name=fn.args.args[0].arg)
                 reader.block(fn.body, [], 0)
-                return reader.items
-    return []
+                return tuple(reader.items)
+    return ()
 
 
 def _env_kinds(src: Source) -> Dict[str, Any]:
@@ -233,8 +236,9 @@ def _constructions(ecls: ast.ClassDef) -> Dict[str, Dict[str, Any]]:
             if name not in CHECKED_CLASSES + (MODEL_CLASS,) or not isinstance(call.func, ast.Name):
                 continue
             args = {kw.arg: read(kw.value) for kw in call.keywords if kw.arg}
-            when = ["and", [read(c) if positive else ["not", read(c)] for c, positive in conds]]
-            seen.setdefault(name, []).append({"when": when, "args": args})
+            when = ir.Logic("and", tuple(read(c) if positive else ir.Not(read(c)) for c, positive in conds))
+            seen.setdefault(name, []).append({"when": ir.to_json(when),
+                                              "args": {k: ir.to_json(v) for k, v in args.items()}})
     return {name: found[0] for name, found in seen.items() if len(found) == 1}
 
 
@@ -301,7 +305,7 @@ def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[
     for name in classes.fields(mod, cls):
         value = classes.field_default(mod, cls, name)
         if value is not UNRESOLVED and jsonable(value):
-            out[name] = const(value)
+            out[name] = ir.to_json(const(value))
     return out
 
 
@@ -310,9 +314,9 @@ def _literal_defaults(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[
 
 def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef,
                    entries: Optional[Tuple[str, ...]] = None, builds: bool = False,
-                   contents: bool = True) -> List[list]:
+                   contents: bool = True) -> Tuple[ir.Statement, ...]:
     methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
-    program: List[list] = []
+    program: List[ir.Statement] = []
     if entries is not None:
         entries = [methods[n] for n in entries if n in methods]
     else:
@@ -329,7 +333,7 @@ def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef
             reader.model_of.add("self")
         reader.block(method.body, [], 0)
         program += reader.items
-    return program
+    return tuple(program)
 
 
 def _module_constants(classes: Classes, mod: Module, method: ast.FunctionDef) -> Dict[str, Any]:
@@ -377,17 +381,17 @@ class _Reader:
         self.self_name = self_name
         self.params = params
         self.init_params = {a.arg for a in method.args.args[1:]} if method.name == "__init__" else set()
-        self.items: List[list] = []
+        self.items: List[ir.Statement] = []
         self.builds = False     # EngineArgs: also note where it builds a checked class
         # the names holding a ModelConfig: parameters so annotated, locals a method so annotated returns
         self.model_of = {p for p, c in params.items() if c == MODEL_CLASS}
         self.constants: Dict[str, Any] = {}
         self.contents = True    # read into values (Context.contents)
 
-    def cond(self, conds: List[list]) -> list:
-        return ["and", list(conds)]
+    def cond(self, conds: List[ir.Expr]) -> ir.Expr:
+        return ir.Logic("and", tuple(conds))
 
-    def block(self, body, conds: List[list], depth: int) -> None:
+    def block(self, body, conds: List[ir.Expr], depth: int) -> None:
         conds = list(conds)
         for stmt in body:
             if self.builds and isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)):
@@ -401,18 +405,18 @@ class _Reader:
                 test = self.expr(stmt.test)
                 raises = _raises(stmt.body)
                 self.block(stmt.body, conds + [test], depth)
-                self.block(stmt.orelse, conds if raises else conds + [["not", test]], depth)
+                self.block(stmt.orelse, conds if raises else conds + [ir.Not(test)], depth)
                 if _leaves(stmt.body) and not raises and not stmt.orelse:
-                    conds.append(["not", test])      # `if c: return` guards what follows
+                    conds.append(ir.Not(test))      # `if c: return` guards what follows
                 elif _leaves(stmt.body) and _leaves(stmt.orelse):
                     return
             elif isinstance(stmt, ast.Raise):
                 if stmt.exc is not None:
-                    self.guard(conds, ["const", True], stmt.exc)
+                    self.guard(conds, ir.Const(True), stmt.exc)
                 return
             elif isinstance(stmt, ast.Assert):
-                self.items.append(["guard", self.cond(conds), ["not", self.expr(stmt.test)],
-                                   self.message(stmt.msg), "AssertionError"])
+                self.items.append(ir.Guard(self.cond(conds), ir.Not(self.expr(stmt.test)),
+                                           self.message(stmt.msg), "AssertionError"))
             elif isinstance(stmt, ast.Return):
                 return
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -436,7 +440,7 @@ class _Reader:
         """Read `for m in xs: if test(m): raise` as guards that fire when some item passes.
 
         Only a loop whose body is `if`s that do nothing but guard is read so: each guard becomes
-        ["any", m, xs, cond and test]. Return False to forget the loop instead.
+        `ir.Some(m, xs, cond and test)`. Return False to forget the loop instead.
         """
         if not isinstance(stmt.target, ast.Name) or stmt.orelse \
                 or not all(isinstance(s, ast.If) for s in stmt.body):
@@ -445,33 +449,33 @@ class _Reader:
                         properties=self.properties)
         inner.model_of, inner.constants, inner.contents = self.model_of, self.constants, self.contents
         inner.block(stmt.body, [], depth)
-        if not inner.items or any(item[0] != "guard" for item in inner.items):
+        if not inner.items or any(not isinstance(item, ir.Guard) for item in inner.items):
             return False
         name, items = stmt.target.id, self.expr(stmt.iter)
-        for _, cond, test, message, kind in inner.items:
-            self.items.append(["guard", self.cond(conds), ["any", name, items, ["and", [cond, test]]],
-                               message, kind])
+        for item in inner.items:
+            self.items.append(ir.Guard(self.cond(conds), ir.Some(name, items, ir.Logic("and", (item.cond, item.test))),
+                                       item.message, item.exception))
         return True
 
     def build(self, stmt, conds) -> None:
-        """Note ["build", cond, class, {keyword: expr}] for each checked class `stmt` builds.
+        """Note `ir.Build(cond, class, keywords)` for each checked class `stmt` builds.
 
         Run with EngineArgs' own program, a build sees the locals and rewritten flags at that
         point (0.10's `data_parallel_size_local`, computed before `ParallelConfig(...)`).
         """
         for call, inner in _calls_in_expr(stmt, []):
             if isinstance(call.func, ast.Name) and call.func.id in CHECKED_CLASSES:
-                when = conds + [self.expr(c) if positive else ["not", self.expr(c)] for c, positive in inner]
-                self.items.append(["build", self.cond(when), call.func.id,
-                                   {kw.arg: self.expr(kw.value) for kw in call.keywords if kw.arg}])
+                when = conds + [self.expr(c) if positive else ir.Not(self.expr(c)) for c, positive in inner]
+                self.items.append(ir.Build(self.cond(when), call.func.id,
+                                           tuple((kw.arg, self.expr(kw.value)) for kw in call.keywords if kw.arg)))
 
     def guard(self, conds, test, exc: ast.AST) -> None:
         if isinstance(exc, ast.Call):
             kind, message = last_name(exc.func), self.message(exc.args[0] if exc.args else None)
         else:
-            kind, message = last_name(exc), []
+            kind, message = last_name(exc), ()
         if kind and kind[0].isupper():
-            self.items.append(["guard", self.cond(conds), test, message, kind])
+            self.items.append(ir.Guard(self.cond(conds), test, message, kind))
 
     def assign(self, stmt, conds) -> None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -484,12 +488,12 @@ class _Reader:
         for target in targets:
             ref = self.ref(target)
             if ref is not None:
-                self.items.append(["assign", self.cond(conds), ref, value])
+                self.items.append(ir.Assign(self.cond(conds), ref, value))
             else:
                 for node in ast.walk(target):
                     ref = self.ref(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
                     if ref is not None:
-                        self.items.append(["assign", self.cond(conds), ref, UNKNOWN])
+                        self.items.append(ir.Assign(self.cond(conds), ref, UNKNOWN))
 
     def forget(self, stmt, conds, seen: Optional[Set[str]] = None) -> None:
         """Mark every field and local `stmt` may set as unknown, and what the methods it calls set."""
@@ -500,7 +504,7 @@ class _Reader:
                     for t in ast.walk(target):
                         ref = self.ref(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
                         if ref is not None:
-                            self.items.append(["assign", ["const", True], ref, UNKNOWN])
+                            self.items.append(ir.Assign(ir.Const(True), ref, UNKNOWN))
             elif isinstance(node, ast.Call) and _self_method(node) is not None:
                 name = _self_method(node)
                 if name in seen:
@@ -508,21 +512,21 @@ class _Reader:
                 seen.add(name)
                 callee = self.methods.get(name)
                 if callee is None:
-                    self.items.append(["assign", ["const", True], ["all"], UNKNOWN])
+                    self.items.append(ir.Assign(ir.Const(True), ir.ALL, UNKNOWN))
                     return
                 self.forget(callee, conds, seen)
 
-    def ref(self, node) -> Optional[list]:
+    def ref(self, node) -> Optional[ir.Name]:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
-            return ["field", node.attr]
+            return ir.Name("field", node.attr)
         if isinstance(node, ast.Name):
-            return ["local", node.id]
+            return ir.Name("local", node.id)
         return None
 
-    def message(self, node) -> List[list]:
+    def message(self, node) -> ir.Message:
         return expressions.message(node, self.context())
 
-    def expr(self, node) -> list:
+    def expr(self, node) -> ir.Expr:
         return expressions.expression(node, self.context())
 
     def context(self) -> Context:

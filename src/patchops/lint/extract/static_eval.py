@@ -20,7 +20,12 @@ _ENUM_BASES = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"}
 
 
 class _Unresolved:
-    """Marker for a value that does not resolve to a literal."""
+    """Marker for a value that does not resolve to a literal.
+
+    Not checks.ir's UNKNOWN: this says the extractor found no literal to ship (a default, an
+    enum member), so the fact is left out; UNKNOWN is a value a check's program holds and
+    carries into the facts, for lint to run three-valued.
+    """
 
     _instance = None
 

@@ -9,17 +9,17 @@ a set intersection of `op[1:]` (0.32 has all of them but the assert). Those are 
 this module reads the post-init of each nested config that EngineArgs builds at parse time
 (its field is annotated with the class) into a flat program lint runs on that value:
 
-* ["let", name, expr]: a local set at the method's top level;
-* ["guard", test, message, exception, fields]: `if test: raise E(message)`, or `assert t, m`
-  (a guard on `not t`); `fields` are the class's fields it reads (through the lets);
-* ["each", var, iterable, test, message, exception, fields]: `for var in it: if test: raise`;
-* ["maybe_add", field, value]: `if ...: self.f.append(const)` (the condition is not read: lint
+* `ir.Let(name, expr)`: a local set at the method's top level;
+* `ir.FieldGuard(test, message, exception, fields)`: `if test: raise E(message)`, or `assert
+  t, m` (a guard on `not t`); `fields` are the class's fields it reads (through the lets);
+* `ir.Each(var, iterable, test, message, exception, fields)`: `for var in it: if test: raise`;
+* `ir.MaybeAdd(field, value)`: `if ...: self.f.append(const)` (the condition is not read: lint
   runs the checks with and without it, and counts a refusal only when both refuse);
-* ["forget", ["field", f] or ["local", n]]: anything else that changes it.
+* `ir.Forget(name)`: anything else that changes a field or local.
 
 Expressions are read by expressions.py (shared with guard_programs), where `self.x` is a field
 only for the class's own fields and only the names this method sets are locals. What cannot be
-read is `["unknown"]`: it can hide a check, never invent one. Cross-field checks against other
+read is `ir.UNKNOWN`: it can hide a check, never invent one. Cross-field checks against other
 configs stay with guard_programs.
 """
 
@@ -28,8 +28,10 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from patchops.lint.checks import ir
+from patchops.lint.checks.ir import UNKNOWN
 from patchops.lint.extract import expressions
-from patchops.lint.extract.expressions import PURE_BUILTINS, PURE_METHODS, UNKNOWN, Context
+from patchops.lint.extract.expressions import PURE_BUILTINS, PURE_METHODS, Context
 from patchops.lint.extract.source_tree import Module, last_name
 from patchops.lint.extract.static_eval import UNRESOLVED, Classes
 
@@ -59,20 +61,20 @@ def value_checks(classes: Classes, mod: Module, cls: ast.ClassDef) -> Dict[str, 
     for name in ENTRY_METHODS:
         if name in methods:
             reader.block(methods[name].body)
-    checks = [i for i, item in enumerate(reader.items) if item[0] in ("guard", "each")]
+    checks = [i for i, item in enumerate(reader.items) if isinstance(item, (ir.FieldGuard, ir.Each))]
     if not checks:
         return {}
-    program: List[list] = []
+    program: List[ir.NestedStatement] = []
     for item in reader.items[:checks[-1] + 1]:      # what follows the last check changes nothing
-        if item not in program or item[0] not in ("forget", "maybe_add"):
+        if item not in program or not isinstance(item, (ir.Forget, ir.MaybeAdd)):
             program.append(item)
-    read = {f for item in program if item[0] in ("guard", "each") for f in item[-1]}
+    read = {f for item in program if isinstance(item, (ir.FieldGuard, ir.Each)) for f in item.fields}
     defaults = {}
     for name in sorted(read):
         value = classes.field_default(mod, cls, name)
         if value is not UNRESOLVED and _plain(value):
             defaults[name] = value
-    return {"program": program, "defaults": defaults, "validated": sorted(read & _validated(cls))}
+    return {"program": ir.nested_json(tuple(program)), "defaults": defaults, "validated": sorted(read & _validated(cls))}
 
 
 def _validated(cls: ast.ClassDef) -> Set[str]:
@@ -97,7 +99,7 @@ class _Reader:
     def __init__(self, fields: Set[str], methods: Dict[str, ast.FunctionDef]):
         self.fields = fields
         self.methods = methods
-        self.items: List[list] = []
+        self.items: List[ir.NestedStatement] = []
         self.locals: Dict[str, Set[str]] = {}     # local -> the fields its value was read from
 
     def block(self, body: List[ast.stmt]) -> None:
@@ -106,7 +108,7 @@ class _Reader:
                 return
             if isinstance(stmt, ast.Assert):
                 test = self.expr(stmt.test)
-                self.guard(["not", test], stmt.test, stmt.msg, "AssertionError")
+                self.guard(ir.Not(test), stmt.test, stmt.msg, "AssertionError")
             elif isinstance(stmt, ast.If) and _only_raises(stmt.body) and not stmt.orelse:
                 exc = stmt.body[0].exc
                 kind = last_name(exc.func if isinstance(exc, ast.Call) else exc) or "Exception"
@@ -120,8 +122,8 @@ class _Reader:
                 self.forget(stmt.value)
                 name = stmt.targets[0].id
                 value = self.expr(stmt.value)
-                self.items.append(["let", name, value])
-                self.locals[name] = self.reads(stmt.value) if value != UNKNOWN else set()
+                self.items.append(ir.Let(name, value))
+                self.locals[name] = self.reads(stmt.value) if value is not UNKNOWN else set()
             elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse \
                     and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.If) \
                     and _only_raises(stmt.body[0].body) and not stmt.body[0].orelse:
@@ -129,10 +131,10 @@ class _Reader:
             else:
                 self.forget(stmt)
 
-    def guard(self, test: list, node: ast.AST, msg: Optional[ast.AST], kind: str) -> None:
+    def guard(self, test: ir.Expr, node: ast.AST, msg: Optional[ast.AST], kind: str) -> None:
         fields = sorted(self.reads(node))
-        if test != UNKNOWN and fields:      # one on no field never sees the user's value
-            self.items.append(["guard", test, self.message(msg), kind, fields])
+        if test is not UNKNOWN and fields:      # one on no field never sees the user's value
+            self.items.append(ir.FieldGuard(test, self.message(msg), kind, tuple(fields)))
 
     def each(self, stmt: ast.For) -> None:
         var = stmt.target.id
@@ -145,7 +147,7 @@ class _Reader:
         iterable, test = self.expr(stmt.iter), self.expr(inner.test)
         fields = sorted(self.reads(stmt.iter) | self.reads(inner.test))
         if UNKNOWN not in (iterable, test) and fields:
-            self.items.append(["each", var, iterable, test, self.message(msg), kind, fields])
+            self.items.append(ir.Each(var, iterable, test, self.message(msg), kind, tuple(fields)))
         self.forget(stmt)
         if saved is None:
             self.locals.pop(var, None)
@@ -162,7 +164,7 @@ class _Reader:
                 and isinstance(call.args[0], ast.Constant) and _self_field(call.func.value) in self.fields):
             return False
         self.forget(stmt.test)
-        self.items.append(["maybe_add", _self_field(call.func.value), call.args[0].value])
+        self.items.append(ir.MaybeAdd(_self_field(call.func.value), call.args[0].value))
         return True
 
     def forget(self, node: ast.AST, seen: Optional[Set[str]] = None) -> None:
@@ -192,9 +194,9 @@ class _Reader:
                 for t in ast.walk(target):
                     field = _self_field(t)
                     if field in self.fields:
-                        self.items.append(["forget", ["field", field]])
+                        self.items.append(ir.Forget(ir.Name("field", field)))
                     elif isinstance(t, ast.Name) and t.id in self.locals:
-                        self.items.append(["forget", ["local", t.id]])
+                        self.items.append(ir.Forget(ir.Name("local", t.id)))
                         self.locals[t.id] = set()
 
     def forget_method(self, name: str, seen: Set[str]) -> None:
@@ -204,12 +206,12 @@ class _Reader:
         method = self.methods.get(name)
         if method is None:       # inherited or dynamic: it may change any field
             for field in sorted(self.fields):
-                self.items.append(["forget", ["field", field]])
+                self.items.append(ir.Forget(ir.Name("field", field)))
             return
         for sub in ast.walk(method):
             if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store) and sub.attr in self.fields \
                     and isinstance(sub.value, ast.Name) and sub.value.id == "self":
-                self.items.append(["forget", ["field", sub.attr]])
+                self.items.append(ir.Forget(ir.Name("field", sub.attr)))
         self.forget(method, seen)
 
     def reads(self, node: ast.AST) -> Set[str]:
@@ -222,10 +224,10 @@ class _Reader:
                 out |= self.locals[sub.id]
         return out
 
-    def message(self, node: Optional[ast.AST]) -> List[list]:
+    def message(self, node: Optional[ast.AST]) -> ir.Message:
         return expressions.message(node, self.context())
 
-    def expr(self, node: ast.AST) -> list:
+    def expr(self, node: ast.AST) -> ir.Expr:
         return expressions.expression(node, self.context())
 
     def context(self) -> Context:

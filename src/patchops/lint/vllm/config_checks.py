@@ -1,7 +1,8 @@
 """Run the checks a copy's config classes make (facts `config_checks`) on one config.
 
-The programs come from `facts_extract/guard_programs.py`: assignments and guards with the
-conditions they run under, each expression evaluated by `expression_values`. Values are
+The programs come from `lint/extract/guard_programs.py`: assignments and guards with the
+conditions they run under (`lint/checks/ir.py`), each expression evaluated by
+`lint/checks/interpreter.py`. Values are
 three-valued: a Python value, or UNKNOWN when the config does not decide it (a value
 EngineArgs rewrites, a platform query, an environment read). A guard counts only when its
 condition and its test are certainly true, and only when the user stated at least one of the
@@ -14,10 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from patchops.lint.checks import ir
+from patchops.lint.checks.interpreter import UNKNOWN, Scope, key_of, render, truth_of, value
 from patchops.lint.input.serve_config import ServeConfig, Setting, parse_literal
 from patchops.lint.facts.model import Facts
 from patchops.lint.vllm import inputs
-from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth_of, value
 
 PLATFORMS = ("cuda", "rocm") + inputs.NON_CUDA_PLATFORMS     # those whose `is_x()` lint answers
 MODEL_CLASS = "ModelConfig"     # guard_programs.MODEL_CLASS: its ["model", path] reads config.json
@@ -43,10 +45,11 @@ def refusals(cfg: ServeConfig, facts: Facts, explained: Callable[[str], bool] = 
     found = facts.config_checks or {}
     classes = found.get("classes") or {}
     rewritten = set(found.get("rewritten") or ())
+    programs = _programs(classes)
     # The programs over the flags run first: where EngineArgs' own builds a class, the
     # keywords it passes (locals, rewritten flags) are what that class starts from.
     flags_first = sorted(classes, key=lambda name: (not (classes[name].get("built") or {}).get("flags"),
-                                                    _reads_others(classes[name]["program"])))
+                                                    _reads_others(programs[name])))
     states: Dict[str, Optional[_State]] = {}
     host = host_answers(cfg)
     hits: Dict[str, Any] = {}
@@ -58,7 +61,7 @@ def refusals(cfg: ServeConfig, facts: Facts, explained: Callable[[str], bool] = 
             state.model, state.host = cfg.model_facts, host
         if state is not None and (spec.get("built") or {}).get("flags"):
             state.others = states
-            hits[name] = _run(spec["program"], state, explained)
+            hits[name] = _run(programs[name], state, explained)
             builds.update(state.builds)
     refused = any(hit is not None for hit in hits.values())
     for name in flags_first:
@@ -67,8 +70,21 @@ def refusals(cfg: ServeConfig, facts: Facts, explained: Callable[[str], bool] = 
             continue        # EngineArgs refused before it built this class
         if state is not None and name not in hits:
             state.others = states
-            hits[name] = _run(classes[name]["program"], state, explained)
+            hits[name] = _run(programs[name], state, explained)
     return [Refusal(name, *hits[name]) for name in classes if hits.get(name) is not None]
+
+
+# facts' classes (by id, the dict kept so the id stays its) -> their programs as records
+_PARSED: Dict[int, Tuple[dict, Dict[str, Tuple[ir.Statement, ...]]]] = {}
+
+
+def _programs(classes: dict) -> Dict[str, Tuple[ir.Statement, ...]]:
+    """Return each class's program as records, parsed once for the facts every lint of a release shares."""
+    cached = _PARSED.get(id(classes))
+    if cached is None or cached[0] is not classes:
+        cached = _PARSED[id(classes)] = (classes, {name: ir.parse_program(spec["program"])
+                                                   for name, spec in classes.items()})
+    return cached[1]
 
 
 def host_answers(cfg: ServeConfig) -> Dict[str, Any]:
@@ -156,10 +172,11 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set,
     sources: Dict[str, Setting] = {}
     envs = _Envs(cfg, (facts.config_checks or {}).get("envs") or {})
     if built.get("flags"):
-        fixed = {"field:" + name: value(const, Scope()) for name, const in (spec.get("defaults") or {}).items()}
+        fixed = {"field:" + name: value(ir.parse(const), Scope())
+                 for name, const in (spec.get("defaults") or {}).items()}
         return _State(fixed, sources, _EngineValues(cfg, facts, rewritten), envs)
     for name, const in (spec.get("defaults") or {}).items():
-        values["field:" + name] = value(const, Scope())
+        values["field:" + name] = value(ir.parse(const), Scope())
     if "flag" in built:
         found = inputs.setting(cfg, built["flag"])
         raw = found.value if found is not None else None
@@ -173,9 +190,10 @@ def _initial_state(cfg: ServeConfig, facts: Facts, spec: dict, rewritten: set,
             sources["field:" + name] = found
         return _State(values, sources, envs=envs)
     engine = _EngineValues(cfg, facts, rewritten)
-    if built_with is None and truth_of(built.get("when", ["const", True]), engine) is not True:
+    if built_with is None and "when" in built and truth_of(ir.parse(built["when"]), engine) is not True:
         return None
-    for name, expr in (built.get("args") or {}).items():
+    for name, data in (built.get("args") or {}).items():
+        expr = ir.parse(data)
         got = value(expr, engine)
         stated = [engine.source(dest) for dest in _dests_in(expr) if engine.source(dest) is not None]
         if built_with is not None and name in built_with and built_with[name][0] is not UNKNOWN:
@@ -237,74 +255,56 @@ class _EngineValues(Scope):
         return UNKNOWN
 
 
-def _run(program: List[list], state: _State, explained: Callable[[str], bool]):
+def _run(program: Tuple[ir.Statement, ...], state: _State, explained: Callable[[str], bool]):
     for item in program:
-        if item[0] == "assign":
-            _, cond, target, expr = item
-            holds = truth_of(cond, state)
-            if target[0] == "all":
+        if isinstance(item, ir.Assign):
+            holds = truth_of(item.cond, state)
+            if item.target is ir.ALL:
                 if holds is not False:
                     state.all_unknown = True
                 continue
-            key = f"{target[0]}:{target[1]}"
+            key = key_of(item.target)
             if holds is True:
-                state.values[key] = value(expr, state)
+                state.values[key] = value(item.value, state)
                 state.sources.pop(key, None)
-                state.sources.update({key: s for s in _sources_of(expr, state)[:1]})
+                state.sources.update({key: s for s in _sources_of(item.value, state)[:1]})
             elif holds is UNKNOWN:
                 state.values[key] = UNKNOWN
-        elif item[0] == "build":
-            _, cond, name, args = item
-            if truth_of(cond, state) is True:
-                state.builds[name] = {kw: (value(e, state), _sources_of(e, state)[:1])
-                                      for kw, e in args.items()}
-        elif item[0] == "guard":
-            _, cond, test, message, exception = item
-            if explained("".join(piece[1] for piece in message if piece[0] == "text")):
-                continue
-            if truth_of(cond, state) is True and truth_of(test, state) is True:
-                # The guard's own `if` (the last condition) names its subject first.
-                own = cond[1][-1:] if cond[0] == "and" else [cond]
-                read = _sources_of(own, state) + _sources_of(test, state) + _sources_of(cond, state)
-                settings = tuple({id(s): s for s in reversed(read)}.values())[::-1]
-                if settings:
-                    return render(message, state), exception, settings
+        elif isinstance(item, ir.Build):
+            if truth_of(item.cond, state) is True:
+                state.builds[item.config_class] = {kw: (value(e, state), _sources_of(e, state)[:1])
+                                                   for kw, e in item.args}
+        elif not explained(ir.message_text(item.message)) and truth_of(item.cond, state) is True \
+                and truth_of(item.test, state) is True:
+            # The guard's own `if` (the last condition) names its subject first.
+            cond = item.cond
+            own = cond.parts[-1:] if isinstance(cond, ir.Logic) and cond.op == "and" else (cond,)
+            read = [s for e in own for s in _sources_of(e, state)] + _sources_of(item.test, state) \
+                + _sources_of(cond, state)
+            settings = tuple({id(s): s for s in reversed(read)}.values())[::-1]
+            if settings:
+                return render(item.message, state), item.exception, settings
     return None
 
 
-def _reads_others(expr: Any) -> bool:
+def _reads_others(program: Tuple[ir.Statement, ...]) -> bool:
     """Return whether a program reads another class (`verify_with_*`): it runs after that one."""
-    if isinstance(expr, list) and expr and expr[0] in ("other", "model"):
-        return True
-    return isinstance(expr, list) and any(_reads_others(part) for part in expr)
+    return any(isinstance(e, ir.Other) or (isinstance(e, ir.Name) and e.kind == "model")
+               for item in program for top in ir.statement_exprs(item) for e in ir.walk(top))
 
 
-def _dests_in(expr: Any) -> List[str]:
+def _dests_in(expr: ir.Expr) -> List[str]:
     """Return the EngineArgs fields an expression of EngineArgs reads, in order."""
-    if not isinstance(expr, list) or not expr:
-        return []
-    if expr[0] == "dest" and len(expr) == 2:
-        return [expr[1]]
-    return [d for part in expr for d in _dests_in(part)]
+    return [e.name for e in ir.walk(expr) if isinstance(e, ir.Name) and e.kind == "dest"]
 
 
-def _sources_of(expr: Any, state: _State) -> List[Setting]:
+def _sources_of(expr: ir.Expr, state: _State) -> List[Setting]:
     """Return the user's settings an expression reads (fields, params, locals they fed)."""
-    out: List[Setting] = []
-    if isinstance(expr, list) and expr and isinstance(expr[0], list):     # an and/or operand list
-        for part in expr:
-            out += _sources_of(part, state)
-    elif isinstance(expr, list) and expr:
-        if expr[0] == "other" and len(expr) == 3:
-            other = state.others.get(expr[1]) if state.others else None
-            found = other.source("field:" + expr[2]) if other is not None else None
-            if found is not None:
-                out.append(found)
-        elif expr[0] in ("field", "param", "local") and len(expr) == 2:
-            found = state.source(f"{expr[0]}:{expr[1]}")
-            if found is not None:
-                out.append(found)
-        else:
-            for part in expr[1:]:
-                out += _sources_of(part, state)
-    return out
+    if isinstance(expr, ir.Other):
+        other = state.others.get(expr.config_class) if state.others else None
+        found = other.source("field:" + expr.name) if other is not None else None
+        return [found] if found is not None else []
+    if isinstance(expr, ir.Name) and expr.kind in ("field", "param", "local"):
+        found = state.source(key_of(expr))
+        return [found] if found is not None else []
+    return [s for child in expr.children() for s in _sources_of(child, state)]

@@ -1,6 +1,7 @@
 """Run a nested config's own post-init checks (facts `nested_configs[dest]["checks"]`) on its JSON.
 
-The programs come from `facts_extract/value_checks.py`. Values are the user's JSON values
+The programs come from `lint/extract/value_checks.py` (`lint/checks/ir.py` records, run by
+`lint/checks/interpreter.py`). Values are the user's JSON values
 of the class's fields (or the class's literal defaults); a field a validator converts first,
 a value of another type than the field's (pydantic would coerce it), a forgotten name or any
 expression the reader could not read is UNKNOWN, and so is whatever depends on it. A check
@@ -13,8 +14,9 @@ from __future__ import annotations
 import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
+from patchops.lint.checks import ir
+from patchops.lint.checks.interpreter import UNKNOWN, Scope, key_of, render, truth_of, value
 from patchops.lint.facts.groups import NestedConfig
-from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth_of, value
 
 BOUND_HOLDS = {"gt": lambda v, b: v > b, "ge": lambda v, b: v >= b,
                "lt": lambda v, b: v < b, "le": lambda v, b: v <= b}
@@ -34,8 +36,8 @@ def refusal(spec: NestedConfig, given: Dict[str, Any]) -> Optional[Tuple[str, st
     checks = spec.checks
     if not checks or not isinstance(given, dict):
         return None
-    program = checks["program"]
-    adds = list(dict.fromkeys((item[1], item[2]) for item in program if item[0] == "maybe_add"))
+    program = ir.parse_nested(checks["program"])
+    adds = list(dict.fromkeys((item.field, item.value) for item in program if isinstance(item, ir.MaybeAdd)))
     if 2 ** len(adds) > MAX_VARIANTS:
         return None
     found = None
@@ -59,28 +61,26 @@ def _values(spec: NestedConfig, checks: Dict[str, Any], given: Dict[str, Any]) -
     return Scope({f"field:{k}": v for k, v in out.items()})
 
 
-def _run(program: List[list], scope: Scope, stated: set, adds: set) -> Optional[Tuple[str, str, List[str]]]:
+def _run(program: Tuple[ir.NestedStatement, ...], scope: Scope, stated: set,
+         adds: set) -> Optional[Tuple[str, str, List[str]]]:
     for item in program:
-        kind = item[0]
-        if kind == "let":
-            scope.bind(f"local:{item[1]}", value(item[2], scope))
-        elif kind == "forget":
-            scope.bind(f"{item[1][0]}:{item[1][1]}", UNKNOWN)
-        elif kind == "maybe_add":
-            key, current = f"field:{item[1]}", scope.get(f"field:{item[1]}")
-            if (item[1], item[2]) in adds and isinstance(current, list) and item[2] not in current:
-                scope.bind(key, current + [item[2]])
-        elif kind == "guard":
-            _, test, message, exc, fields = item
-            if any(f in stated for f in fields) and truth_of(test, scope) is True:
-                return render(message, scope), exc, fields
-        elif kind == "each":
-            _, var, iterable, test, message, exc, fields = item
-            items = value(iterable, scope)
-            if not any(f in stated for f in fields) or not isinstance(items, (list, tuple)):
-                continue
-            for element in items:
-                inner = Scope(dict(scope.values, **{f"local:{var}": element}))
-                if truth_of(test, inner) is True:
-                    return render(message, inner), exc, fields
+        if isinstance(item, ir.Let):
+            scope.bind(f"local:{item.name}", value(item.value, scope))
+        elif isinstance(item, ir.Forget):
+            scope.bind(key_of(item.target), UNKNOWN)
+        elif isinstance(item, ir.MaybeAdd):
+            key, current = f"field:{item.field}", scope.get(f"field:{item.field}")
+            if (item.field, item.value) in adds and isinstance(current, list) and item.value not in current:
+                scope.bind(key, current + [item.value])
+        elif not any(f in stated for f in item.fields):
+            continue
+        elif isinstance(item, ir.FieldGuard):
+            if truth_of(item.test, scope) is True:
+                return render(item.message, scope), item.exception, list(item.fields)
+        else:
+            items = value(item.iterable, scope)
+            for element in items if isinstance(items, (list, tuple)) else ():
+                inner = Scope(dict(scope.values, **{f"local:{item.var}": element}))
+                if truth_of(item.test, inner) is True:
+                    return render(item.message, inner), item.exception, list(item.fields)
     return None

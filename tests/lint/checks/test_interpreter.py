@@ -1,4 +1,4 @@
-"""The one expression reader (facts_extract/expressions) and its evaluator (vllm/expression_values).
+"""The expression reader (lint/extract/expressions) and the interpreter of its records (lint/checks).
 
 Each construct is read from Python source and evaluated three ways: to a true value, to a
 false one, and to UNKNOWN when a name it needs is unknown. Where every name is known, the
@@ -11,14 +11,26 @@ import ast
 
 import pytest
 
-from patchops.lint.extract.expressions import UNKNOWN as UNREAD, Context, expression, message
-from patchops.lint.vllm.expression_values import UNKNOWN, Scope, render, truth, truth_of, value
+from patchops.lint.checks import interpreter, ir
+from patchops.lint.checks.interpreter import UNKNOWN, Scope, truth
+from patchops.lint.extract.expressions import Context, expression, message
 
 U = UNKNOWN
+UNREAD = ["unknown"]
 
 
 def read(src: str, ctx: Context = Context()) -> list:
-    return expression(ast.parse(src, mode="eval").body, ctx)
+    """Return the expression as the facts hold it."""
+    return ir.to_json(expression(ast.parse(src, mode="eval").body, ctx))
+
+
+def value(expr: list, scope: Scope):
+    """Evaluate the JSON the reader wrote, parsed as lint loads it from the facts."""
+    return interpreter.value(ir.parse(expr), scope)
+
+
+def truth_of(expr: list, scope: Scope):
+    return interpreter.truth_of(ir.parse(expr), scope)
 
 
 def run(src: str, ctx: Context = Context(), **names):
@@ -244,5 +256,6 @@ def test_truth_is_three_valued():
 def test_a_message_renders_as_vllm_prints_it():
     node = ast.parse("f'{self.x!r} and {self.y} ({self.z:>4})'", mode="eval").body
     pieces = message(node, Context())
-    assert render(pieces, Scope({"field:x": "a", "field:y": "b", "field:z": 1})) == "'a' and b (…)"
-    assert render(pieces, Scope({"field:y": "b"})) == "… and b (…)"
+    assert interpreter.render(pieces, Scope({"field:x": "a", "field:y": "b", "field:z": 1})) == "'a' and b (…)"
+    assert interpreter.render(pieces, Scope({"field:y": "b"})) == "… and b (…)"
+    assert ir.parse_message(ir.message_json(pieces)) == pieces
