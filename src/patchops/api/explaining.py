@@ -47,9 +47,9 @@ def explain(path: Optional[Path] = None, *, command: Optional[str] = None,
     facts = facts_for_config(cfg, vllm_path=vllm_path, vllm_version=vllm_version)
     # The model folder's config.json, as lint reads it: max_model_len is derived from it.
     model = choose(read_as_vllm(cfg, facts), GivenConfigs(), fetch=False)
-    # A clean table for a config vLLM refuses would mislead: lint the same input.
+    # A clean table for a config vLLM refuses would mislead: lint the same input, as read once.
     verdict = lint(path, command=command, vllm_path=vllm_path, vllm_version=vllm_version,
-                   hardware=hardware, launch=launch, text=text)
+                   hardware=hardware, launch=launch, text=text, loaded=cfg)
     return ExplainResult(path=cfg.path, vllm_version=facts.version, facts_origin=facts.origin,
                          rows=effective(cfg, facts, _applied_fields(facts), model), hardware=assumed,
                          errors=tuple(d for d in verdict.diagnostics if d.severity == "error"))
