@@ -1,10 +1,7 @@
 """The checks vLLM's config classes run when they are built, read with `ast` as small programs.
 
-Over 400 lines because the method reader and the reader of where EngineArgs builds each class
-walk the same methods and must agree on what a condition is (a build inside EngineArgs' own
-program sees the locals computed before it), and ModelConfig's check and the environment
-defaults are read by the same walk; the expression translation itself lives in
-expressions (shared with value_checks).
+This module finds the classes and methods and where EngineArgs builds each class; the
+statements are read by lint/checks/reader.py under `_policy()` (expressions by expressions.py).
 
 config_guards reads one shape (`if self.x > 1.0: raise` at the top of a method). Most
 config-time refusals have other shapes: a guard under a switch (`if self.enable_eplb:` ...
@@ -34,6 +31,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from patchops.lint.checks import ir
 from patchops.lint.checks.ir import UNKNOWN
+from patchops.lint.checks.reader import Policy, Reader, calls_in_expr
 from patchops.lint.extract import ARG_UTILS, CLI_ARGS_FILES
 from patchops.lint.extract.config_fields import CONFIG_MODULES
 from patchops.lint.extract import expressions
@@ -150,9 +148,7 @@ def _serve_check(src: Source) -> Tuple[ir.Statement, ...]:
         mod = src.module_file(rel)
         for fn in (mod.tree.body if mod is not None else ()):
             if isinstance(fn, ast.FunctionDef) and fn.name == "validate_parsed_serve_args" and fn.args.args:
-                reader = _Reader({}, {}, fn, self_name=fn.args.args[0].arg)
-                reader.block(fn.body, [], 0)
-                return tuple(reader.items)
+                return tuple(Reader(_policy(), {}, fn, self_name=fn.args.args[0].arg).read(fn.body))
     return ()
 
 
@@ -246,7 +242,7 @@ def _calls_with_conditions(body, conds):
     """Yield (Call, [(test, positive)]) for calls in `body`, with the `if`s around them."""
     for stmt in body:
         if isinstance(stmt, ast.If):
-            yield from _calls_in_expr(stmt.test, conds)
+            yield from calls_in_expr(stmt.test, conds)
             yield from _calls_with_conditions(stmt.body, conds + [(stmt.test, True)])
             yield from _calls_with_conditions(stmt.orelse, conds + [(stmt.test, False)])
         elif isinstance(stmt, (ast.For, ast.While, ast.Try, ast.With)):
@@ -256,21 +252,7 @@ def _calls_with_conditions(body, conds):
             for handler in getattr(stmt, "handlers", []):
                 yield from _calls_with_conditions(handler.body, unknown)
         elif not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-            yield from _calls_in_expr(stmt, conds)
-
-
-def _calls_in_expr(node, conds):
-    if isinstance(node, ast.IfExp):
-        yield from _calls_in_expr(node.test, conds)
-        yield from _calls_in_expr(node.body, conds + [(node.test, True)])
-        yield from _calls_in_expr(node.orelse, conds + [(node.test, False)])
-        return
-    if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.DictComp, ast.SetComp)):
-        return
-    if isinstance(node, ast.Call):
-        yield node, conds
-    for child in ast.iter_child_nodes(node):
-        yield from _calls_in_expr(child, conds)
+            yield from calls_in_expr(stmt, conds)
 
 
 def _rewritten(ecls: ast.ClassDef) -> Set[str]:
@@ -324,16 +306,20 @@ def _class_program(src: Source, classes: Classes, mod: Module, cls: ast.ClassDef
         entries += [m for m in methods.values() if m.name not in ENTRY_METHODS and _after_validator(m)]
         entries += [m for name, m in sorted(methods.items()) if name.startswith("verify_with_")]
     properties = one_line_properties(cls)
+    policy = _policy(builds=builds, contents=contents)
     for method in entries:
-        reader = _Reader(methods, _param_classes(method), method, properties=properties)
-        reader.contents = contents
-        reader.constants = _module_constants(classes, mod, method)
-        reader.builds = builds
+        reader = Reader(policy, methods, method, _param_classes(method), properties=properties,
+                        constants=_module_constants(classes, mod, method))
         if cls.name == MODEL_CLASS:
             reader.model_of.add("self")
-        reader.block(method.body, [], 0)
-        program += reader.items
+        program += reader.read(method.body)
     return tuple(program)
+
+
+def _policy(builds: bool = False, contents: bool = True) -> Policy:
+    """A config class's checks: under their conditions, `self.m()` read in place, any `self.x` a field."""
+    return Policy(conditional=True, max_inline=MAX_INLINE, builds=frozenset(CHECKED_CLASSES) if builds else frozenset(),
+                  model_class=MODEL_CLASS, contents=contents)
 
 
 def _module_constants(classes: Classes, mod: Module, method: ast.FunctionDef) -> Dict[str, Any]:
@@ -368,187 +354,3 @@ def _param_classes(method: ast.FunctionDef) -> Dict[str, str]:
                     out[arg.arg] = last_name(node)
                     break
     return out
-
-
-class _Reader:
-    """Flatten one method (and the `self.m()` calls it makes) into assign/guard items."""
-
-    def __init__(self, methods, params: Dict[str, str], method: ast.FunctionDef,
-                 self_name: str = "self", properties: Optional[Dict[str, ast.AST]] = None):
-        self.methods = methods
-        self.method = method
-        self.properties = properties or {}
-        self.self_name = self_name
-        self.params = params
-        self.init_params = {a.arg for a in method.args.args[1:]} if method.name == "__init__" else set()
-        self.items: List[ir.Statement] = []
-        self.builds = False     # EngineArgs: also note where it builds a checked class
-        # the names holding a ModelConfig: parameters so annotated, locals a method so annotated returns
-        self.model_of = {p for p, c in params.items() if c == MODEL_CLASS}
-        self.constants: Dict[str, Any] = {}
-        self.contents = True    # read into values (Context.contents)
-
-    def cond(self, conds: List[ir.Expr]) -> ir.Expr:
-        return ir.Logic("and", tuple(conds))
-
-    def block(self, body, conds: List[ir.Expr], depth: int) -> None:
-        conds = list(conds)
-        for stmt in body:
-            if self.builds and isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)):
-                self.build(stmt, conds)
-            if isinstance(stmt, ast.If):
-                if _calls_self(stmt.test):
-                    self.forget(stmt.test, conds)
-                # After `if c: raise`, what follows may assume `not c`: had c held, vLLM would
-                # have refused already, so a later guard that fires means a refusal either way
-                # (and an unknown `c` does not hide the checks after it).
-                test = self.expr(stmt.test)
-                raises = _raises(stmt.body)
-                self.block(stmt.body, conds + [test], depth)
-                self.block(stmt.orelse, conds if raises else conds + [ir.Not(test)], depth)
-                if _leaves(stmt.body) and not raises and not stmt.orelse:
-                    conds.append(ir.Not(test))      # `if c: return` guards what follows
-                elif _leaves(stmt.body) and _leaves(stmt.orelse):
-                    return
-            elif isinstance(stmt, ast.Raise):
-                if stmt.exc is not None:
-                    self.guard(conds, ir.Const(True), stmt.exc)
-                return
-            elif isinstance(stmt, ast.Assert):
-                self.items.append(ir.Guard(self.cond(conds), ir.Not(self.expr(stmt.test)),
-                                           self.message(stmt.msg), "AssertionError"))
-            elif isinstance(stmt, ast.Return):
-                return
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                if stmt.value is not None and _calls_self(stmt.value):
-                    self.forget(stmt.value, conds)
-                self.assign(stmt, conds)
-            elif isinstance(stmt, ast.With):
-                self.block(stmt.body, conds, depth)
-            elif isinstance(stmt, ast.For) and self.loop_of_guards(stmt, conds, depth):
-                pass
-            elif isinstance(stmt, (ast.For, ast.While, ast.Try)):
-                self.forget(stmt, conds)      # a loop's or try's effect is not followed
-            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                callee = _self_method(stmt.value)
-                if callee in self.methods and depth < MAX_INLINE and not self.methods[callee].args.args[1:]:
-                    self.block(self.methods[callee].body, conds, depth + 1)
-                elif callee is not None:
-                    self.forget(stmt, conds)
-
-    def loop_of_guards(self, stmt: ast.For, conds, depth: int) -> bool:
-        """Read `for m in xs: if test(m): raise` as guards that fire when some item passes.
-
-        Only a loop whose body is `if`s that do nothing but guard is read so: each guard becomes
-        `ir.Some(m, xs, cond and test)`. Return False to forget the loop instead.
-        """
-        if not isinstance(stmt.target, ast.Name) or stmt.orelse \
-                or not all(isinstance(s, ast.If) for s in stmt.body):
-            return False
-        inner = _Reader(self.methods, self.params, self.method, self_name=self.self_name,
-                        properties=self.properties)
-        inner.model_of, inner.constants, inner.contents = self.model_of, self.constants, self.contents
-        inner.block(stmt.body, [], depth)
-        if not inner.items or any(not isinstance(item, ir.Guard) for item in inner.items):
-            return False
-        name, items = stmt.target.id, self.expr(stmt.iter)
-        for item in inner.items:
-            self.items.append(ir.Guard(self.cond(conds), ir.Some(name, items, ir.Logic("and", (item.cond, item.test))),
-                                       item.message, item.exception))
-        return True
-
-    def build(self, stmt, conds) -> None:
-        """Note `ir.Build(cond, class, keywords)` for each checked class `stmt` builds.
-
-        Run with EngineArgs' own program, a build sees the locals and rewritten flags at that
-        point (0.10's `data_parallel_size_local`, computed before `ParallelConfig(...)`).
-        """
-        for call, inner in _calls_in_expr(stmt, []):
-            if isinstance(call.func, ast.Name) and call.func.id in CHECKED_CLASSES:
-                when = conds + [self.expr(c) if positive else ir.Not(self.expr(c)) for c, positive in inner]
-                self.items.append(ir.Build(self.cond(when), call.func.id,
-                                           tuple((kw.arg, self.expr(kw.value)) for kw in call.keywords if kw.arg)))
-
-    def guard(self, conds, test, exc: ast.AST) -> None:
-        if isinstance(exc, ast.Call):
-            kind, message = last_name(exc.func), self.message(exc.args[0] if exc.args else None)
-        else:
-            kind, message = last_name(exc), ()
-        if kind and kind[0].isupper():
-            self.items.append(ir.Guard(self.cond(conds), test, message, kind))
-
-    def assign(self, stmt, conds) -> None:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if isinstance(stmt.value, ast.Call) and _self_method(stmt.value) in self.methods:
-            returns = self.methods[_self_method(stmt.value)].returns
-            if returns is not None and last_name(returns) == MODEL_CLASS:
-                self.model_of.update(t.id for t in targets if isinstance(t, ast.Name))
-        value = self.expr(stmt.value) if not isinstance(stmt, ast.AugAssign) and stmt.value is not None \
-            else UNKNOWN
-        for target in targets:
-            ref = self.ref(target)
-            if ref is not None:
-                self.items.append(ir.Assign(self.cond(conds), ref, value))
-            else:
-                for node in ast.walk(target):
-                    ref = self.ref(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
-                    if ref is not None:
-                        self.items.append(ir.Assign(self.cond(conds), ref, UNKNOWN))
-
-    def forget(self, stmt, conds, seen: Optional[Set[str]] = None) -> None:
-        """Mark every field and local `stmt` may set as unknown, and what the methods it calls set."""
-        seen = set() if seen is None else seen
-        for node in ast.walk(stmt):
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                    for t in ast.walk(target):
-                        ref = self.ref(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
-                        if ref is not None:
-                            self.items.append(ir.Assign(ir.Const(True), ref, UNKNOWN))
-            elif isinstance(node, ast.Call) and _self_method(node) is not None:
-                name = _self_method(node)
-                if name in seen:
-                    continue
-                seen.add(name)
-                callee = self.methods.get(name)
-                if callee is None:
-                    self.items.append(ir.Assign(ir.Const(True), ir.ALL, UNKNOWN))
-                    return
-                self.forget(callee, conds, seen)
-
-    def ref(self, node) -> Optional[ir.Name]:
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
-            return ir.Name("field", node.attr)
-        if isinstance(node, ast.Name):
-            return ir.Name("local", node.id)
-        return None
-
-    def message(self, node) -> ir.Message:
-        return expressions.message(node, self.context())
-
-    def expr(self, node) -> ir.Expr:
-        return expressions.expression(node, self.context())
-
-    def context(self) -> Context:
-        return Context(self_name=self.self_name, params=self.params, init_params=frozenset(self.init_params),
-                       properties=self.properties, model_of=frozenset(self.model_of), constants=self.constants,
-                       contents=self.contents)
-
-
-def _leaves(body) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
-
-
-def _raises(body) -> bool:
-    return bool(body) and isinstance(body[-1], ast.Raise)
-
-
-def _calls_self(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and _self_method(n) is not None for n in ast.walk(node))
-
-
-def _self_method(call: ast.Call) -> Optional[str]:
-    func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        return func.attr
-    return None
